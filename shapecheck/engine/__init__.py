@@ -1,0 +1,8 @@
+"""The shape engine: reads a parsed module once and computes facts about its tensors.
+
+It never imports or executes the code it reads, and never imports torch.
+"""
+
+from shapecheck.engine.facts import FileFacts, analyze
+
+__all__ = ["FileFacts", "analyze"]

@@ -1,0 +1,151 @@
+"""One file through the whole pipeline: read once, parse once, engine facts, rules, suppression.
+
+``lint_source`` is the pure core (a string in, diagnostics out) that the CLI, the pre-commit hook,
+the tests and any future plugin share; ``lint_path`` adds reading the file and its failure modes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from shapecheck.diagnostics import Diagnostic, FileError, Severity, Span
+from shapecheck.engine import analyze
+from shapecheck.positions import PositionIndex
+from shapecheck.rules.base import Report, Rule, registry
+from shapecheck.suppression import Suppressions, has_ignore_file
+
+#: Files larger than this are reported, not parsed: generated code, data dumps, minified blobs.
+MAX_FILE_BYTES = int(os.environ.get("SHAPECHECK_MAX_FILE_BYTES", 5 * 1024 * 1024))
+
+SYNTAX_ERROR_CODE = "SC001"
+
+
+@dataclass
+class FileResult:
+    """Everything the linter learned about one file."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: FileError | None = None
+    note: str | None = None
+    source: str | None = field(default=None, repr=False)
+    module: cst.Module | None = field(default=None, repr=False)
+    suppressed: int = 0
+
+
+class SourceError(Exception):
+    """The file cannot be read as Python source text."""
+
+
+def read_source(path: Path) -> str:
+    """Read a file as UTF-8 Python source, or raise ``SourceError`` with a one-line reason."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise SourceError("no such file or directory") from None
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+    if size > MAX_FILE_BYTES:
+        raise SourceError(
+            f"file too large to check ({size:,} bytes > {MAX_FILE_BYTES:,}); "
+            "set SHAPECHECK_MAX_FILE_BYTES to raise the limit"
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror or error}") from None
+    if b"\0" in data:
+        raise SourceError("binary file (contains NUL bytes), not Python source")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(
+            f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "shapecheck reads Python source as UTF-8"
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def lint_path(path: Path, display: str, selected: Collection[str] | None = None) -> FileResult:
+    """Lint one file on disk; read errors become ``FileResult.error``, never exceptions."""
+    try:
+        source = read_source(path)
+    except SourceError as error:
+        return FileResult(display, error=FileError(display, str(error)))
+    return lint_source(source, display, selected)
+
+
+def lint_source(source: str, path: str = "<string>", selected: Collection[str] | None = None) -> FileResult:
+    """Lint Python source text. ``selected`` is the set of rule codes to run (default: all)."""
+    result = FileResult(path, source=source)
+    if not source.strip():
+        result.note = "empty file, nothing to check"
+        return result
+    rules = [rule for rule in registry() if selected is None or rule.code in selected]
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        if selected is None or SYNTAX_ERROR_CODE in selected:
+            result.diagnostics.append(_syntax_error(path, error))
+        return result
+    except (RecursionError, MemoryError) as error:
+        result.error = FileError(path, f"too deeply nested to parse ({type(error).__name__})")
+        return result
+    result.module = module
+    if has_ignore_file(source):
+        return result
+    facts = analyze(module, source, path)
+    positions = PositionIndex(module)
+    reported: set[tuple[str, int]] = set()
+    for rule in rules:
+        if rule.code == SYNTAX_ERROR_CODE:
+            continue
+        for report in rule().check(facts):
+            key = (rule.code, id(report.node))
+            if key in reported:
+                continue
+            reported.add(key)
+            result.diagnostics.append(_diagnostic(path, rule, report, positions))
+    if result.diagnostics:
+        suppressions = Suppressions.from_source(source)
+        kept = [d for d in result.diagnostics if not suppressions.suppresses(d)]
+        result.suppressed = len(result.diagnostics) - len(kept)
+        result.diagnostics = kept
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    return result
+
+
+def _diagnostic(path: str, rule: type[Rule], report: Report, positions: PositionIndex) -> Diagnostic:
+    span = positions.span(report.node)
+    fix = report.fix
+    if fix is not None:
+        fix = positions.with_spans(fix)
+    return Diagnostic(
+        path=path,
+        span=span,
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        message=report.message,
+        hint=report.hint,
+        fix=fix,
+    )
+
+
+def _syntax_error(path: str, error: cst.ParserSyntaxError) -> Diagnostic:
+    line = max(error.raw_line, 1)
+    column = error.raw_column + 1
+    reason = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
+    return Diagnostic(
+        path=path,
+        span=Span(line, column, line, column + 1),
+        code=SYNTAX_ERROR_CODE,
+        name="syntax-error",
+        severity=Severity.ERROR,
+        message=f"the file does not parse: {reason}",
+    )
