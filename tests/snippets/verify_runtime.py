@@ -1,0 +1,157 @@
+"""Run every rule snippet and print what it does at run time (a tool for people, not a pytest test).
+
+For each snippet: exec it, instantiate the last ``nn.Module`` subclass it defines that can be built
+(with no arguments, or with an instance of a ``*Config`` dataclass from the snippet), feed it a small
+input guessed from its first layer, and report: ``crash`` (with the exception), ``nan``, or ``ok``,
+plus ``leaks-future`` / ``causal`` (does output position 0 change when the last token changes?) and
+``perm-equivariant`` (does permuting the tokens just permute the output?).
+
+    python tests/snippets/verify_runtime.py [sc101 ...]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+import traceback
+import types
+from pathlib import Path
+
+import torch
+from torch import nn
+
+HERE = Path(__file__).parent
+T = 6
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _build(ns: dict):
+    classes = [v for v in ns.values() if isinstance(v, type) and issubclass(v, nn.Module) and v.__module__ == "snippet"]
+    configs = [v for v in ns.values() if dataclasses.is_dataclass(v) and isinstance(v, type)]
+    for cls in reversed(classes):
+        for args in ([], [c() for c in configs[:1]]):
+            try:
+                return cls(*args)
+            except TypeError:
+                continue
+    return None
+
+
+def _inputs(model: nn.Module):
+    for sub in model.modules():
+        if isinstance(sub, nn.Embedding):
+            yield torch.randint(0, sub.num_embeddings, (2, T))
+            return
+        if isinstance(sub, nn.Linear):
+            yield torch.randn(2, T, sub.in_features)
+        if isinstance(sub, nn.MultiheadAttention):
+            yield torch.randn(2, T, sub.embed_dim)
+        if isinstance(sub, nn.LayerNorm):
+            yield torch.randn(2, T, sub.normalized_shape[-1])
+
+
+_SOFTMAX_CALLS: list = []
+
+
+def _record(fn):
+    def wrapper(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if isinstance(input, torch.Tensor) and input.dim() >= 3 and input.shape[-1] == input.shape[-2]:
+            _SOFTMAX_CALLS.append((input.detach(), out.detach()))
+        return out
+    return wrapper
+
+
+torch.softmax = _record(torch.softmax)
+torch.nn.functional.softmax = _record(torch.nn.functional.softmax)
+torch.Tensor.softmax = _record(torch.Tensor.softmax)
+
+
+def _softmax_notes() -> list[str]:
+    """Describe the square softmax inputs seen: score std, mean max prob, do rows over the last dim sum to 1."""
+    notes = []
+    for scores, probs in _SOFTMAX_CALLS[:1]:
+        finite = scores[torch.isfinite(scores)]
+        rows = probs.nan_to_num().sum(-1)
+        notes.append(f"scores.std={finite.std().item():.2f} maxp={probs.nan_to_num().amax(-1).mean().item():.2f}")
+        if not torch.allclose(rows, torch.ones_like(rows), atol=1e-4):
+            notes.append("rows(-1)!=1")
+    return notes
+
+
+def _first(out):
+    while isinstance(out, (tuple, list)):
+        out = out[0]
+    return out
+
+
+def run_snippet(code: str) -> str:
+    module = types.ModuleType("snippet")
+    sys.modules["snippet"] = module
+    ns = module.__dict__
+    try:
+        exec(compile(code, "<snippet>", "exec"), ns)
+    except Exception as exc:  # noqa: BLE001
+        return f"crash at import: {type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
+    torch.manual_seed(0)
+    model = _build(ns)
+    if model is None:
+        return "not run (no buildable module)"
+    model.eval()
+    last_error = None
+    for x in _inputs(model):
+        _SOFTMAX_CALLS.clear()
+        try:
+            with torch.no_grad():
+                out = _first(model(x))
+        except Exception as exc:  # noqa: BLE001
+            last_error = exc
+            continue
+        notes = ["nan" if torch.isnan(out).any() else "ok"] + _softmax_notes()
+        if out.dim() >= 2 and out.shape[:2] == x.shape[:2]:
+            x2 = x.clone()
+            x2[:, -1] = x2[:, 0] if x.dtype == torch.long else torch.randn_like(x2[:, -1])
+            with torch.no_grad():
+                out2 = _first(model(x2))
+            same0 = torch.allclose(out[:, 0].nan_to_num(), out2[:, 0].nan_to_num(), atol=1e-5)
+            notes.append("causal" if same0 else "leaks-future")
+            perm = torch.randperm(T)
+            while torch.equal(perm, torch.arange(T)):
+                perm = torch.randperm(T)
+            with torch.no_grad():
+                out3 = _first(model(x[:, perm]))
+            if torch.allclose(out3.nan_to_num(), out[:, perm].nan_to_num(), atol=1e-5):
+                notes.append("perm-equivariant")
+        return " ".join(notes) + f" out{tuple(out.shape)}"
+    if isinstance(last_error, TypeError) and "required positional argument" in str(last_error):
+        return "not run (forward needs more inputs)"
+    if last_error is not None:
+        return f"crash: {type(last_error).__name__}: {str(last_error).splitlines()[0][:100]}"
+    return "not run (no input guess)"
+
+
+def main(argv: list[str]) -> None:
+    files = sorted(HERE.glob("sc*.py"))
+    if argv:
+        files = [f for f in files if f.stem in argv]
+    for path in files:
+        module = _load(path)
+        print(f"== {path.stem}")
+        for kind in ("INVALID", "VALID"):
+            for title, code in getattr(module, kind):
+                try:
+                    result = run_snippet(code)
+                except Exception:  # noqa: BLE001
+                    result = "harness error: " + traceback.format_exc().splitlines()[-1]
+                print(f"  {kind:7} {title[:60]:60} | {result}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
