@@ -6,6 +6,7 @@ the tests and any future plugin share; ``lint_path`` adds reading the file and i
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -91,7 +92,7 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         if selected is None or SYNTAX_ERROR_CODE in selected:
-            result.diagnostics.append(_syntax_error(path, error))
+            result.diagnostics.append(_syntax_error(path, error, source))
         return result
     except (RecursionError, MemoryError) as error:
         result.error = FileError(path, f"too deeply nested to parse ({type(error).__name__})")
@@ -137,10 +138,14 @@ def _diagnostic(path: str, rule: type[Rule], report: Report, positions: Position
     )
 
 
-def _syntax_error(path: str, error: cst.ParserSyntaxError) -> Diagnostic:
+def _syntax_error(path: str, error: cst.ParserSyntaxError, source: str) -> Diagnostic:
+    """SC001 at the position CPython's own parser gives (libcst's points past the real error)."""
     line = max(error.raw_line, 1)
     column = error.raw_column + 1
     reason = error.message.strip().splitlines()[0] if error.message else "invalid syntax"
+    precise = _cpython_syntax_error(source, path)
+    if precise is not None:
+        line, column, reason = precise
     return Diagnostic(
         path=path,
         span=Span(line, column, line, column + 1),
@@ -149,3 +154,16 @@ def _syntax_error(path: str, error: cst.ParserSyntaxError) -> Diagnostic:
         severity=Severity.ERROR,
         message=f"the file does not parse: {reason}",
     )
+
+
+def _cpython_syntax_error(source: str, path: str) -> tuple[int, int, str] | None:
+    """(line, column, message) from ``compile`` to an AST only: nothing is executed."""
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        if not error.lineno:
+            return None
+        return error.lineno, max(error.offset or 1, 1), error.msg or "invalid syntax"
+    except Exception:  # noqa: BLE001 - too deep, too big: keep libcst's answer
+        return None
+    return None

@@ -1,0 +1,117 @@
+"""``shapecheck lint [PATH ...]``: check files, print findings, exit 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from shapecheck.commands import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
+
+NAME = "lint"
+HELP = "check Python files for shape and Transformer bugs"
+DESCRIPTION = """\
+Check Python files for shape and Transformer bugs, without importing or running them.
+
+Folders are searched for *.py files (hidden folders, virtualenvs, __pycache__, build and dist are
+skipped). Settings come from [tool.shapecheck] in the nearest pyproject.toml; flags win.
+
+exit codes: 0 no findings, 1 findings, 2 usage error, unreadable path or internal error"""
+
+FORMATS = ("text", "concise", "json", "sarif", "github")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    selection = parser.add_argument_group("rule selection (codes, prefixes like SC1 or SC20, names, ALL)")
+    selection.add_argument("--select", action="append", metavar="RULES", help="run only these rules")
+    selection.add_argument("--ignore", action="append", default=[], metavar="RULES", help="do not run these rules")
+    selection.add_argument(
+        "--extend-select", action="append", default=[], metavar="RULES", help="run these rules as well"
+    )
+    fixing = parser.add_argument_group("fixes")
+    fixing.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
+    fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    settings = parser.add_argument_group("configuration")
+    config = settings.add_mutually_exclusive_group()
+    config.add_argument("--config", type=Path, metavar="PATH", help="use this TOML file for every path")
+    config.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    output = parser.add_argument_group("output")
+    output.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    output.add_argument(
+        "--color", choices=("auto", "always", "never"), default="auto", help="colour text output (default: auto)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from shapecheck.config import ConfigError
+    from shapecheck.rules.base import SelectionError
+    from shapecheck.runner import LintOptions
+    from shapecheck.runner import run as run_lint
+    from shapecheck.selection import RuleSelection, split_selectors, validate
+
+    if args.statistics and args.format not in ("text", "concise", "json"):
+        raise UsageError("--statistics prints with --format text, concise or json")
+    selection = RuleSelection(
+        select=None if args.select is None else split_selectors(args.select),
+        ignore=split_selectors(args.ignore),
+        extend_select=split_selectors(args.extend_select),
+    )
+    options = LintOptions(
+        paths=args.paths or ["."],
+        selection=selection,
+        config=args.config,
+        isolated=args.isolated,
+        fix=args.fix and not args.diff,
+        diff=args.diff,
+    )
+    try:
+        from shapecheck.linter import registry
+
+        validate(selection, registry())
+        outcome = run_lint(options)
+    except (ConfigError, SelectionError) as error:
+        raise UsageError(str(error)) from None
+    report = outcome.report
+    report.color = args.color
+    for note in report.notes:
+        sys.stderr.write(f"{note.path}: note: {note.message}\n")
+    if args.diff:
+        return _print_diff(outcome, args)
+    if args.statistics:
+        from shapecheck.reporters import statistics
+
+        statistics.write(report, sys.stdout, "json" if args.format == "json" else "text")
+        for error in report.errors:
+            sys.stderr.write(f"{error.path}: error: {error.message}\n")
+    else:
+        from shapecheck.reporters import get
+
+        get(args.format)(report, sys.stdout)
+    sys.stdout.flush()
+    if report.errors:
+        return EXIT_ERROR
+    if report.diagnostics and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _print_diff(outcome, args: argparse.Namespace) -> int:
+    for diff in outcome.diffs:
+        sys.stdout.write(diff)
+    sys.stdout.flush()
+    for error in outcome.report.errors:
+        sys.stderr.write(f"{error.path}: error: {error.message}\n")
+    files = len(outcome.diffs)
+    if files:
+        sys.stderr.write(
+            f"Would fix {outcome.would_fix} problem{'s' if outcome.would_fix != 1 else ''} "
+            f"in {files} file{'s' if files != 1 else ''} (run with --fix to write them).\n"
+        )
+    else:
+        sys.stderr.write("No fixes available.\n")
+    if outcome.report.errors:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if files and not args.exit_zero else EXIT_OK

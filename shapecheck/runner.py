@@ -1,0 +1,138 @@
+"""A whole ``shapecheck lint`` run as a library call: paths in, a ``LintReport`` out.
+
+Discovery, configuration, selection, linting, fixing: everything but printing and the exit code,
+which the CLI decides. Per file, the rules that run are the configuration file's layer, then the
+command line's layer, then the file's ``per-file-ignores``. Nothing that goes wrong with one file
+stops the run: it becomes a ``FileError`` for that file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shapecheck import linter
+from shapecheck.config import ConfigResolver
+from shapecheck.diagnostics import FileError
+from shapecheck.discovery import Target, discover
+from shapecheck.fixes import FixError, fix_module, unified_diff, write_atomically
+from shapecheck.linter import FileResult
+from shapecheck.reporters.base import LintReport
+from shapecheck.rules.base import Registry
+from shapecheck.selection import RuleSelection, resolve
+
+#: Fixes can uncover or enable other fixes; a file is fixed again at most this many times.
+MAX_FIX_PASSES = 10
+
+
+@dataclass(frozen=True)
+class LintOptions:
+    """What the command line asked for."""
+
+    paths: Sequence[str] = (".",)
+    selection: RuleSelection = RuleSelection()
+    config: Path | None = None
+    isolated: bool = False
+    fix: bool = False
+    diff: bool = False
+
+
+@dataclass
+class LintRun:
+    """The report plus what ``--diff`` needs: the diffs and how many fixes they hold."""
+
+    report: LintReport
+    diffs: list[str] = field(default_factory=list)
+    would_fix: int = 0
+
+
+def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
+    """Check ``options.paths``. Raises ``ConfigError`` / ``SelectionError`` for unusable settings."""
+    if registry is None:
+        registry = linter.registry()
+    resolver = ConfigResolver(registry, explicit=options.config, isolated=options.isolated)
+    found = discover(options.paths, excluded=lambda path: resolver.for_path(path).excludes(path))
+    outcome = LintRun(LintReport(errors=list(found.errors), rules=list(registry)))
+    cache: dict[tuple[int, tuple[str, ...]], frozenset[str]] = {}
+    for target in found.targets:
+        config = resolver.for_path(target.path)
+        file_layer = config.file_ignores(target.path)
+        key = (id(config), file_layer.ignore)
+        if key not in cache:
+            cache[key] = resolve([config.selection, options.selection, file_layer], registry)
+        _check(target, cache[key], options, outcome)
+    return outcome
+
+
+def _check(target: Target, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> None:
+    report = outcome.report
+    result = _lint_file(target, selected)
+    if result.error is not None:
+        report.errors.append(result.error)
+        return
+    report.files_checked += 1
+    if result.note and target.explicit:
+        report.notes.append(FileError(target.display, result.note))
+    if (options.fix or options.diff) and any(d.fix for d in result.diagnostics):
+        result = _fix(target, result, selected, options, outcome)
+    report.diagnostics.extend(result.diagnostics)
+    if result.diagnostics and result.source is not None:
+        report.sources[target.display] = result.source
+
+
+def _fix(target: Target, result: FileResult, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> FileResult:
+    """Apply fixes (again and again while new ones appear); return the result for the new text."""
+    original = result.source or ""
+    current = result
+    applied = 0
+    try:
+        for _ in range(MAX_FIX_PASSES):
+            if current.module is None or current.source is None or not any(d.fix for d in current.diagnostics):
+                break
+            step = fix_module(current.module, current.source, current.diagnostics, target.display)
+            if not step.changed:
+                break
+            applied += len(step.applied)
+            current = _lint_source(step.fixed, target.display, selected)
+            if current.error is not None:
+                raise FixError(current.error.message)
+        if current.source is None or current.source == original:
+            return result
+        if options.diff:
+            outcome.diffs.append(unified_diff(target.display, original, current.source))
+            outcome.would_fix += applied
+            return result
+        write_atomically(target.path, current.source, expected=original)
+    except FixError as error:
+        outcome.report.errors.append(FileError(target.display, str(error)))
+        return result
+    outcome.report.fixed += applied
+    return current
+
+
+def _lint_file(target: Target, selected: frozenset[str]) -> FileResult:
+    try:
+        return linter.lint_path(target.path, target.display, selected)
+    except Exception as error:  # one broken file must not stop the run
+        return _internal_error(target.display, error)
+
+
+def _lint_source(source: str, display: str, selected: frozenset[str]) -> FileResult:
+    try:
+        return linter.lint_source(source, display, selected)
+    except Exception as error:
+        return _internal_error(display, error)
+
+
+def _internal_error(display: str, error: Exception) -> FileResult:
+    if os.environ.get("SHAPECHECK_DEBUG"):
+        raise error
+    text = str(error).strip().splitlines()
+    detail = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    message = f"internal error while checking this file ({detail}); please report it"
+    return FileResult(display, error=FileError(display, message))
+
+
+__all__ = ["LintOptions", "LintRun", "run"]

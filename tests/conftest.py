@@ -1,0 +1,159 @@
+"""Shared helpers: run the CLI in-process or in a subprocess, and register test-only rules."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+import shapecheck
+from shapecheck.cli import main
+from shapecheck.diagnostics import Edit, Fix, Severity
+from shapecheck.rules.base import Invalid, Registry, Report, Rule, Valid, registry
+
+#: The checkout this test run imports shapecheck from (CI: a fresh clone).
+REPO = Path(shapecheck.__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: takes tens of seconds (runs by default; -m 'not slow' skips)")
+
+
+@dataclass
+class Ran:
+    """What one CLI run printed and returned."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """Run ``shapecheck ARGS`` in this process (optionally in ``cwd``) and capture its output."""
+
+    def run(*args: str, cwd: Path | None = None) -> Ran:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exit:  # argparse: --version, --help and usage errors
+            code = int(exit.code or 0)
+        captured = capsys.readouterr()
+        return Ran(code, captured.out, captured.err)
+
+    return run
+
+
+def run_subprocess(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m shapecheck ARGS`` in a fresh interpreter, importing this checkout."""
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), environment.get("PYTHONPATH")]))
+    environment.pop("SHAPECHECK_DEBUG", None)
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "shapecheck", *args],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def assert_no_traceback(*texts: str) -> None:
+    for text in texts:
+        assert "Traceback" not in text, text
+
+
+# --- test-only rules ------------------------------------------------------------------------------
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self, value: str) -> None:
+        super().__init__()
+        self.value = value
+        self.found: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.value:
+            self.found.append(node)
+
+
+def _names(facts: object, value: str) -> list[cst.Name]:
+    visitor = _Names(value)
+    getattr(facts, "module").visit(visitor)
+    return visitor.found
+
+
+class BadNameRule(Rule):
+    """Test-only: flags every name ``bad_name`` and offers to rename it ``good_name``.
+
+    ## What it does
+    Flags `bad_name`.
+
+    ## Why is this bad?
+    Tests need a fixable rule.
+
+    ## Example
+    ```python
+    bad_name = 1
+    ```
+
+    ## Use instead
+    ```python
+    good_name = 1
+    ```
+    """
+
+    code = "SC990"
+    name = "bad-name"
+    severity = Severity.WARNING
+    fixable = True
+    VALID = [Valid("good_name = 1\n")]
+    INVALID = [Invalid("bad_name = 1  # <-\n", expected_fix="good_name = 1  # <-\n")]
+
+    def check(self, facts: object) -> Iterator[Report]:
+        for node in _names(facts, "bad_name"):
+            fix = Fix("rename to good_name", (Edit(node, node.with_changes(value="good_name")),))
+            yield Report(node, "bad_name is a bad name", hint="call it good_name", fix=fix)
+
+
+class BrokenFixRule(Rule):
+    """Test-only: offers a fix whose result does not parse (``class`` as a name)."""
+
+    code = "SC991"
+    name = "broken-fix"
+    fixable = True
+
+    def check(self, facts: object) -> Iterator[Report]:
+        for node in _names(facts, "broken_name"):
+            fix = Fix("break the file", (Edit(node, cst.Name("class")),))
+            yield Report(node, "broken_name found", fix=fix)
+
+
+class CrashingRule(Rule):
+    """Test-only: raises on any file that mentions ``crash_me``."""
+
+    code = "SC992"
+    name = "crashing-rule"
+
+    def check(self, facts: object) -> Iterator[Report]:
+        if _names(facts, "crash_me"):
+            raise RuntimeError("rule blew up\nsecond line")
+        return iter(())
+
+
+@pytest.fixture
+def test_rules(monkeypatch: pytest.MonkeyPatch) -> Registry:
+    """The shipped rules plus the test-only ones, for this test only."""
+    extended = Registry([*registry(), BadNameRule, BrokenFixRule, CrashingRule])
+    monkeypatch.setattr("shapecheck.linter.registry", lambda: extended)
+    return extended
