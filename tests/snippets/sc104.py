@@ -1,0 +1,315 @@
+"""SC104 mask-after-softmax: rule examples.
+
+Marker (``# <-``): the line that applies the mask: to the probabilities after softmax, or to the
+scores before softmax with 0 (``masked_fill(m, 0)``, ``scores * mask``, ``where(m, scores, 0)``)
+instead of ``-inf`` / a large negative value.
+"""
+
+INVALID = [
+    ("seed style, masked_fill(mask == 0, 0.0) on the probabilities", '''\
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MaskedSelfAttention(nn.Module):
+    def __init__(self, d_model=32, max_len=16):
+        super().__init__()
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)))
+
+    def forward(self, x):
+        T = x.size(1)
+        Q, K, V = self.W_Q(x), self.W_K(x), self.W_V(x)
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(x.size(-1))
+        attn = F.softmax(scores, dim=-1)
+        attn = attn.masked_fill(self.mask[:T, :T] == 0, 0.0)  # <-
+        return attn @ V
+'''),
+    ("nanoGPT: probabilities multiplied by the tril buffer", '''\
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd=64, n_head=4, block_size=16):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = F.softmax(att, dim=-1)
+        att = att * self.bias[:, :, :T, :T]  # <-
+        return (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+'''),
+    ("seed 2 style bool buffer, but masked with 0 before softmax", '''\
+import torch
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model=64, n_head=4, max_len=32):
+        super().__init__()
+        self.n_head, self.d_k = n_head, d_model // n_head
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("mask", torch.triu(torch.ones(max_len, max_len), diagonal=1).bool())
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.W_QKV(x).reshape(B, T, 3, self.n_head, self.d_k).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-2, -1)) / (self.d_k ** 0.5)
+        scores = scores.masked_fill(self.mask[:T, :T], 0)  # <-
+        attn = scores.softmax(dim=-1)
+        return (attn @ v).transpose(1, 2).reshape(B, T, C)
+'''),
+    ("functional helper: scores multiplied by a 0/1 mask before softmax", '''\
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as G
+
+
+def attention(q, k, v, keep):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores = scores * keep  # <-
+    return G.softmax(scores, dim=-1) @ v
+
+
+class MaskedBlock(nn.Module):
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        T = x.size(1)
+        keep = torch.tril(torch.ones(T, T, device=x.device))
+        return attention(self.q(x), self.k(x), self.v(x), keep)
+'''),
+    ("einsum, `import torch as th`, where(mask, sim, 0) before softmax", '''\
+import torch as th
+from torch import nn
+
+
+class EinsumCausalAttention(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads, self.dim_head = heads, dim // heads
+        self.scale = self.dim_head ** -0.5
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.dim_head).unbind(dim=2)
+        sim = th.einsum("bihd,bjhd->bhij", q, k) * self.scale
+        causal = th.ones(n, n, dtype=th.bool, device=x.device).tril()
+        sim = th.where(causal, sim, th.zeros_like(sim))  # <-
+        attn = sim.softmax(dim=-1)
+        return th.einsum("bhij,bjhd->bihd", attn, v).reshape(b, n, d)
+'''),
+    ("Hugging Face: padding mask applied to attention_probs", '''\
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class Config:
+    hidden_size: int = 64
+    num_attention_heads: int = 4
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.h = config.num_attention_heads
+        self.head_size = config.hidden_size // config.num_attention_heads
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden_states, attention_mask):
+        B, T, _ = hidden_states.shape
+        q = self.query(hidden_states).view(B, T, self.h, self.head_size).permute(0, 2, 1, 3)
+        k = self.key(hidden_states).view(B, T, self.h, self.head_size).permute(0, 2, 1, 3)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
+        attention_probs = nn.functional.softmax(scores, dim=-1)
+        attention_probs = attention_probs.masked_fill(attention_mask[:, None, None, :] == 0, 0.0)  # <-
+        return attention_probs
+'''),
+]
+
+VALID = [
+    ("seed 1 style, masked_fill(mask == 0, -inf) before softmax", '''\
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MaskedSelfAttention(nn.Module):
+    def __init__(self, d_model=32, max_len=16):
+        super().__init__()
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)))
+
+    def forward(self, x):
+        T = x.size(1)
+        Q, K, V = self.W_Q(x), self.W_K(x), self.W_V(x)
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(x.size(-1))
+        scores = scores.masked_fill(self.mask[:T, :T] == 0, float("-inf"))
+        attn = F.softmax(scores, dim=-1)
+        return attn @ V
+'''),
+    ("large negative -1e9 instead of -inf", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class CausalHead(nn.Module):
+    def __init__(self, d_model=32, head_size=16):
+        super().__init__()
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+
+    def forward(self, x):
+        T = x.size(1)
+        k, q, v = self.key(x), self.query(x), self.value(x)
+        wei = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        wei = wei.masked_fill(torch.tril(torch.ones(T, T)) == 0, -1e9)
+        return torch.softmax(wei, dim=-1) @ v
+'''),
+    ("Hugging Face additive mask with torch.finfo(dtype).min", '''\
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class Config:
+    hidden_size: int = 64
+    num_attention_heads: int = 4
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.h = config.num_attention_heads
+        self.head_size = config.hidden_size // config.num_attention_heads
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden_states, attention_mask):
+        B, T, _ = hidden_states.shape
+        q = self.query(hidden_states).view(B, T, self.h, self.head_size).permute(0, 2, 1, 3)
+        k = self.key(hidden_states).view(B, T, self.h, self.head_size).permute(0, 2, 1, 3)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
+        extended = (1.0 - attention_mask[:, None, None, :].to(scores.dtype)) * torch.finfo(scores.dtype).min
+        return nn.functional.softmax(scores + extended, dim=-1)
+'''),
+    ("einsum, where(causal, sim, -inf)", '''\
+import torch as th
+from torch import nn
+
+
+class EinsumCausalAttention(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads, self.dim_head = heads, dim // heads
+        self.scale = self.dim_head ** -0.5
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.dim_head).unbind(dim=2)
+        sim = th.einsum("bihd,bjhd->bhij", q, k) * self.scale
+        causal = th.ones(n, n, dtype=th.bool, device=x.device).tril()
+        sim = th.where(causal, sim, float("-inf"))
+        attn = sim.softmax(dim=-1)
+        return th.einsum("bhij,bjhd->bihd", attn, v).reshape(b, n, d)
+'''),
+    ("padded query rows zeroed in the output, after attention", '''\
+import math
+
+import torch
+import torch.nn as nn
+
+
+class PaddedAttention(nn.Module):
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+
+    def forward(self, x, keep):
+        scores = self.q(x) @ self.k(x).transpose(-2, -1) / math.sqrt(x.size(-1))
+        scores = scores.masked_fill(~keep[:, None, :], float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ self.v(x)
+        return out * keep[:, :, None]
+'''),
+    ("dropout on the probabilities is not a mask", '''\
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model=32, p=0.1):
+        super().__init__()
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.attn_drop = nn.Dropout(p)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        attn = F.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), dim=-1)
+        attn = self.attn_drop(attn)
+        return attn @ v
+'''),
+    ("additive -inf mask built with masked_fill on zeros, then added", '''\
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.d_model = d_model
+        self.qk = nn.Linear(d_model, 2 * d_model)
+
+    def forward(self, x):
+        T = x.size(1)
+        q, k = self.qk(x).chunk(2, dim=-1)
+        blocked = torch.ones(T, T, dtype=torch.bool).triu(1)
+        bias = torch.zeros(T, T).masked_fill(blocked, float("-inf"))
+        scores = q @ k.transpose(-2, -1) * self.d_model ** -0.5 + bias
+        return scores.softmax(dim=-1)
+'''),
+]
