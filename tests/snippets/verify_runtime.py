@@ -86,6 +86,26 @@ def _softmax_notes() -> list[str]:
     return notes
 
 
+def _extra_args(model: nn.Module, x: torch.Tensor) -> list:
+    """Guess the forward arguments after the first: masks (nothing padded) and cross-attention memory."""
+    import inspect
+
+    extra = []
+    for p in list(inspect.signature(model.forward).parameters.values())[1:]:
+        if p.default is not inspect.Parameter.empty or p.kind is not p.POSITIONAL_OR_KEYWORD:
+            break
+        name = p.name.lower()
+        if "keep" in name:
+            extra.append(torch.ones(x.shape[0], x.shape[1], dtype=torch.bool))
+        elif "mask" in name:
+            extra.append(torch.ones(x.shape[0], x.shape[1], dtype=torch.long))
+        elif x.dtype == torch.long:
+            extra.append(torch.randint(0, int(x.max()) + 1, (x.shape[0], x.shape[1] + 1)))
+        else:
+            extra.append(torch.randn(x.shape[0], x.shape[1] + 1, x.shape[2]))
+    return extra
+
+
 def _first(out):
     while isinstance(out, (tuple, list)):
         out = out[0]
@@ -108,9 +128,10 @@ def run_snippet(code: str) -> str:
     last_error = None
     for x in _inputs(model):
         _SOFTMAX_CALLS.clear()
+        extra = _extra_args(model, x)
         try:
             with torch.no_grad():
-                out = _first(model(x))
+                out = _first(model(x, *extra))
         except Exception as exc:  # noqa: BLE001
             last_error = exc
             continue
@@ -119,14 +140,14 @@ def run_snippet(code: str) -> str:
             x2 = x.clone()
             x2[:, -1] = x2[:, 0] if x.dtype == torch.long else torch.randn_like(x2[:, -1])
             with torch.no_grad():
-                out2 = _first(model(x2))
+                out2 = _first(model(x2, *extra))
             same0 = torch.allclose(out[:, 0].nan_to_num(), out2[:, 0].nan_to_num(), atol=1e-5)
             notes.append("causal" if same0 else "leaks-future")
             perm = torch.randperm(T)
             while torch.equal(perm, torch.arange(T)):
                 perm = torch.randperm(T)
             with torch.no_grad():
-                out3 = _first(model(x[:, perm]))
+                out3 = _first(model(x[:, perm], *extra))
             if torch.allclose(out3.nan_to_num(), out[:, perm].nan_to_num(), atol=1e-5):
                 notes.append("perm-equivariant")
         return " ".join(notes) + f" out{tuple(out.shape)}"
