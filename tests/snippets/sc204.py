@@ -1,0 +1,324 @@
+"""SC204 missing-causal-mask: rule examples.
+
+Marker (``# <-``): the line where the causal module turns scores into attention with no causal mask:
+the softmax call, the ``scaled_dot_product_attention`` call, or the call of the ``nn.MultiheadAttention``
+/ ``nn.Transformer*`` module. Each INVALID snippet carries the evidence that the module is causal:
+its name or docstring (decoder / causal / GPT), a next-token LM head, or a generate loop.
+"""
+
+INVALID = [
+    ("seed 2 CausalSelfAttention with the mask left out", '''\
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model=64, n_head=4):
+        super().__init__()
+        assert d_model % n_head == 0
+        self.n_head, self.d_k = n_head, d_model // n_head
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.W_QKV(x).reshape(B, T, 3, self.n_head, self.d_k).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-2, -1)) / (self.d_k ** 0.5)
+        attn = scores.softmax(dim=-1)  # <-
+        out = (attn @ v).transpose(1, 2).reshape(B, T, C)
+        return self.W_O(out)
+'''),
+    ("nanoGPT flash path without is_causal=True", '''\
+from dataclasses import dataclass
+
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class GPTConfig:
+    n_embd: int = 64
+    n_head: int = 4
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.n_head = config.n_head
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v)  # <-
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+'''),
+    ("decoder layer: nn.MultiheadAttention self-attention without attn_mask", '''\
+import torch
+from torch import nn
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d_model=32, n_heads=4):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.ff = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
+        self.norm2 = nn.LayerNorm(d_model)
+
+    def forward(self, x):
+        y, _ = self.self_attn(x, x, x, need_weights=False)  # <-
+        x = self.norm1(x + y)
+        return self.norm2(x + self.ff(x))
+'''),
+    ("tiny LM with a generate loop; functional attention helper has no mask", '''\
+import torch
+from torch import nn
+from torch.nn import functional as G
+
+
+def attention(q, k, v):
+    w = q @ k.transpose(-2, -1) * q.size(-1) ** -0.5
+    return G.softmax(w, dim=-1) @ v  # <-
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.size(1), device=idx.device))
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        return self.lm_head(x + attention(q, k, v))
+
+    @torch.no_grad()
+    def generate(self, idx, max_new_tokens):
+        for _ in range(max_new_tokens):
+            probs = G.softmax(self(idx)[:, -1, :], dim=-1)
+            idx = torch.cat([idx, torch.multinomial(probs, 1)], dim=1)
+        return idx
+'''),
+    ("nn.TransformerEncoder used as a GPT body, no mask", '''\
+import torch
+from torch import nn
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4, n_layers=2, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
+        self.body = nn.TransformerEncoder(layer, n_layers)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.size(1), device=idx.device))
+        x = self.body(x)  # <-
+        return self.lm_head(x)
+'''),
+    ("nn.TransformerDecoderLayer called without tgt_mask", '''\
+import torch
+from torch import nn
+
+
+class Seq2SeqDecoder(nn.Module):
+    def __init__(self, d_model=32, n_heads=4):
+        super().__init__()
+        self.layer = nn.TransformerDecoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, tgt, memory):
+        return self.norm(self.layer(tgt, memory))  # <-
+'''),
+    ("einsum, documented as decoder-only, only a padding mask", '''\
+import torch as th
+from torch import nn
+
+
+class DecoderOnlyAttention(nn.Module):
+    """Self-attention of a decoder-only language model."""
+
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads, self.dim_head = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+
+    def forward(self, x, keep):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.dim_head).unbind(dim=2)
+        sim = th.einsum("bihd,bjhd->bhij", q, k) * self.dim_head ** -0.5
+        sim = sim.masked_fill(~keep[:, None, None, :], float("-inf"))
+        attn = sim.softmax(dim=-1)  # <-
+        return th.einsum("bhij,bjhd->bihd", attn, v).reshape(b, n, d)
+'''),
+]
+
+VALID = [
+    ("seed 2 CausalSelfAttention with its triu(1) buffer", '''\
+import torch
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model=64, n_head=4, max_len=32):
+        super().__init__()
+        self.n_head, self.d_k = n_head, d_model // n_head
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("mask", torch.triu(torch.ones(max_len, max_len), diagonal=1).bool())
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.W_QKV(x).reshape(B, T, 3, self.n_head, self.d_k).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-2, -1)) / (self.d_k ** 0.5)
+        scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
+        attn = scores.softmax(dim=-1)
+        return (attn @ v).transpose(1, 2).reshape(B, T, C)
+'''),
+    ("nanoGPT flash path with is_causal=True", '''\
+from dataclasses import dataclass
+
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class GPTConfig:
+    n_embd: int = 64
+    n_head: int = 4
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.n_head = config.n_head
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).contiguous().view(B, T, C)
+'''),
+    ("BERT-style encoder: bidirectional, no causal mask needed", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.h, self.d = num_heads, hidden_size // num_heads
+        self.query = nn.Linear(hidden_size, hidden_size)
+        self.key = nn.Linear(hidden_size, hidden_size)
+        self.value = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, hidden_states):
+        B, T, C = hidden_states.shape
+        q, k, v = (m(hidden_states).view(B, T, self.h, self.d).transpose(1, 2) for m in (self.query, self.key, self.value))
+        probs = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.d), dim=-1)
+        return (probs @ v).transpose(1, 2).reshape(B, T, C)
+'''),
+    ("decoder layer: causal self-attention, cross-attention without a causal mask", '''\
+import torch
+from torch import nn
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d_model=32, n_heads=4):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.cross_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+
+    def forward(self, x, memory):
+        T = x.size(1)
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
+        x = self.norm1(x + self.self_attn(x, x, x, attn_mask=future)[0])
+        return self.norm2(x + self.cross_attn(x, memory, memory)[0])
+'''),
+    ("decoder layer takes the mask from its caller, which builds it", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x, mask):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        scores = scores.masked_fill(mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+
+class Decoder(nn.Module):
+    def __init__(self, d_model=32, n_layers=2):
+        super().__init__()
+        self.layers = nn.ModuleList([DecoderLayer(d_model) for _ in range(n_layers)])
+
+    def forward(self, x):
+        T = x.size(1)
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
+        for layer in self.layers:
+            x = x + layer(x, mask)
+        return x
+'''),
+    ("nn.TransformerEncoder as a GPT body with a square subsequent mask", '''\
+import torch
+from torch import nn
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4, n_layers=2, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
+        self.body = nn.TransformerEncoder(layer, n_layers)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, idx):
+        T = idx.size(1)
+        x = self.tok(idx) + self.pos(torch.arange(T, device=idx.device))
+        mask = nn.Transformer.generate_square_subsequent_mask(T, device=idx.device)
+        x = self.body(x, mask=mask, is_causal=True)
+        return self.lm_head(x)
+'''),
+    ("sentence classifier: nn.TransformerEncoder without mask, softmax over classes", '''\
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class SentenceClassifier(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4, n_classes=3, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(d_model, n_classes)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.size(1), device=idx.device))
+        return F.softmax(self.head(self.encoder(x).mean(dim=1)), dim=-1)
+'''),
+]
