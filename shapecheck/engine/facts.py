@@ -1,18 +1,184 @@
-"""Placeholder: the engine issue fills this in."""
+"""What rules read: the facts the engine computed about one file.
+
+The interpreter records every operation it evaluated as an ``OpEvent`` (the op, the node, the abstract
+arguments and result, the function it ran in), every provable shape contradiction as a
+``ShapeConflict``, every module it saw constructed as a ``ModuleConstruction``, and for
+``shapecheck shapes`` the value of every assignment. A node evaluated in several contexts (standalone
+and inlined into a caller) has several events; the linter reports each (rule, node) once.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.values import (
+    UNKNOWN,
+    ClassInfo,
+    ModuleIdent,
+    TensorValue,
+    Value,
+    as_tensor,
+)
 
-@dataclass
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.imports import ImportTable
+
+
+@dataclass(eq=False)
+class FunctionRun:
+    """One analysis of one function: standalone, or inlined at a call site."""
+
+    qualname: str
+    node: cst.FunctionDef
+    cls: ClassInfo | None
+    inlined: bool
+    assignments: list["Assignment"] = field(default_factory=list)
+    returns: Value = UNKNOWN
+
+
+@dataclass(eq=False)
+class Assignment:
+    """A name bound at a statement, with the value it got (for ``shapecheck shapes``)."""
+
+    node: cst.CSTNode
+    name: str
+    value: Value
+
+
+@dataclass(eq=False)
+class OpEvent:
+    """One evaluated operation: ``op`` is canonical ("softmax", "matmul", "masked_fill", "add"...)."""
+
+    op: str
+    node: cst.CSTNode
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+    result: Value
+    run: FunctionRun | None
+    arg_nodes: tuple[cst.CSTNode | None, ...] = ()
+    kwarg_nodes: dict[str, cst.CSTNode] = field(default_factory=dict)
+
+    def arg(self, index: int, name: str | None = None) -> Value:
+        """An argument given by position or by keyword."""
+        if name is not None and name in self.kwargs:
+            return self.kwargs[name]
+        if 0 <= index < len(self.args):
+            return self.args[index]
+        return UNKNOWN
+
+    def arg_node(self, index: int, name: str | None = None) -> cst.CSTNode | None:
+        if name is not None and name in self.kwarg_nodes:
+            return self.kwarg_nodes[name]
+        if 0 <= index < len(self.arg_nodes):
+            return self.arg_nodes[index]
+        return None
+
+    def has_arg(self, index: int, name: str | None = None) -> bool:
+        return (name is not None and name in self.kwargs) or 0 <= index < len(self.args)
+
+    def tensor(self, index: int, name: str | None = None) -> TensorValue:
+        return as_tensor(self.arg(index, name))
+
+    @property
+    def result_tensor(self) -> TensorValue:
+        return as_tensor(self.result)
+
+
+@dataclass(eq=False)
+class ShapeConflict:
+    """A provable contradiction between two shapes at one node.
+
+    ``kind``: "matmul" (inner dims), "linear" (in_features vs input), "broadcast" (elementwise op),
+    "reshape" (numel), "annotation" (value vs jaxtyping annotation), "layer-chain" (consecutive
+    layers of a Sequential). ``detail`` is a complete human sentence naming both shapes.
+    """
+
+    kind: str
+    node: cst.CSTNode
+    detail: str
+    op: str = ""
+    run: FunctionRun | None = None
+
+
+@dataclass(eq=False)
+class ModuleConstruction:
+    """A torch.nn layer constructed in the file (``nn.Linear(d_model, d_model)``)."""
+
+    kind: str
+    node: cst.Call
+    ident: ModuleIdent
+    params: dict[str, Value]
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
+class AttributeAssignment:
+    """``self.name = value`` in a method of a class (``owner``)."""
+
+    owner: ClassInfo
+    name: str
+    node: cst.CSTNode
+    value: Value
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
+class Divisibility:
+    """A check the code makes that ``dividend % divisor == 0`` (assert or raise), and its verdict."""
+
+    node: cst.CSTNode
+    dividend: Value
+    divisor: Value
+    holds: bool | None  # None: not decidable with what is known
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
 class FileFacts:
+    """Everything the engine learned about one file."""
+
     module: cst.Module
     source: str
     path: str
+    imports: "ImportTable | None" = None
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    runs: list[FunctionRun] = field(default_factory=list)
+    events: list[OpEvent] = field(default_factory=list)
+    conflicts: list[ShapeConflict] = field(default_factory=list)
+    constructions: list[ModuleConstruction] = field(default_factory=list)
+    attribute_assignments: list[AttributeAssignment] = field(default_factory=list)
+    divisibility: list[Divisibility] = field(default_factory=list)
+    instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
+    _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
+
+    def events_of(self, *ops: str) -> list[OpEvent]:
+        """All events of the given canonical ops, in evaluation order."""
+        if self._by_op is None:
+            table: dict[str, list[OpEvent]] = defaultdict(list)
+            for event in self.events:
+                table[event.op].append(event)
+            self._by_op = table
+        if len(ops) == 1:
+            return self._by_op.get(ops[0], [])
+        return [event for event in self.events if event.op in ops]
+
+    def conflicts_of(self, *kinds: str) -> Iterator[ShapeConflict]:
+        return (conflict for conflict in self.conflicts if conflict.kind in kinds)
+
+    def tensors_assigned(self) -> Iterable[tuple[FunctionRun, Assignment]]:
+        for run in self.runs:
+            for assignment in run.assignments:
+                if isinstance(assignment.value, TensorValue):
+                    yield run, assignment
 
 
 def analyze(module: cst.Module, source: str, path: str) -> FileFacts:
-    return FileFacts(module, source, path)
+    """Run the engine over one parsed module."""
+    from shapecheck.engine.interpreter import analyze_module
+
+    return analyze_module(module, source, path)
