@@ -48,13 +48,16 @@ def _inputs(model: nn.Module):
     for sub in model.modules():
         if isinstance(sub, nn.Embedding):
             yield torch.randint(0, sub.num_embeddings, (2, T))
-            return
+            break
         if isinstance(sub, nn.Linear):
             yield torch.randn(2, T, sub.in_features)
         if isinstance(sub, nn.MultiheadAttention):
             yield torch.randn(2, T, sub.embed_dim)
         if isinstance(sub, nn.LayerNorm):
             yield torch.randn(2, T, sub.normalized_shape[-1])
+    for d in (32, 64, 16):  # fallbacks for modules without a telling first layer
+        yield torch.randn(2, T, d)
+    yield torch.randn(2, 3, 16, 16)
 
 
 _SOFTMAX_CALLS: list = []
@@ -133,7 +136,7 @@ def run_snippet(code: str) -> str:
             with torch.no_grad():
                 out = _first(model(x, *extra))
         except Exception as exc:  # noqa: BLE001
-            last_error = exc
+            last_error = last_error or exc  # the first guess is the most telling
             continue
         notes = ["nan" if torch.isnan(out).any() else "ok"] + _softmax_notes()
         if out.dim() >= 2 and out.shape[:2] == x.shape[:2]:
