@@ -16,6 +16,7 @@ from shapecheck.engine.dims import (
     const,
     divides,
     equal,
+    exact_div,
     product,
     sym,
 )
@@ -441,6 +442,66 @@ def test_equal(x, y, expected):
     assert equal(x, y) is expected
 
 
+@pytest.mark.parametrize(
+    "x, y, expected",
+    [
+        (3 * d, 1, F),  # 3*d - 1 >= 2
+        (d, 1, U),  # d may be 1
+        (d + t, 1, F),
+        (d * t, 1, U),
+        (d * t, 2, U),
+        (2 * d * t, 1, F),
+        (1 - 2 * d, 0, F),  # <= -1
+        (2 - d, 0, U),
+        (d - 2, 0, U),
+    ],
+)
+def test_equal_monotone_bound(x, y, expected):
+    assert equal(x, y) is expected
+
+
+@pytest.mark.parametrize(
+    "x, y, expected",
+    [
+        (h * d, d, F),  # equal only if h == 1
+        (b * t * h * d, b * t * d, F),
+        (d, 1, F),
+        (d, 2, U),
+        (a, b, U),
+        (a * b, a + b, U),  # a == b == 2
+        (d // h, d, U),
+    ],
+)
+def test_equal_with_symbols_at_least_two(x, y, expected):
+    assert equal(x, y, min_symbol=2) is expected
+    if expected is F:
+        assert equal(x, y) is not T
+
+
+def test_equal_common_factor_set_aside():
+    assert equal(b * t * 3 * d, b * t * d) is F
+    assert equal(b * t * (d + 1), b * t * d) is F
+    assert equal(b * t * h, b * t) is U
+
+
+def test_exact_div():
+    assert exact_div(3 * d, 3) == d
+    q = exact_div(b * t * d, b * t * h)
+    assert str(q) == "d_model//n_heads" and q * h == d
+    assert exact_div(d, 2) * 2 == d
+    assert exact_div(a * b + a * c, b + c) == a
+    assert exact_div(d, a + 1) == d // (a + 1)
+    with pytest.raises(ZeroDivisionError):
+        exact_div(d, 0)
+
+
+def test_divisibility_fact_is_stored_without_common_factors():
+    A = Assumptions()
+    A.add_divisible(b * t * d, b * t * h)
+    assert divides(h, d, A) is T
+    assert A.simplify(d // h) * h == d
+
+
 def test_equal_never_false_for_unknown_relationships():
     # symbols are >= 1, so only same-sign plain-symbol differences prove anything
     assert equal(a, 2 * b) is U
@@ -627,6 +688,23 @@ def test_property_equal_is_sound():
             elif verdict is F:
                 assert x.fn(env) != y.fn(env), (str(x.dim), str(y.dim), env)
     assert verdicts[T] > 50 and verdicts[F] > 50
+
+
+def test_property_equal_with_symbols_at_least_two_is_sound():
+    rng = random.Random(4242)
+    falses = 0
+    for _ in range(800):
+        try:
+            x, y = _rand_expr(rng, 3), _rand_expr(rng, 3)
+            verdict = equal(x.dim, y.dim, min_symbol=2)
+        except DimTooComplex:
+            continue
+        if verdict is F:
+            falses += 1
+            for _ in range(5):
+                env = {n: rng.randint(2, 9) for n in _NAMES}
+                assert x.fn(env) != y.fn(env), (str(x.dim), str(y.dim), env)
+    assert falses > 50
 
 
 def test_property_divides_is_sound():

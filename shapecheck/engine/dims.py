@@ -47,6 +47,7 @@ __all__ = [
     "const",
     "divides",
     "equal",
+    "exact_div",
     "product",
     "sym",
 ]
@@ -775,10 +776,23 @@ def _common_denominator(terms: list) -> tuple[Dim, Dim]:
     return _from_map(num), Dim(((dm, lcm),))
 
 
+def exact_div(a: DimLike, b: DimLike) -> Dim:
+    """a / b for a division the caller knows is exact (e.g. a view's -1 when the view succeeds).
+
+    The structural quotient when there is one, else ``a * b**-1`` when b is a single term (so that
+    ``b * exact_div(a, b) == a``), else ``a // b`` (equal to the quotient since it is exact).
+    Raises ``ZeroDivisionError`` for b == 0.
+    """
+    return _exact_quotient(as_dim(a), as_dim(b))
+
+
 def _exact_quotient(n: Dim, d: Dim) -> Dim:
     """n / d for a division known to be exact."""
     if not d._terms:
         raise ZeroDivisionError("Dim substitution made a denominator 0")
+    q = _try_exact_div(n, d)
+    if q is not None:
+        return q
     inv = _inverse_monomial(d)
     if inv is not None:
         return _mul(n, inv)
@@ -957,30 +971,60 @@ class Truth(enum.Enum):
         return result
 
 
-def _provably_nonzero(diff: Dim) -> bool:
-    """diff != 0 for every assignment of integers >= 1 to its symbols (safe cases only)."""
+def _provably_nonzero(diff: Dim, low: int = 1) -> bool:
+    """diff != 0 for every assignment of integers >= ``low`` (>= 1) to its symbols (safe cases only).
+
+    Safe cases: a non-zero constant; or a polynomial in plain symbols with positive exponents. Its
+    common monomial factor is non-zero and set aside; if the remaining non-constant terms share one
+    sign the rest is monotone in every symbol, so its extreme is at all symbols == ``low``: non-zero
+    when its value there is non-zero with that same sign. ``3*d - d``, ``d + 1 - d``, ``3*d - 1``,
+    ``h*d - d`` when ``low`` is 2.
+    """
     t = diff._terms
     if not t:
         return False
     if len(t) == 1 and not t[0][0]:
         return True
-    sign = None
-    for mono, c in t:
-        s = c > 0
-        if sign is None:
-            sign = s
-        elif s != sign:
-            return False
+    common: dict | None = None
+    for mono, _c in t:
         for a, e in mono:
             if e < 0 or a.__class__ is not str:
                 return False
-    return True
+        if common is None:
+            common = dict(mono)
+        elif common:
+            md = dict(mono)
+            common = {a: min(e, md[a]) for a, e in common.items() if a in md}
+    sign = 0
+    total: Coef = 0
+    for mono, c in t:
+        deg = 0
+        for a, e in mono:
+            deg += e - (common.get(a, 0) if common else 0)
+        total += c * low**deg
+        if not deg:
+            continue
+        s = 1 if c > 0 else -1
+        if sign == 0:
+            sign = s
+        elif s != sign:
+            return False
+    if sign == 0:
+        return total != 0  # a non-zero constant times the common factor
+    return total > 0 if sign > 0 else total < 0
 
 
-def equal(a: DimLike, b: DimLike, assumptions: Assumptions | None = None) -> Truth:
+def equal(a: DimLike, b: DimLike, assumptions: Assumptions | None = None, *, min_symbol: int = 1) -> Truth:
     """Is a == b? TRUE when identical after simplification; FALSE only when provably different for
-    all symbols >= 1 (the difference is a non-zero constant, or a same-sign polynomial in plain
-    symbols); UNKNOWN otherwise."""
+    all symbols >= 1 (the difference is a non-zero constant, or a polynomial in plain symbols that,
+    after setting aside its common monomial factor, has non-constant terms of one sign and a non-zero
+    value of that sign at all symbols == 1: ``3*d`` vs ``d``, ``3*d`` vs ``1``, ``d+1`` vs ``d``);
+    UNKNOWN otherwise (any // or % atom, negative exponent or mixed signs: ``d_model`` vs ``n_embd``,
+    ``d//2`` vs ``d``, ``d`` vs ``1``).
+
+    ``min_symbol=2`` asks instead whether they differ for all symbols >= 2: FALSE then means "equal
+    only if some symbol is 1" (``h*d`` vs ``d``) -- very likely a bug, never certain.
+    """
     a, b = as_dim(a), as_dim(b)
     if assumptions is not None:
         a, b = assumptions.simplify(a), assumptions.simplify(b)
@@ -992,7 +1036,7 @@ def equal(a: DimLike, b: DimLike, assumptions: Assumptions | None = None) -> Tru
         return Truth.UNKNOWN
     if assumptions is not None and assumptions._known_equal(diff):
         return Truth.TRUE
-    return Truth.FALSE if _provably_nonzero(diff) else Truth.UNKNOWN
+    return Truth.FALSE if _provably_nonzero(diff, max(1, min_symbol)) else Truth.UNKNOWN
 
 
 def _terms_divisible(a: Dim, b: Dim) -> tuple[bool, Dim]:
@@ -1089,6 +1133,8 @@ class Assumptions:
         """Record ``a % b == 0`` (e.g. from ``assert d_model % n_heads == 0``)."""
         try:
             a2, b2 = self.simplify(as_dim(a)), self.simplify(as_dim(b))
+            if a2.is_integral_form() and b2.is_integral_form() and b2._terms:
+                a2, b2 = _cancel(a2, b2)  # k*b | k*a  <=>  b | a
             if _divides(b2, a2, self) is not Truth.UNKNOWN or (a2, b2) in self._div:
                 return  # already known, or provably false (then the path is dead: learn nothing)
         except ArithmeticError:

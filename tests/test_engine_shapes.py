@@ -1,0 +1,400 @@
+"""Shapes: the Shape value, broadcasting, matmul, reshape and the axis helpers."""
+
+from __future__ import annotations
+
+import pytest
+
+from shapecheck.engine.dims import Assumptions, Dim, const, equal, sym, Truth
+from shapecheck.engine.shapes import (
+    BroadcastResult,
+    Shape,
+    broadcast,
+    broadcast_dim,
+    contradiction,
+    matmul,
+    normalize_index,
+    numel,
+    permute,
+    product_sum,
+    reshape,
+    squeeze,
+    transpose,
+    unsqueeze,
+)
+
+b, t, d, h, k = (sym(n) for n in ("b", "t", "d", "h", "k"))
+
+
+def S(*dims, variadic=False):
+    return Shape.of(*dims, variadic=variadic)
+
+
+# --- Shape ---------------------------------------------------------------------------------------
+
+
+def test_shape_basics():
+    s = S(b, 8, t)
+    assert s.dims == (b, const(8), t)
+    assert s.rank == 3
+    assert S(d, variadic=True).rank is None
+    assert S(d, variadic=True).min_rank == 1
+    assert Shape((b, 3)).dims[1] == 3  # ints converted
+    assert Shape([b, t]).dims == (b, t)  # type: ignore[arg-type]
+    assert S(b, t) == Shape((b, t))
+    assert hash(S(b, t)) == hash(Shape((b, t)))
+    assert S(b, t) != S(b, t, variadic=True)
+
+
+def test_shape_is_frozen():
+    s = S(b)
+    with pytest.raises(AttributeError):
+        s.dims = ()  # type: ignore[misc]
+
+
+def test_shape_str_and_json():
+    assert str(S(b, sym("n_heads"), t, t)) == "(b, n_heads, t, t)"
+    assert str(S(sym("d_model"), variadic=True)) == "(*, d_model)"
+    assert str(S()) == "()"
+    assert str(S(d)) == "(d)"
+    assert str(S(d // h, 3 * d)) == "(d//h, 3*d)"
+    assert S(b, 3).to_json() == ["b", 3]
+    assert S(d, variadic=True).to_json() == ["*", "d"]
+
+
+@pytest.mark.parametrize(
+    "i, expected",
+    [(0, b), (2, d), (-1, d), (-3, b), (3, None), (-4, None)],
+)
+def test_dim(i, expected):
+    assert S(b, t, d).dim(i) == expected
+
+
+def test_dim_variadic():
+    s = S(t, d, variadic=True)
+    assert s.dim(-1) == d
+    assert s.dim(-2) == t
+    assert s.dim(-3) is None
+    assert s.dim(0) is None
+
+
+def test_with_dim():
+    assert S(b, t, d).with_dim(1, 5) == S(b, 5, d)
+    assert S(b, t, d).with_dim(-1, h) == S(b, t, h)
+    assert S(b, t, d).with_dim(3, h) is None
+    assert S(t, d, variadic=True).with_dim(-1, h) == S(t, h, variadic=True)
+    assert S(t, d, variadic=True).with_dim(1, h) == S(t, h, variadic=True)
+
+
+def test_numel_and_product_sum():
+    assert numel(S(b, t, d)) == b * t * d
+    assert numel(S()) == 1
+    assert numel(S(d, variadic=True)) is None
+    assert numel(None) is None
+    assert product_sum([t, t, 1]) == 2 * t + 1
+    assert product_sum([t, None]) is None
+
+
+# --- broadcast -------------------------------------------------------------------------------------
+
+
+def test_broadcast_mask_with_scores():
+    r = broadcast(S(t, t), S(b, h, t, t))
+    assert r == BroadcastResult(S(b, h, t, t))
+
+
+def test_broadcast_ones():
+    assert broadcast(S(1, t), S(b, 1)).shape == S(b, t)
+    assert broadcast(S(b, 1, 1, t), S(b, h, t, t)).shape == S(b, h, t, t)
+    assert broadcast(S(), S(b, t)).shape == S(b, t)
+
+
+def test_broadcast_certain_conflict():
+    r = broadcast(S(t, 3), S(b, h, t, 4))
+    assert r.shape is None
+    assert r.conflict == (-1, const(3), const(4))
+    assert r.mismatch == r.conflict
+    r = broadcast(S(b, t, 3 * d), S(b, t, d + 1))
+    assert r.conflict == (-1, 3 * d, d + 1)
+
+
+def test_broadcast_unknown_relationship_is_not_a_conflict():
+    r = broadcast(S(b, t, sym("d_model")), S(b, t, sym("n_embd")))
+    assert r.conflict is None and r.mismatch is None
+    assert r.shape is not None and r.shape.rank == 3
+
+
+def test_broadcast_mismatch_unless_one():
+    # d and 3*d differ, but broadcasting works if d == 1: likely a bug, not certain
+    r = broadcast(S(b, t, d), S(b, t, 3 * d))
+    assert r.conflict is None
+    assert r.mismatch == (-1, d, 3 * d)
+    assert r.shape == S(b, t, 3 * d)  # when it works (d == 1) the result is 3*d
+
+
+def test_broadcast_conflict_after_mismatch():
+    r = broadcast(S(3, d), S(4, 3 * d))
+    assert r.conflict == (-2, const(3), const(4))
+    assert r.mismatch == (-1, d, 3 * d)
+
+
+def test_broadcast_dim_choices():
+    assert broadcast_dim(t, t) == t
+    assert broadcast_dim(const(1), t) == t
+    assert broadcast_dim(t, const(1)) == t
+    assert broadcast_dim(t, const(5)) == 5  # t is 1 or 5 if the op works
+    assert broadcast_dim(2 * t + 1, t) == 2 * t + 1
+    m = broadcast_dim(b, t)
+    assert m == broadcast_dim(t, b)
+    assert str(m) == "max(b,t)"
+    assert equal(m, b) is Truth.UNKNOWN and equal(m, t) is Truth.UNKNOWN
+
+
+def test_broadcast_with_assumptions():
+    A = Assumptions()
+    A.add_divisible(d, h)
+    r = broadcast(S(b, t, h * (d // h)), S(b, t, d), A)
+    assert r.conflict is None and r.mismatch is None
+    assert r.shape == S(b, t, h * (d // h)) or r.shape == S(b, t, d)
+    assert equal(r.shape.dims[-1], d, A) is Truth.TRUE
+
+
+def test_broadcast_variadic():
+    assert broadcast(S(d, variadic=True), S(b, t, d)).shape == S(d, variadic=True)
+    assert broadcast(S(d, variadic=True), S(1, d)).shape == S(d, variadic=True)
+    # the known-rank side is padded with 1s
+    assert broadcast(S(t, d, variadic=True), S(d)).shape == S(t, d, variadic=True)
+    # the hidden side is 1 or t: t is only a symbol (might be 1), so unknown beyond -1
+    assert broadcast(S(d, variadic=True), S(t, d)).shape == S(d, variadic=True)
+    # 5 is provably not 1: the hidden side must be 1 or 5
+    assert broadcast(S(d, variadic=True), S(5, d)).shape == S(5, d, variadic=True)
+    r = broadcast(S(3, variadic=True), S(b, 4))
+    assert r.conflict == (-1, const(3), const(4))
+    assert broadcast(S(variadic=True), S(b)).shape == S(variadic=True)
+
+
+# --- matmul ----------------------------------------------------------------------------------------
+
+
+def test_matmul_attention_scores():
+    r = matmul(S(b, h, t, k), S(b, h, k, t))
+    assert r.shape == S(b, h, t, t)
+    assert r.conflict is None and r.batch_conflict is None and r.mismatch is None
+
+
+def test_matmul_inner_conflict_only_when_provable():
+    r = matmul(S(b, t, k), S(b, k + 1, t))
+    assert r.shape is None and r.conflict == (k, k + 1)
+    r = matmul(S(b, t, sym("d_model")), S(sym("n_embd"), t))
+    assert r.conflict is None and r.mismatch is None
+    assert r.shape == S(b, t, t)
+
+
+def test_matmul_inner_mismatch_unless_one():
+    r = matmul(S(b, t, h * d), S(d, k))
+    assert r.conflict is None
+    assert r.mismatch == (h * d, d)
+    assert r.shape == S(b, t, k)
+
+
+def test_matmul_inner_equal_under_assumption():
+    A = Assumptions()
+    A.add_divisible(d, h)
+    r = matmul(S(b, t, h * (d // h)), S(d, k), A)
+    assert r.conflict is None and r.mismatch is None
+
+
+@pytest.mark.parametrize(
+    "left, right, expected",
+    [
+        (S(k), S(k), S()),
+        (S(k), S(k, t), S(t)),
+        (S(t, k), S(k), S(t)),
+        (S(b, t, k), S(k), S(b, t)),
+        (S(k), S(b, k, t), S(b, t)),
+        (S(t, k), S(k, d), S(t, d)),
+        (S(b, 1, t, k), S(h, k, t), S(b, h, t, t)),
+        (S(b, t, k), S(k, d), S(b, t, d)),
+    ],
+)
+def test_matmul_ranks(left, right, expected):
+    assert matmul(left, right).shape == expected
+
+
+def test_matmul_batch_conflict():
+    r = matmul(S(2, t, k), S(3, k, t))
+    assert r.shape is None
+    assert r.batch_conflict == (-1, const(2), const(3))
+
+
+def test_matmul_variadic():
+    assert matmul(S(t, k, variadic=True), S(k, d)).shape == S(t, d, variadic=True)
+    assert matmul(S(k, variadic=True), S(k, d)).shape == S(d, variadic=True)
+    assert matmul(S(k, variadic=True), S(k)).shape == S(variadic=True)
+    r = matmul(S(k, variadic=True), S(k + 1, d))
+    assert r.conflict == (k, k + 1)
+    assert matmul(S(t, k), S(k, variadic=True)).shape is None
+    assert matmul(S(t, k), S(k, d, variadic=True)).shape == S(t, d, variadic=True)
+
+
+def test_matmul_scalar_is_unknown():
+    assert matmul(S(), S(k)).shape is None
+
+
+# --- reshape ---------------------------------------------------------------------------------------
+
+
+def test_reshape_split_heads():
+    r = reshape(S(b, t, d), [b, t, h, -1])
+    assert r.conflict is None
+    assert r.shape is not None
+    head = r.shape.dims[-1]
+    assert str(head) == "d//h"
+    assert h * head == d  # exact: the view only works when h divides d
+
+
+def test_reshape_split_heads_with_assumption():
+    A = Assumptions()
+    A.add_divisible(d, h)
+    r = reshape(S(b, t, d), [b, t, h, -1], A)
+    assert r.shape == S(b, t, h, A.simplify(d // h))
+
+
+def test_reshape_merge_heads():
+    r = reshape(S(b, t, h, d // h), [b, t, -1])
+    assert r.shape is not None and r.shape.dims[:2] == (b, t)
+    r = reshape(S(b, h, t, k), [b, t, h * k])
+    assert r.conflict is None and r.mismatch is None
+    assert reshape(S(b, t, h, k), [b, t, -1]).shape == S(b, t, h * k)
+
+
+def test_reshape_numel_mismatch():
+    r = reshape(S(b, t, d), [b, t, h, d])
+    assert r.conflict is None  # h could be 1
+    assert r.mismatch == (b * t * d, b * t * h * d)
+    assert reshape(S(b, t, d), [b, t, 2, d]).conflict == (b * t * d, 2 * b * t * d)
+    assert reshape(S(2, 3), [7]).conflict == (const(6), const(7))
+
+
+def test_reshape_minus_one_conflict():
+    r = reshape(S(2, 5), [3, -1])
+    assert r.shape is None and r.conflict == (const(10), const(3))
+    assert reshape(S(2, 6), [3, -1]).shape == S(3, 4)
+    assert reshape(S(2 * t + 1), [2, -1]).conflict == (2 * t + 1, const(2))
+
+
+def test_reshape_unknown_relationship_is_fine():
+    r = reshape(S(b, t, sym("d_model")), [b, t, sym("n_embd")])
+    assert r.conflict is None and r.mismatch is None
+    assert r.shape == S(b, t, sym("n_embd"))
+
+
+def test_reshape_unknown_source():
+    assert reshape(None, [b, t, d]).shape == S(b, t, d)
+    assert reshape(None, [b, -1]).shape is None
+    assert reshape(S(d, variadic=True), [b, -1]).shape is None
+
+
+def test_reshape_invalid_sizes():
+    assert reshape(S(b, t), [-1, -1]).shape is None
+    assert reshape(S(b, t), [-2, t]).shape is None
+    assert reshape(S(b, t), [b, t, 0, -1]).shape is None
+    assert reshape(S(b, t), ["x"]).shape is None  # type: ignore[list-item]
+
+
+def test_reshape_flatten_all():
+    assert reshape(S(b, t, d), [-1]).shape == S(b * t * d)
+
+
+# --- axis helpers ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "i, rank, expected",
+    [(0, 3, 0), (2, 3, 2), (-1, 3, 2), (-3, 3, 0), (3, 3, None), (-4, 3, None), (0, 0, None), (0, None, None)],
+)
+def test_normalize_index(i, rank, expected):
+    assert normalize_index(i, rank) == expected
+
+
+def test_transpose():
+    s = S(b, h, t, k)
+    assert transpose(s, 1, 2) == S(b, t, h, k)
+    assert transpose(s, -2, -1) == S(b, h, k, t)
+    assert transpose(s, 0, 0) == s
+    assert transpose(s, 0, 4) is None
+    assert transpose(s, -5, 0) is None
+    v = S(t, k, variadic=True)
+    assert transpose(v, -2, -1) == S(k, t, variadic=True)
+    assert transpose(v, 0, 1) is None
+    assert transpose(v, -3, -1) is None
+
+
+def test_permute():
+    s = S(b, t, h, k)
+    assert permute(s, [0, 2, 1, 3]) == S(b, h, t, k)
+    assert permute(s, [0, -2, 1, -1]) == S(b, h, t, k)
+    assert permute(s, [0, 1, 2]) is None
+    assert permute(s, [0, 0, 1, 2]) is None
+    assert permute(s, [0, 1, 2, 4]) is None
+    assert permute(S(t, variadic=True), [0]) is None
+
+
+def test_squeeze():
+    assert squeeze(S(b, 1, t, 1)) is None  # b or t might be 1
+    assert squeeze(S(3, 1, 4, 1)) == S(3, 4)
+    assert squeeze(S(3, 1, 2 * t)) == S(3, 2 * t)
+    assert squeeze(S(b, 1, t)) is None  # b or t might be 1
+    assert squeeze(S(b, 1, t), 1) == S(b, t)
+    assert squeeze(S(b, 1, t), -2) == S(b, t)
+    assert squeeze(S(3, t), 0) == S(3, t)  # not size 1: unchanged
+    assert squeeze(S(b, t), 0) is None  # b might be 1
+    assert squeeze(S(b, 1, 1), [1, 2]) == S(b)
+    assert squeeze(S(b, t), 5) is None
+    assert squeeze(S(t, 1, variadic=True), -1) == S(t, variadic=True)
+    assert squeeze(S(t, 1, variadic=True)) is None
+    assert squeeze(S(t, 1, variadic=True), 0) is None
+
+
+def test_squeeze_with_assumption():
+    A = Assumptions()
+    A.add_value("b", 1)
+    assert squeeze(S(b, t), 0, A) == S(t)
+    B = Assumptions()
+    B.add_value("t", 7)
+    assert squeeze(S(3, t, 1), None, B) == S(3, t)
+
+
+def test_unsqueeze():
+    s = S(b, t)
+    assert unsqueeze(s, 0) == S(1, b, t)
+    assert unsqueeze(s, 1) == S(b, 1, t)
+    assert unsqueeze(s, 2) == S(b, t, 1)
+    assert unsqueeze(s, -1) == S(b, t, 1)
+    assert unsqueeze(s, -3) == S(1, b, t)
+    assert unsqueeze(s, 3) is None
+    assert unsqueeze(s, -4) is None
+    v = S(t, variadic=True)
+    assert unsqueeze(v, -1) == S(t, 1, variadic=True)
+    assert unsqueeze(v, -2) == S(1, t, variadic=True)
+    assert unsqueeze(v, -3) is None
+    assert unsqueeze(v, 0) is None
+
+
+# --- contradiction with an annotation ----------------------------------------------------------------
+
+
+def test_contradiction():
+    assert contradiction(S(b, t, d), S(b, t, d)) is None
+    assert contradiction(S(b, t, 512), S(b, t, d)) is None
+    assert contradiction(S(b, t, 3 * d), S(b, t, d)) == "dim 2 is 3*d, annotated d"
+    assert contradiction(S(b, t), S(b, t, d)) == "rank 2 vs 3"
+    assert contradiction(S(b), S(t, d, variadic=True)) == "rank 1 vs at least 2"
+    assert contradiction(S(t, d, variadic=True), S(d)) == "rank at least 2 vs 1"
+    assert contradiction(S(d, variadic=True), S(b, t, d)) is None
+    assert contradiction(S(3, variadic=True), S(b, 4)) == "dim -1 is 3, annotated 4"
+
+
+def test_anonymous_dims_print_as_underscore():
+    anon = Dim.sym("_@1")
+    assert str(S(b, anon)) == "(b, _)"
+    assert S(b, anon).to_json() == ["b", "_"]
