@@ -1,0 +1,272 @@
+"""SC303 missing-positional-encoding: rule examples.
+
+Marker (``# <-``): the line where the token embeddings are produced (the ``nn.Embedding`` call or
+``F.embedding``) in a model whose attention then sees them without any positional information: no
+added / concatenated PE, no rotary embedding, no ALiBi or relative-position bias.
+"""
+
+INVALID = [
+    ("seed 2 MiniGPT with the pos_emb line left out", '''\
+import torch
+import torch.nn as nn
+
+
+class MiniGPT(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_head=4, n_layer=2):
+        super().__init__()
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, n_head, 4 * d_model, batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, n_layer)
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        x = self.token_emb(idx)  # <-
+        mask = nn.Transformer.generate_square_subsequent_mask(T, device=idx.device)
+        x = self.blocks(x, mask=mask, is_causal=True)
+        return self.head(self.ln_f(x))
+'''),
+    ("encoder classifier: embedding straight into nn.TransformerEncoder", '''\
+from torch import nn
+
+
+class SentimentClassifier(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4, n_classes=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2)
+        self.head = nn.Linear(d_model, n_classes)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)  # <-
+        return self.head(self.encoder(x).mean(dim=1))
+'''),
+    ("Hugging Face embeddings: word + token_type, no position embeddings", '''\
+from dataclasses import dataclass
+
+from torch import nn
+
+
+@dataclass
+class Config:
+    vocab_size: int = 50
+    hidden_size: int = 32
+    type_vocab_size: int = 2
+    num_attention_heads: int = 4
+
+
+class Encoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size)
+        self.attention = nn.MultiheadAttention(config.hidden_size, config.num_attention_heads, batch_first=True)
+
+    def forward(self, input_ids, token_type_ids):
+        embeddings = self.word_embeddings(input_ids)  # <-
+        embeddings = self.LayerNorm(embeddings + self.token_type_embeddings(token_type_ids))
+        return self.attention(embeddings, embeddings, embeddings)[0]
+'''),
+    ("positional table defined in __init__ but never used in forward", '''\
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4, max_len=64):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_len, d_model)
+        self.attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, idx):
+        x = self.tok_emb(idx)  # <-
+        y, _ = self.attn(x, x, x)
+        return self.norm(x + y)
+'''),
+    ("einsum attention block, `import torch as th`", '''\
+import torch as th
+from torch import nn
+
+
+class SetEncoder(nn.Module):
+    def __init__(self, vocab_size=50, dim=32, heads=4):
+        super().__init__()
+        self.heads, self.dim_head = heads, dim // heads
+        self.to_tokens = nn.Embedding(vocab_size, dim)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+
+    def forward(self, ids):
+        x = self.to_tokens(ids)  # <-
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.dim_head).unbind(dim=2)
+        sim = th.einsum("bihd,bjhd->bhij", q, k) * self.dim_head ** -0.5
+        return th.einsum("bhij,bjhd->bihd", sim.softmax(dim=-1), v).reshape(b, n, d)
+'''),
+    ("functional F.embedding of a parameter table, then SDPA", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class TinyEncoder(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4):
+        super().__init__()
+        self.n_heads = n_heads
+        self.wte = nn.Parameter(torch.randn(vocab_size, d_model) * 0.02)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, ids):
+        x = F.embedding(ids, self.wte)  # <-
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return y.transpose(1, 2).reshape(B, T, C)
+'''),
+]
+
+VALID = [
+    ("seed 2 MiniGPT: token_emb + pos_emb(arange(T))", '''\
+import torch
+import torch.nn as nn
+
+
+class MiniGPT(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_head=4, n_layer=2, max_len=64):
+        super().__init__()
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_len, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, n_head, 4 * d_model, batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, n_layer)
+        self.head = nn.Linear(d_model, vocab_size, bias=False)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        x = self.token_emb(idx) + self.pos_emb(torch.arange(T, device=idx.device))
+        mask = nn.Transformer.generate_square_subsequent_mask(T, device=idx.device)
+        return self.head(self.blocks(x, mask=mask, is_causal=True))
+'''),
+    ("RoPE: rotary embedding on q and k, no added PE", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class RotaryEncoder(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4, max_len=64):
+        super().__init__()
+        self.h, self.hd = n_heads, d_model // n_heads
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        freqs = torch.outer(torch.arange(max_len).float(), inv_freq)
+        self.register_buffer("cos", torch.cat((freqs, freqs), dim=-1).cos())
+        self.register_buffer("sin", torch.cat((freqs, freqs), dim=-1).sin())
+
+    def forward(self, idx):
+        B, T = idx.shape
+        q, k, v = self.qkv(self.tok(idx)).view(B, T, 3, self.h, self.hd).permute(2, 0, 3, 1, 4)
+        cos, sin = self.cos[:T], self.sin[:T]
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, -1)
+'''),
+    ("ALiBi: distance bias on the scores, no added PE", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class ALiBiEncoder(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4):
+        super().__init__()
+        self.h = n_heads
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("slopes", 2.0 ** (-8.0 * torch.arange(1, n_heads + 1) / n_heads))
+
+    def forward(self, idx):
+        B, T = idx.shape
+        q, k, v = self.qkv(self.tok(idx)).view(B, T, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+        pos = torch.arange(T, device=idx.device)
+        bias = -self.slopes[:, None, None] * (pos[None, :] - pos[:, None]).abs()
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        return y.transpose(1, 2).reshape(B, T, -1)
+'''),
+    ("T5-style relative position bias table, no added PE", '''\
+import torch
+from torch import nn
+
+
+class RelativeBiasEncoder(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4, max_distance=16):
+        super().__init__()
+        self.h, self.hd, self.max_distance = n_heads, d_model // n_heads, max_distance
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.rel_bias = nn.Embedding(2 * max_distance + 1, n_heads)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        q, k, v = self.qkv(self.tok(idx)).view(B, T, 3, self.h, self.hd).permute(2, 0, 3, 1, 4)
+        pos = torch.arange(T, device=idx.device)
+        rel = (pos[None, :] - pos[:, None]).clamp(-self.max_distance, self.max_distance) + self.max_distance
+        scores = q @ k.transpose(-2, -1) * self.hd ** -0.5 + self.rel_bias(rel).permute(2, 0, 1)
+        return (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, -1)
+'''),
+    ("sinusoidal PositionalEncoding module wrapped around the embedding", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model=32, max_len=64):
+        super().__init__()
+        pos = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(pos * div)
+        pe[:, 1::2] = torch.cos(pos * div)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_heads=4):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.pos_enc = PositionalEncoding(d_model)
+        self.attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+
+    def forward(self, tokens):
+        x = self.pos_enc(self.embed(tokens) * math.sqrt(self.embed.embedding_dim))
+        return self.attn(x, x, x)[0]
+'''),
+    ("embedding into a GRU: no attention, order is built in", '''\
+from torch import nn
+
+
+class GRUTagger(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, n_tags=5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.rnn = nn.GRU(d_model, d_model, batch_first=True)
+        self.head = nn.Linear(d_model, n_tags)
+
+    def forward(self, tokens):
+        h, _ = self.rnn(self.embed(tokens))
+        return self.head(h)
+'''),
+]
