@@ -109,6 +109,25 @@ def _extra_args(model: nn.Module, x: torch.Tensor) -> list:
     return extra
 
 
+def _pe_notes(model: nn.Module) -> list[str]:
+    """Compare a buffer named like ``pe`` with the sinusoidal reference (interleaved or in halves)."""
+    for name, buf in model.named_buffers():
+        if "pe" not in name.split(".")[-1].lower() or buf.squeeze().dim() != 2 or not buf.is_floating_point():
+            continue
+        table = buf.squeeze()
+        length, d = table.shape
+        pos = torch.arange(length).float()[:, None]
+        angle = pos / 10000 ** (torch.arange(0, d, 2).float() / d)
+        interleaved = torch.stack([angle.sin(), angle.cos()], dim=-1).flatten(-2)
+        halves = torch.cat([angle.sin(), angle.cos()], dim=-1)
+        if torch.allclose(table, interleaved, atol=1e-4):
+            return ["sinusoid=interleaved"]
+        if torch.allclose(table, halves, atol=1e-4):
+            return ["sinusoid=halves"]
+        return [f"sinusoid=WRONG(max diff {(table - interleaved).abs().max().item():.2f})"]
+    return []
+
+
 def _first(out):
     while isinstance(out, (tuple, list)):
         out = out[0]
@@ -138,7 +157,7 @@ def run_snippet(code: str) -> str:
         except Exception as exc:  # noqa: BLE001
             last_error = last_error or exc  # the first guess is the most telling
             continue
-        notes = ["nan" if torch.isnan(out).any() else "ok"] + _softmax_notes()
+        notes = ["nan" if torch.isnan(out).any() else "ok"] + _softmax_notes() + _pe_notes(model)
         if out.dim() >= 2 and out.shape[:2] == x.shape[:2]:
             x2 = x.clone()
             x2[:, -1] = x2[:, 0] if x.dtype == torch.long else torch.randn_like(x2[:, -1])
