@@ -255,13 +255,15 @@ class MultiHead(nn.Module):
         self.n_head, self.d_k = n_head, d_model // n_head
         self.w_qs = nn.Linear(d_model, d_model, bias=False)
         self.w_ks = nn.Linear(d_model, d_model, bias=False)
+        self.w_vs = nn.Linear(d_model, d_model, bias=False)
         self.attention = ScaledDotProductAttention(temperature=self.d_k ** 0.5)
 
     def forward(self, x):
         B, T, _ = x.shape
         q = self.w_qs(x).view(B, T, self.n_head, self.d_k).transpose(1, 2)
         k = self.w_ks(x).view(B, T, self.n_head, self.d_k).transpose(1, 2)
-        return self.attention(q, k, k)
+        v = self.w_vs(x).view(B, T, self.n_head, self.d_k).transpose(1, 2)
+        return self.attention(q, k, v)
 '''),
     ("SDPA with scale=head_dim ** -0.5", '''\
 import torch.nn as nn
