@@ -511,7 +511,7 @@ def _atom_dim(atom: Atom) -> Dim:
 # --- arithmetic --------------------------------------------------------------------------------
 
 
-def _add(a: Dim, b: Dim, sign: int) -> Dim:
+def _add_raw(a: Dim, b: Dim, sign: int) -> Dim:
     if not b._terms:
         return a
     if not a._terms and sign == 1:
@@ -535,7 +535,7 @@ def _scale(a: Dim, k: Coef) -> Dim:
     return Dim(tuple(items))
 
 
-def _mul(a: Dim, b: Dim) -> Dim:
+def _mul_raw(a: Dim, b: Dim) -> Dim:
     at, bt = a._terms, b._terms
     if not at or not bt:
         return ZERO
@@ -597,7 +597,7 @@ def _lead(terms: tuple) -> tuple:
 _MAX_DIV_STEPS = 64
 
 
-def _try_exact_div(a: Dim, b: Dim) -> Dim | None:
+def _try_exact_div_raw(a: Dim, b: Dim) -> Dim | None:
     """q with q * b == a and q integral in form (an integer for all atom values), else None.
 
     ``b`` must not be 0. Integral form means int coefficients and no negative exponents, so the
@@ -696,7 +696,7 @@ def _cancel(a: Dim, b: Dim) -> tuple[Dim, Dim]:
     return div(a), div(b)
 
 
-def _floordiv(a: Dim, b: Dim, cancel: bool = True) -> Dim:
+def _floordiv_raw(a: Dim, b: Dim, cancel: bool = True) -> Dim:
     bt = b._terms
     if not bt:
         raise ZeroDivisionError("Dim // 0")
@@ -719,11 +719,11 @@ def _floordiv(a: Dim, b: Dim, cancel: bool = True) -> Dim:
     if cancel and a.is_integral_form() and b.is_integral_form():
         a2, b2 = _cancel(a, b)
         if a2 is not a:
-            return _floordiv(a2, b2, cancel=False)
+            return _floordiv_raw(a2, b2, cancel=False)
     return _atom_dim(_Opaque("//", a, b))
 
 
-def _mod(a: Dim, b: Dim) -> Dim:
+def _mod_raw(a: Dim, b: Dim) -> Dim:
     bt = b._terms
     if not bt:
         raise ZeroDivisionError("Dim % 0")
@@ -745,6 +745,90 @@ def _mod(a: Dim, b: Dim) -> Dim:
             return _const(int(reduced._const_coef()))
         a = reduced
     return _atom_dim(_Opaque("%", a, b))
+
+
+# --- memoised entry points ---------------------------------------------------------------------
+# Dims are immutable, so results can be shared. The interpreter builds the same few expressions
+# over and over (b*t*d, d//h, ...); a bounded table, cleared when full, makes repeats cheap.
+
+_MEMO_CAP = 1 << 15
+_memo: dict = {}
+
+
+def _add(a: Dim, b: Dim, sign: int) -> Dim:
+    if not b._terms:
+        return a
+    key = ("+" if sign == 1 else "-", a, b)
+    r = _memo.get(key)
+    if r is None:
+        r = _add_raw(a, b, sign)
+        if len(_memo) >= _MEMO_CAP:
+            _memo.clear()
+        _memo[key] = r
+    return r
+
+
+def _mul(a: Dim, b: Dim) -> Dim:
+    if a is ONE:
+        return b
+    if b is ONE:
+        return a
+    key = ("*", a, b)
+    r = _memo.get(key)
+    if r is None:
+        r = _mul_raw(a, b)
+        if len(_memo) >= _MEMO_CAP:
+            _memo.clear()
+        _memo[key] = r
+    return r
+
+
+def _floordiv(a: Dim, b: Dim) -> Dim:
+    key = ("//", a, b)
+    r = _memo.get(key)
+    if r is None:
+        r = _floordiv_raw(a, b)
+        if len(_memo) >= _MEMO_CAP:
+            _memo.clear()
+        _memo[key] = r
+    return r
+
+
+def _mod(a: Dim, b: Dim) -> Dim:
+    key = ("%", a, b)
+    r = _memo.get(key)
+    if r is None:
+        r = _mod_raw(a, b)
+        if len(_memo) >= _MEMO_CAP:
+            _memo.clear()
+        _memo[key] = r
+    return r
+
+
+_NONE = object()
+
+
+def _try_exact_div(a: Dim, b: Dim) -> Dim | None:
+    key = ("/?", a, b)
+    r = _memo.get(key)
+    if r is None:
+        r = _try_exact_div_raw(a, b)
+        if len(_memo) >= _MEMO_CAP:
+            _memo.clear()
+        _memo[key] = _NONE if r is None else r
+        return r
+    return None if r is _NONE else r
+
+
+def _exact_quotient(n: Dim, d: Dim) -> Dim:
+    key = ("/", n, d)
+    r = _memo.get(key)
+    if r is None:
+        r = _exact_quotient_raw(n, d)
+        if len(_memo) >= _MEMO_CAP:
+            _memo.clear()
+        _memo[key] = r
+    return r
 
 
 def product(dims: Iterable[DimLike]) -> Dim:
@@ -786,7 +870,7 @@ def exact_div(a: DimLike, b: DimLike) -> Dim:
     return _exact_quotient(as_dim(a), as_dim(b))
 
 
-def _exact_quotient(n: Dim, d: Dim) -> Dim:
+def _exact_quotient_raw(n: Dim, d: Dim) -> Dim:
     """n / d for a division known to be exact."""
     if not d._terms:
         raise ZeroDivisionError("Dim substitution made a denominator 0")

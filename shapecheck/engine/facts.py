@@ -37,8 +37,24 @@ class FunctionRun:
     node: cst.FunctionDef
     cls: ClassInfo | None
     inlined: bool
+    parent: "FunctionRun | None" = None  # the run that called this one (inlined runs)
+    call_node: cst.CSTNode | None = None  # the call site that inlined it
     assignments: list["Assignment"] = field(default_factory=list)
     returns: Value = UNKNOWN
+
+    def chain(self) -> Iterator["FunctionRun"]:
+        """This run and the runs that called it, innermost first."""
+        run: FunctionRun | None = self
+        while run is not None:
+            yield run
+            run = run.parent
+
+    @property
+    def root(self) -> "FunctionRun":
+        run = self
+        while run.parent is not None:
+            run = run.parent
+        return run
 
 
 @dataclass(eq=False)
@@ -62,6 +78,7 @@ class OpEvent:
     run: FunctionRun | None
     arg_nodes: tuple[cst.CSTNode | None, ...] = ()
     kwarg_nodes: dict[str, cst.CSTNode] = field(default_factory=dict)
+    assumptions: object = None  # the dims.Assumptions of the path the op ran on
 
     def arg(self, index: int, name: str | None = None) -> Value:
         """An argument given by position or by keyword."""

@@ -205,8 +205,10 @@ class Interpreter:
         depth: int,
         inlined: bool,
         assumptions: Assumptions | None = None,
+        parent: FunctionRun | None = None,
+        call_node: cst.CSTNode | None = None,
     ) -> Value:
-        run = FunctionRun(qualname, node, cls, inlined)
+        run = FunctionRun(qualname, node, cls, inlined, parent, call_node)
         self.facts.runs.append(run)
         frame = Frame(
             dict(bindings),
@@ -382,6 +384,11 @@ class Interpreter:
             self.eval(small.value, frame)
         elif isinstance(small, cst.Return):
             value = self.eval(small.value, frame) if small.value is not None else ConstValue(None)
+            function = frame.run.node
+            if isinstance(value, TensorValue) and function is not None and function.returns is not None:
+                declared = self._annotation_value(function.returns, "return")
+                if isinstance(declared, TensorValue):
+                    ops.check_annotation(self, value, declared, small, frame, f"the value returned by `{function.name.value}`")
             frame.returns.append(value)
             frame.terminated = True
         elif isinstance(small, cst.Assert):
@@ -664,7 +671,25 @@ class Interpreter:
         for param_name, value in list(bindings.items()):
             if isinstance(value, Opaque) and value.name == param_name:
                 bindings[param_name] = Opaque(param_name)
-        return self.run_function(node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True)
+        self._check_arguments(node, bindings, call, frame)
+        result = self.run_function(
+            node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
+            parent=frame.run if frame.run.node is not None else None, call_node=call.node,
+        )
+        return result
+
+    def _check_arguments(self, node: cst.FunctionDef, bindings: dict[str, Value], call: "ops.Call", frame: Frame) -> None:
+        """Arguments passed to a jaxtyping-annotated function must fit its annotations (SC506)."""
+        params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+        for param in params:
+            if param.annotation is None:
+                continue
+            actual = bindings.get(param.name.value)
+            if not isinstance(actual, TensorValue):
+                continue
+            declared = self._annotation_value(param.annotation, param.name.value)
+            if isinstance(declared, TensorValue):
+                ops.check_annotation(self, actual, declared, call.node, frame, f"argument `{param.name.value}` of `{node.name.value}`")
 
     def instantiate(self, info: ClassInfo, call: "ops.Call", frame: Frame) -> Value:
         self.facts.instantiations.append((call.node, info))
@@ -733,6 +758,17 @@ class Interpreter:
         return TupleValue(tuple(items))
 
     def _eval_comprehension(self, node: cst.ListComp | cst.GeneratorExp, frame: Frame) -> Value:
+        comp_for = node.for_in
+        if comp_for.inner_for_in is None and not comp_for.ifs:
+            iterable = self.eval(comp_for.iter, frame)
+            items = _known_items(iterable)
+            if items is not None:
+                results = []
+                for item in items:
+                    inner = frame.fork()
+                    self.assign(comp_for.target, item, inner, node)
+                    results.append(self.eval(node.elt, inner))
+                return TupleValue(tuple(results))
         inner = frame.fork()
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
@@ -839,6 +875,16 @@ def literal_string(node: cst.BaseExpression) -> str | None:
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     return None
+
+
+def _known_items(value: Value) -> tuple[Value, ...] | None:
+    """The items of a tuple or split whose length is known and small."""
+    items = None
+    if isinstance(value, TupleValue):
+        items = value.items
+    elif isinstance(value, ops.SplitTuple) and value.pieces is not None:
+        items = value.pieces
+    return items if items is not None and 0 < len(items) <= 16 else None
 
 
 def _is_number(value: Value | None) -> bool:

@@ -21,6 +21,7 @@ from shapecheck.engine.ops import (
     apply,
     conflict,
     lineage,
+    unify,
 )
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.values import (
@@ -178,6 +179,8 @@ def linear_output(
     shape = None
     if x.shape is not None:
         last = x.shape.dim(-1)
+        if last is not None and in_features is not None:
+            unify(frame, last, in_features)
         if last is not None and in_features is not None and equal(last, in_features, frame.assumptions) is Truth.FALSE:
             conflict(
                 interp,
@@ -212,7 +215,8 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     in_features = dim_of(module.param("in_features"))
     x = _refine_input(interp, call, frame, in_features)
     result = linear_output(interp, x, in_features, dim_of(module.param("out_features")), call.node, frame, _label(module))
-    return result.with_tag(ProjectionTag(module.ident))
+    source = x if x.shape is not None or x.tags or x.node is not None else None
+    return result.with_tag(ProjectionTag(module.ident, (), source))
 
 
 def _label(module: ModuleValue) -> str:

@@ -125,7 +125,7 @@ def apply(interp: "Interpreter", name: str, call: Call, frame: "Frame") -> Value
     except (ArithmeticError, ValueError, TypeError, IndexError, RecursionError):
         result = UNKNOWN
     interp.facts.events.append(
-        OpEvent(name, call.node, call.args, call.kwargs, result, frame.run, call.arg_nodes, call.kwarg_nodes)
+        OpEvent(name, call.node, call.args, call.kwargs, result, frame.run, call.arg_nodes, call.kwarg_nodes, frame.assumptions)
     )
     return result
 
@@ -386,6 +386,16 @@ def contradiction(actual: Shape, declared: Shape, assumptions: object) -> str | 
     return None
 
 
+def unify(frame: "Frame", a: Dim, b: Dim) -> None:
+    """An op that only runs when two dims are equal (a Linear's input, a matmul's inner dims): when
+    their equality is unknown and one is a plain symbol, assume it on this path. Code after the op
+    only runs if it held."""
+    if equal(a, b, frame.assumptions) is not Truth.UNKNOWN:
+        return
+    if a.name is not None or b.name is not None:
+        frame.assumptions.add_equal(a, b)
+
+
 def fresh(interp: "Interpreter", hint: str) -> Dim:
     return Dim.sym(interp.fresh_name(hint))
 
@@ -412,7 +422,29 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             frame,
             "view",
         )
+    if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
+        _unify_numel(frame, source.shape.dims, result.shape.dims)
     return same_values(source, result.shape)
+
+
+def _unify_numel(frame: "Frame", source: tuple[Dim, ...], target: tuple[Dim, ...]) -> None:
+    """A view ran, so both sides hold as many elements: cancel the dims they share and assume the
+    rest equal (``view(B, T, h, H // h)`` of ``(B, T, H)`` teaches ``H == h * (H // h)``)."""
+    rest = list(target)
+    left = []
+    for dim in source:
+        if dim in rest:
+            rest.remove(dim)
+        else:
+            left.append(dim)
+    if not left or not rest:
+        return
+    try:
+        a, b = product(left), product(rest)
+    except ArithmeticError:
+        return
+    if equal(a, b, frame.assumptions) is Truth.UNKNOWN:
+        frame.assumptions.add_equal(a, b)
 
 
 @op("flatten")
@@ -561,6 +593,9 @@ class KeyTransposed:
 def _mark_transposed(result: TensorValue, source: TensorValue, last_two: bool) -> TensorValue:
     previous = source.tag(KeyTransposed)
     result = result.without(KeyTransposed)
+    scores = result.tag(ScoresTag)
+    if scores is not None and last_two:
+        result = result.with_tag(replace(scores, key_axis=-1 if scores.key_axis == -2 else -2))
     if last_two:
         if previous is not None:
             return result  # transposed back
@@ -777,7 +812,9 @@ def _triangle(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     full = None
     if source.shape is not None and source.shape.rank is not None and source.shape.rank >= 2:
         full = source.shape.dims[-1]
-    tag = TriangleTag(lower=name == "tril", diagonal=diagonal, node=call.node, full_size=full)
+    node = call.node
+    method = isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and bool(call.arg_nodes) and call.arg_nodes[0] is node.func.value
+    tag = TriangleTag(lower=name == "tril", diagonal=diagonal, node=call.node, full_size=full, method_form=method)
     return TensorValue(source.shape, source.dtype, lineage(source), call.node).with_tag(tag)
 
 
@@ -939,7 +976,7 @@ def _piece(source: TensorValue, shape: Shape | None, index: int) -> TensorValue:
     piece = same_values(source, shape)
     projection = source.tag(ProjectionTag)
     if projection is not None:
-        piece = piece.with_tag(ProjectionTag(projection.ident, projection.part + (index,)))
+        piece = piece.with_tag(ProjectionTag(projection.ident, projection.part + (index,), projection.source))
     return piece
 
 
@@ -1062,6 +1099,9 @@ def _matmul(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: cst.CSTNode, frame: "Frame", name: str) -> TensorValue:
     shape = None
     if a.shape is not None and b.shape is not None:
+        inner_a, inner_b = a.shape.dim(-1), b.shape.dim(-2) if (b.shape.rank or 2) >= 2 else b.shape.dim(-1)
+        if inner_a is not None and inner_b is not None:
+            unify(frame, inner_a, inner_b)
         result = shape_ops.matmul(a.shape, b.shape, frame.assumptions)
         shape = result.shape
         if result.conflict is not None:
@@ -1178,6 +1218,11 @@ def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if q.shape is not None and v.shape is not None and not q.shape.variadic and not v.shape.variadic:
         shape = Shape(q.shape.dims[:-1] + v.shape.dims[-1:])
     return TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
+
+
+@op("multinomial")
+def _multinomial(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return TensorValue(None, "int", (), call.node)
 
 
 @op("cross_entropy", "nll_loss")

@@ -120,8 +120,14 @@ def _attention_role(
     if a.has(ProbsTag):
         return result.with_tag(AttentionOutputTag(call.node))
     query_free, key_free = output[-2], output[-1]
-    if left[-1] == c and right[-1] == c and query_free in left and query_free not in right and key_free in right and key_free not in left:
-        tagged = result.with_tag(ScoresTag(call.node, a, b, sizes.get(c)))
+    key_axis = None
+    if left[-1] == c and right[-1] == c:
+        if query_free in left and query_free not in right and key_free in right and key_free not in left:
+            key_axis = -1
+        elif query_free in right and query_free not in left and key_free in left and key_free not in right:
+            key_axis = -2
+    if key_axis is not None:
+        tagged = result.with_tag(ScoresTag(call.node, a, b, sizes.get(c), key_axis))
         factor = _combined_scale(a, b)
         return tagged.with_tag(factor) if factor is not None else tagged
     return result
@@ -174,6 +180,11 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if dim is not None:
             axes[key] = dim
     shape = tensor.shape
+    if shape is not None and shape.variadic and len(shape.dims) < len(left) and not any("..." in g for g in left):
+        # ``b n (h d)`` on a tensor known only as (*, 192): the leading axes are named by the pattern.
+        leading = left[: len(left) - len(shape.dims)]
+        if all(len(g) == 1 and not g[0].isdigit() for g in leading):
+            shape = Shape(tuple(Dim.sym(g[0]) for g in leading) + shape.dims)
     known = shape is not None and not shape.variadic and shape.rank == len(left) and not any("..." in g for g in left)
     if known:
         for group, dim in zip(left, shape.dims):  # type: ignore[union-attr]

@@ -53,6 +53,9 @@ ANONYMOUS_PREFIX = "_@"
 """Symbols named ``_@<n>`` stand for one unnamed dim each (jaxtyping ``_``, ``#b``)."""
 
 
+_ONE_TERMS = Dim.const(1)._terms
+
+
 def is_anonymous(d: Dim) -> bool:
     """True for a fresh anonymous dim (printed as ``_``)."""
     name = d.name
@@ -72,8 +75,13 @@ class Shape:
 
     def __post_init__(self) -> None:
         dims = self.dims
-        if dims.__class__ is not tuple or any(x.__class__ is not Dim for x in dims):
-            object.__setattr__(self, "dims", tuple(as_dim(x) for x in dims))
+        if dims.__class__ is tuple:
+            for x in dims:
+                if x.__class__ is not Dim:
+                    break
+            else:
+                return
+        object.__setattr__(self, "dims", tuple([as_dim(x) for x in dims]))
 
     @staticmethod
     def of(*dims: DimLike, variadic: bool = False) -> Shape:
@@ -131,7 +139,7 @@ def _as_dims(sizes: Iterable[DimLike]) -> tuple[Dim, ...]:
 
 
 def _is_one(d: Dim) -> bool:
-    return d == 1
+    return d._terms == _ONE_TERMS
 
 
 def _one(d: Dim, assumptions: Assumptions | None) -> bool:
@@ -343,9 +351,13 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
         dims = _as_dims(sizes)
     except TypeError:
         return ReshapeResult(None)
-    infer = [i for i, x in enumerate(dims) if x == -1]
-    if len(infer) > 1 or any(x.value is not None and x.value < 0 and x != -1 for x in dims):
-        return ReshapeResult(None)
+    infer = []
+    for i, x in enumerate(dims):
+        v = x.value
+        if v is not None and v < 0:
+            if v != -1 or infer:
+                return ReshapeResult(None)
+            infer.append(i)
     total = numel(src)
     try:
         if not infer:

@@ -229,6 +229,7 @@ class ProjectionTag:
 
     ident: ModuleIdent
     part: tuple[int, ...] = ()  # which piece of a fused projection (split / chunk / unbind index)
+    source: "Value | None" = field(default=None, compare=False)  # the input tensor it projected
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +240,7 @@ class ScoresTag:
     query: "TensorValue"
     key: "TensorValue"
     head_dim: Dim | None  # the contracted dim (d_k)
+    key_axis: int = -1  # the axis of the scores that runs over keys (-2 when written keys-first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +285,7 @@ class TriangleTag:
     full_size: Dim | None = None  # the square size it was built with (max_len buffers)
     sliced: bool = False
     additive: bool = False  # a float mask with -inf where blocked (added to the scores)
+    method_form: bool = False  # written x.triu(d) rather than torch.triu(x, d)
 
     @property
     def true_is_future(self) -> bool | None:

@@ -1,0 +1,135 @@
+"""Questions rules ask of the facts, answered once here so that rules stay small.
+
+A node evaluated in several contexts (standalone, and inlined where a caller passes real arguments)
+has several events. A finding that depends on what a context knows (was the query scaled by the
+caller? was a mask passed?) must hold in every context: ``in_every_context``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from shapecheck.engine.facts import FileFacts, FunctionRun, OpEvent
+from shapecheck.engine.ops import ParameterTag
+from shapecheck.engine.values import (
+    ClassInfo,
+    ConstValue,
+    ProjectionTag,
+    ScoresTag,
+    TensorValue,
+    Value,
+    as_tensor,
+    int_of,
+)
+
+
+def by_node(events: Iterable[OpEvent]) -> dict[cst.CSTNode, list[OpEvent]]:
+    table: dict[cst.CSTNode, list[OpEvent]] = {}
+    for event in events:
+        table.setdefault(event.node, []).append(event)
+    return table
+
+
+def in_every_context(events: Iterable[OpEvent], predicate: Callable[[OpEvent], "bool | None"]) -> Iterator[OpEvent]:
+    """For each node: the first event for which ``predicate`` is True, provided no context of that
+    node answers False. ``None`` means the context cannot tell (a standalone helper that does not
+    know what its caller passes) and does not count either way."""
+    for group in by_node(events).values():
+        verdicts = [(predicate(event), event) for event in group]
+        if any(verdict is False for verdict, _ in verdicts):
+            continue
+        for verdict, event in verdicts:
+            if verdict is True:
+                yield event
+                break
+
+
+def in_some_context(events: Iterable[OpEvent], predicate: Callable[[OpEvent], bool]) -> Iterator[OpEvent]:
+    """For each node: the first event for which ``predicate`` holds."""
+    for group in by_node(events).values():
+        for event in group:
+            if predicate(event):
+                yield event
+                break
+
+
+def softmax_over_scores(facts: FileFacts) -> list[OpEvent]:
+    """softmax / log_softmax events whose input is attention scores."""
+    return [
+        event
+        for event in facts.events_of("softmax") + facts.events_of("log_softmax")
+        if event.tensor(0, "input").has(ScoresTag)
+    ]
+
+
+def softmax_dim(event: OpEvent) -> int | None | str:
+    """The softmax dim as an int, None when not given (implicit), "?" when unknown."""
+    if event.has_arg(1, "dim"):
+        value = int_of(event.arg(1, "dim"))
+        return value if value is not None else "?"
+    return None
+
+
+def projection_of(tensor: TensorValue) -> ProjectionTag | None:
+    return tensor.tag(ProjectionTag)
+
+
+def is_bool_true(value: Value) -> bool:
+    return isinstance(value, ConstValue) and value.value is True
+
+
+def given(event: OpEvent, index: int, name: str) -> bool:
+    """The argument was passed and is not a literal None."""
+    if not event.has_arg(index, name):
+        return False
+    value = event.arg(index, name)
+    return not (isinstance(value, ConstValue) and value.value is None)
+
+
+def enclosing_classes(run: FunctionRun | None) -> list[ClassInfo]:
+    """The classes of this run and of the runs that inlined it, innermost first."""
+    classes: list[ClassInfo] = []
+    while run is not None:
+        if run.cls is not None and run.cls not in classes:
+            classes.append(run.cls)
+        run = run.parent
+    return classes
+
+
+@dataclass(frozen=True)
+class SelfAttention:
+    """Whether query and key of an attention come from the same input tensor."""
+
+    known: bool
+    same: bool
+
+
+def _input_identity(tensor: TensorValue) -> object | None:
+    projection = tensor.tag(ProjectionTag)
+    if projection is None:
+        return None
+    return projection
+
+
+def is_weight(tensor: TensorValue) -> bool:
+    return tensor.has(ParameterTag)
+
+
+def tensor_arg(event: OpEvent, index: int, name: str | None = None) -> TensorValue:
+    return as_tensor(event.arg(index, name))
+
+
+def self_attention(query: TensorValue, key: TensorValue) -> SelfAttention:
+    """Query and key projected from the same tensor (self-attention), from different ones (cross),
+    or not known."""
+    q, k = query.tag(ProjectionTag), key.tag(ProjectionTag)
+    if q is None or k is None:
+        return SelfAttention(False, False)
+    if q.ident is k.ident:
+        return SelfAttention(True, True)
+    if q.source is not None and k.source is not None:
+        return SelfAttention(True, q.source is k.source)
+    return SelfAttention(False, False)

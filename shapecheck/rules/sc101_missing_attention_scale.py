@@ -1,0 +1,70 @@
+"""SC101 missing-attention-scale."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from shapecheck.diagnostics import Severity
+from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.queries import in_every_context, softmax_over_scores
+from shapecheck.engine.values import ScaleTag, ScoresTag
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+
+class MissingAttentionScale(Rule):
+    """Attention scores reach softmax without the 1/sqrt(d_k) scale.
+
+    ## What it does
+    Finds a softmax applied to attention scores (`q @ k.transpose(-2, -1)`, or the equivalent
+    `einsum`) when neither the scores nor the query or key were multiplied or divided by a scale
+    on the way. The scores are recognised by how they were computed (a product of a tensor with a
+    tensor transposed over its last two axes), not by variable names. A scale applied to `q`
+    before the product, a scale held in an attribute or passed as an argument all count.
+
+    ## Why is this bad?
+    The variance of `q . k` grows with d_k: with d_k = 64 the unscaled scores have a standard
+    deviation of about 8, softmax saturates to nearly one-hot rows and its gradient vanishes. The
+    model still runs, but trains slowly or diverges to NaN; nothing crashes to warn you.
+
+    ## Example
+    ```python
+    scores = q @ k.transpose(-2, -1)
+    attn = scores.softmax(dim=-1)
+    ```
+
+    ## Use instead
+    ```python
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    attn = scores.softmax(dim=-1)
+    ```
+    or `F.scaled_dot_product_attention(q, k, v)`, which scales by itself.
+    """
+
+    code = "SC101"
+    name = "missing-attention-scale"
+    severity = Severity.WARNING
+    summary = "Attention scores (q @ k^T) reach softmax with no 1/sqrt(d_k) scaling."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        for event in in_every_context(softmax_over_scores(facts), _unscaled):
+            scores = event.tensor(0, "input")
+            tag = scores.tag(ScoresTag)
+            head_dim = tag.head_dim
+            expected = "sqrt(d_k)"
+            if head_dim is not None:
+                expected = f"sqrt({head_dim})"
+                if head_dim.is_const:
+                    expected += f" = {head_dim.value ** 0.5:g}"
+            shape = f" {scores.shape}" if scores.shape is not None else ""
+            yield Report(
+                event.node,
+                f"attention scores{shape} reach softmax unscaled; expected them divided by {expected}",
+                hint="divide the scores by math.sqrt(d_k), or scale q by d_k ** -0.5 before the product",
+            )
+
+
+def _unscaled(event: OpEvent) -> bool:
+    scores = event.tensor(0, "input")
+    return scores.has(ScoresTag) and not scores.has(ScaleTag)

@@ -1,0 +1,118 @@
+"""SC104 mask-after-softmax."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from shapecheck.diagnostics import Severity
+from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.queries import in_every_context
+from shapecheck.engine.values import MaskedTag, ProbsTag, ScoresTag, TriangleTag, scale_of
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+#: A fill value this negative gives a masked position no weight after softmax.
+LARGE_NEGATIVE = -1e4
+
+
+class MaskAfterSoftmax(Rule):
+    """A mask applied after softmax, or with 0 instead of -inf before it.
+
+    ## What it does
+    Finds masks that do not remove positions from attention:
+    - `masked_fill` (or a product with a mask) on softmax probabilities whose scores were never
+      masked before the softmax;
+    - `masked_fill(scores, mask, 0)` (or any fill that is not very negative), or `scores * mask`,
+      before the softmax.
+
+    ## Why is this bad?
+    Masking after softmax leaves rows that no longer sum to 1, and the blocked positions already
+    took their share of the probability mass. Filling scores with 0 gives blocked positions
+    exp(0) = 1 of weight, as much as an average token: a decoder then still sees the future.
+    Nothing crashes; the model trains on leaked or mis-normalised attention.
+
+    ## Example
+    ```python
+    attn = scores.softmax(dim=-1)
+    attn = attn.masked_fill(mask, 0.0)
+    ```
+
+    ## Use instead
+    ```python
+    scores = scores.masked_fill(mask, float("-inf"))
+    attn = scores.softmax(dim=-1)
+    ```
+    """
+
+    code = "SC104"
+    name = "mask-after-softmax"
+    severity = Severity.ERROR
+    summary = "Mask applied to probabilities after softmax, or masked with 0 instead of -inf / large negative before softmax."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        fills = facts.events_of("masked_fill")
+        for event in in_every_context(fills, _masks_probabilities):
+            yield Report(
+                event.node,
+                "mask applied to attention probabilities after softmax; the rows no longer sum to 1 and "
+                "the masked positions already took part in the normalisation",
+                hint='mask the scores before softmax: scores.masked_fill(mask, float("-inf"))',
+            )
+        for event in in_every_context(fills, _weak_fill):
+            fill = scale_of(event.arg(2, "value"))
+            yield Report(
+                event.node,
+                f"scores masked with {fill.describe() if fill else 'a small value'} before softmax; a masked "
+                "position still gets weight exp(fill), use -inf or a very negative number",
+                hint='use float("-inf") (or torch.finfo(scores.dtype).min) as the fill value',
+            )
+        products = [e for e in facts.events_of("binary") if _operator(e) == "mul"]
+        for event in in_every_context(products, _multiplied_mask):
+            result = event.result_tensor
+            after = result.has(ProbsTag)
+            yield Report(
+                event.node,
+                "attention probabilities multiplied by a mask after softmax; the rows no longer sum to 1"
+                if after
+                else "scores multiplied by a 0/1 mask before softmax; masked positions get score 0, not -inf",
+                hint='mask the scores before softmax with masked_fill(mask, float("-inf"))',
+            )
+
+
+def _operator(event: OpEvent) -> str | None:
+    value = event.kwargs.get("operator")
+    return getattr(value, "value", None)
+
+
+def _masks_probabilities(event: OpEvent) -> bool:
+    source = event.tensor(0, "input")
+    probs = source.tag(ProbsTag)
+    if probs is None:
+        return False
+    return not probs.scores.has(MaskedTag)
+
+
+def _weak_fill(event: OpEvent) -> bool:
+    source = event.tensor(0, "input")
+    if not source.has(ScoresTag) or source.has(ProbsTag):
+        return False
+    fill = scale_of(event.arg(2, "value"))
+    if fill is None or fill.value is None:
+        return False
+    return fill.value > LARGE_NEGATIVE
+
+
+def _multiplied_mask(event: OpEvent) -> bool:
+    result = event.result_tensor
+    masked = result.tag(MaskedTag)
+    if masked is None or masked.node is not event.node or masked.mask is None:
+        return False
+    mask = masked.mask
+    is_mask = mask.has(TriangleTag) or mask.dtype == "bool"
+    if not is_mask:
+        return False
+    if result.has(ProbsTag):
+        probs = result.tag(ProbsTag)
+        return not probs.scores.has(MaskedTag)
+    return result.has(ScoresTag)

@@ -1,0 +1,93 @@
+"""SC201 mask-dtype."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from shapecheck.diagnostics import Edit, Fix, Severity
+from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.queries import given, in_some_context
+from shapecheck.engine.values import TriangleTag
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+
+class MaskDtype(Rule):
+    """A 0/1 float or integer mask where a bool mask is required.
+
+    ## What it does
+    Finds `masked_fill` called with a mask whose dtype the engine knows to be float or integer
+    (for example `torch.tril(torch.ones(T, T))`), and a 0/1 float triangle given as `attn_mask`
+    to `F.scaled_dot_product_attention` or `nn.MultiheadAttention`, where a float mask is added
+    to the scores instead of blocking positions.
+
+    ## Why is this bad?
+    `masked_fill` with a float mask raises `RuntimeError: masked_fill_ only supports boolean
+    masks`. Worse, a float 0/1 `attn_mask` is silently *added* to the scores: allowed positions
+    get +1, blocked ones +0, and nothing is masked at all.
+
+    ## Example
+    ```python
+    mask = torch.tril(torch.ones(T, T))
+    scores = scores.masked_fill(mask == 0, float("-inf"))  # fine: `mask == 0` is bool
+    scores = scores.masked_fill(1 - mask, float("-inf"))   # float mask: error
+    ```
+
+    ## Use instead
+    ```python
+    scores = scores.masked_fill((1 - mask).bool(), float("-inf"))
+    ```
+    """
+
+    code = "SC201"
+    name = "mask-dtype"
+    severity = Severity.ERROR
+    fixable = True
+    summary = "0/1 float or int mask used where a bool mask is required (masked_fill, boolean attn_mask)."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        for event in in_some_context(facts.events_of("masked_fill"), _non_bool_mask):
+            mask = event.tensor(1, "mask")
+            node = event.arg_node(1, "mask")
+            fix = None
+            if isinstance(node, cst.BaseExpression):
+                fix = Fix("convert the mask with .bool()", (Edit(node, _as_bool(node)),))
+            yield Report(
+                node if node is not None else event.node,
+                f"masked_fill needs a bool mask but this mask is {mask.dtype} "
+                f"{'(a 0/1 triangle) ' if mask.has(TriangleTag) else ''}and raises a RuntimeError",
+                hint="append .bool() to the mask",
+                fix=fix,
+            )
+        attention = facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
+        for event in in_some_context(attention, _float_triangle):
+            node = event.kwarg_nodes.get("attn_mask") or event.node
+            yield Report(
+                node,
+                "a 0/1 float triangle given as attn_mask is added to the scores (+1 / +0) and blocks nothing; "
+                "pass a bool mask or a float mask of 0 / -inf",
+                hint="convert it with .bool() (mind each API's polarity) or use masked_fill(~mask, float('-inf'))",
+            )
+
+
+def _non_bool_mask(event: OpEvent) -> bool:
+    mask = event.tensor(1, "mask")
+    return mask.dtype in ("float", "int")
+
+
+def _float_triangle(event: OpEvent) -> bool:
+    if not given(event, 3 if event.op == "scaled_dot_product_attention" else 6, "attn_mask"):
+        return False
+    mask = event.tensor(3 if event.op == "scaled_dot_product_attention" else 6, "attn_mask")
+    triangle = mask.tag(TriangleTag)
+    return mask.dtype == "float" and triangle is not None and not triangle.additive
+
+
+def _as_bool(node: cst.BaseExpression) -> cst.BaseExpression:
+    value = node
+    if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not node.lpar:
+        value = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("bool")))

@@ -1,0 +1,102 @@
+"""SC203 mask-polarity."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from shapecheck.diagnostics import Severity
+from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.queries import given, in_some_context
+from shapecheck.engine.values import ScoresTag, TriangleTag, scale_of
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+
+class MaskPolarity(Rule):
+    """A causal mask whose True entries mean the opposite of what the API expects.
+
+    ## What it does
+    Works out which positions of a triangular mask are True (`tril` / `triu`, their `diagonal`,
+    and any `~`, `== 0` or `logical_not` applied since) and compares that with the convention of
+    the API it reaches:
+    - `masked_fill(mask, -inf)` and `nn.MultiheadAttention` / `nn.Transformer*` bool masks:
+      True = blocked;
+    - `F.scaled_dot_product_attention` bool `attn_mask`: True = attend.
+
+    ## Why is this bad?
+    An inverted causal mask blocks the past and lets every token see the future: the model
+    trains to near-zero loss by copying the next token, then generates garbage. With
+    `masked_fill` it can also block a whole row and turn it into NaN. Nothing crashes.
+
+    ## Example
+    ```python
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=~causal)
+    ```
+
+    ## Use instead
+    ```python
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))  # True = may attend
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
+    ```
+    """
+
+    code = "SC203"
+    name = "mask-polarity"
+    severity = Severity.ERROR
+    summary = "Inverted mask meaning: tril vs triu for masked_fill(mask, -inf), MHA-convention bool mask to SDPA or the reverse."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        for event in in_some_context(facts.events_of("masked_fill"), _fill_blocks_past):
+            yield Report(
+                event.arg_node(1, "mask") or event.node,
+                "masked_fill(mask, -inf) blocks where the mask is True, but this mask is True on the past and "
+                "the diagonal (tril): it hides what a causal model may see and leaves the future open",
+                hint="block the future: mask with torch.triu(..., diagonal=1).bool(), or use tril(...) == 0",
+            )
+        for event in in_some_context(facts.events_of("scaled_dot_product_attention"), _sdpa_inverted):
+            yield Report(
+                event.kwarg_nodes.get("attn_mask") or event.arg_node(3, "attn_mask") or event.node,
+                "F.scaled_dot_product_attention treats a bool attn_mask as True = attend, but this mask is True "
+                "on the future (the nn.MultiheadAttention convention): it lets tokens see only the future",
+                hint="pass the allowed positions (torch.tril(...).bool()), or use is_causal=True",
+            )
+        mha = facts.events_of("module.MultiheadAttention")
+        for event in in_some_context(mha, _mha_inverted):
+            yield Report(
+                event.kwarg_nodes.get("attn_mask") or event.node,
+                "nn.MultiheadAttention treats a bool attn_mask as True = blocked, but this mask is True on the "
+                "allowed positions (the scaled_dot_product_attention convention)",
+                hint="pass the blocked positions: torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)",
+            )
+
+
+def _bool_triangle(value) -> TriangleTag | None:
+    if getattr(value, "dtype", None) != "bool":
+        return None
+    return value.tag(TriangleTag)
+
+
+def _fill_blocks_past(event: OpEvent) -> bool:
+    if not event.tensor(0, "input").has(ScoresTag):
+        return False
+    fill = scale_of(event.arg(2, "value"))
+    if fill is None or fill.value is None or fill.value > -1e4:
+        return False
+    triangle = _bool_triangle(event.tensor(1, "mask"))
+    return triangle is not None and triangle.true_is_allowed is True
+
+
+def _sdpa_inverted(event: OpEvent) -> bool:
+    if not given(event, 3, "attn_mask"):
+        return False
+    triangle = _bool_triangle(event.tensor(3, "attn_mask"))
+    return triangle is not None and triangle.true_is_future is True
+
+
+def _mha_inverted(event: OpEvent) -> bool:
+    if not given(event, 6, "attn_mask"):
+        return False
+    triangle = _bool_triangle(event.tensor(6, "attn_mask"))
+    return triangle is not None and triangle.true_is_allowed is True

@@ -1,0 +1,144 @@
+"""SC204 missing-causal-mask."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from shapecheck.diagnostics import Severity
+from shapecheck.engine.dims import Truth, equal
+from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.queries import by_node, enclosing_classes, given, self_attention
+from shapecheck.engine.values import UNKNOWN_TENSOR, ClassInfo, ConstValue, MaskedTag, ScoresTag, dim_of
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+CAUSAL_NAME = re.compile(r"causal|decoder|gpt|autoregressive|(?<![a-z])lm(?![a-z])|languagemodel|LM$", re.IGNORECASE)
+CAUSAL_DOC = re.compile(r"\b(causal|decoder|auto-?regressive|next[- ]token|language model)\b", re.IGNORECASE)
+NOT_CAUSAL = re.compile(r"encoder|bert|vit|cross|bidirectional|non-?causal", re.IGNORECASE)
+
+
+class MissingCausalMask(Rule):
+    """Self-attention of a decoder or causal language model with no causal mask.
+
+    ## What it does
+    Finds self-attention (query and key projected from the same tensor) that applies no mask at
+    all — no `masked_fill` or additive mask on the scores, no `attn_mask` and no `is_causal` for
+    `F.scaled_dot_product_attention` or `nn.MultiheadAttention` — inside a model that the file shows
+    to be causal, and says which evidence it used: the module or a module that calls it is named or
+    documented as a decoder / causal / GPT model, or the model maps to logits over its vocabulary and
+    is trained with next-token cross-entropy or sampled from token by token. Encoders and
+    cross-attention are left alone.
+
+    ## Why is this bad?
+    Without the mask every position sees the tokens after it during training. The loss falls to
+    nearly zero by copying the next token, and the model generates garbage at inference time, when
+    there is no future to copy. Nothing crashes.
+
+    ## Example
+    ```python
+    class DecoderBlock(nn.Module):
+        def forward(self, x):
+            out = F.scaled_dot_product_attention(q, k, v)
+    ```
+
+    ## Use instead
+    ```python
+    class DecoderBlock(nn.Module):
+        def forward(self, x):
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    ```
+    """
+
+    code = "SC204"
+    name = "missing-causal-mask"
+    severity = Severity.ERROR
+    summary = "Decoder / causal-LM self-attention with no causal masking."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        sites = (
+            [e for e in facts.events_of("softmax") if e.tensor(0, "input").has(ScoresTag)]
+            + facts.events_of("scaled_dot_product_attention")
+            + facts.events_of("module.MultiheadAttention")
+        )
+        lm_evidence = _language_model_evidence(facts)
+        for node, events in by_node(sites).items():
+            if any(_masked(event) for event in events):
+                continue
+            for event in events:
+                if not _is_self_attention(event):
+                    continue
+                evidence = _evidence(enclosing_classes(event.run), lm_evidence)
+                if evidence is None:
+                    continue
+                yield Report(
+                    node,
+                    f"self-attention with no causal mask in a causal model ({evidence}): every position can "
+                    "attend to the tokens after it",
+                    hint="mask the future: masked_fill(torch.triu(ones(T, T), 1).bool(), -inf), or is_causal=True",
+                )
+                break
+
+
+def _masked(event: OpEvent) -> bool:
+    if event.op == "softmax":
+        return event.tensor(0, "input").has(MaskedTag)
+    if event.op == "scaled_dot_product_attention":
+        causal = event.arg(5, "is_causal")
+        return given(event, 3, "attn_mask") or not (isinstance(causal, ConstValue) and causal.value in (False, None))
+    causal = event.kwargs.get("is_causal")
+    return given(event, 6, "attn_mask") or (causal is not None and not (isinstance(causal, ConstValue) and causal.value is False))
+
+
+def _is_self_attention(event: OpEvent) -> bool:
+    if event.op == "softmax":
+        tag = event.tensor(0, "input").tag(ScoresTag)
+        relation = self_attention(tag.query, tag.key)
+    elif event.op == "scaled_dot_product_attention":
+        relation = self_attention(event.tensor(0, "query"), event.tensor(1, "key"))
+    else:
+        query, key = event.arg(1, "query"), event.arg(2, "key")
+        return query is key and query is not UNKNOWN_TENSOR and not isinstance(query, ConstValue)
+    return relation.known and relation.same
+
+
+def _evidence(classes: list[ClassInfo], lm_evidence: dict[str, str]) -> str | None:
+    if any(NOT_CAUSAL.search(cls.name) for cls in classes):
+        return None
+    for cls in classes:
+        if CAUSAL_NAME.search(cls.name):
+            return f"`{cls.name}` is named as a causal / decoder model"
+        if cls.docstring and CAUSAL_DOC.search(cls.docstring) and not NOT_CAUSAL.search(cls.docstring):
+            return f"`{cls.name}` is documented as causal / decoder"
+    for cls in classes:
+        if cls.qualname in lm_evidence:
+            return lm_evidence[cls.qualname]
+    return None
+
+
+def _language_model_evidence(facts: FileFacts) -> dict[str, str]:
+    """Classes that embed tokens and project back to logits over the same vocabulary, in a file that
+    trains with cross-entropy or samples token by token."""
+    trains = bool(facts.events_of("cross_entropy") or facts.events_of("module.CrossEntropyLoss") or facts.events_of("multinomial"))
+    if not trains:
+        return {}
+    found: dict[str, str] = {}
+    by_class: dict[str, list] = {}
+    for construction in facts.constructions:
+        run = construction.run
+        if run is not None and run.cls is not None:
+            by_class.setdefault(run.cls.qualname, []).append(construction)
+    for qualname, constructions in by_class.items():
+        vocabularies = [dim_of(c.params.get("num_embeddings")) for c in constructions if c.kind == "Embedding"]
+        heads = [dim_of(c.params.get("out_features")) for c in constructions if c.kind == "Linear"]
+        for vocabulary in vocabularies:
+            if vocabulary is None:
+                continue
+            if any(head is not None and equal(head, vocabulary) is Truth.TRUE for head in heads):
+                found[qualname] = (
+                    f"`{qualname.split('.')[-1]}` maps token embeddings to logits over its vocabulary of {vocabulary} "
+                    "and the file trains it with cross-entropy"
+                )
+                break
+    return found

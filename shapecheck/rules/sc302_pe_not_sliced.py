@@ -1,0 +1,108 @@
+"""SC302 pe-not-sliced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from shapecheck.diagnostics import Edit, Fix, Severity
+from shapecheck.engine.dims import Truth, equal
+from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.queries import in_some_context
+from shapecheck.engine.values import PositionTag, TensorValue, TokenEmbeddingTag, as_tensor
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+
+class PeNotSliced(Rule):
+    """The whole max_len positional table added to a shorter sequence.
+
+    ## What it does
+    Finds an addition of a positional table (a `max_len x d_model` buffer or parameter, recognised
+    by how it was built) to a sequence of token embeddings when the table was not sliced to the
+    sequence length and its length is not provably the sequence length.
+
+    ## Why is this bad?
+    `(B, T, d) + (max_len, d)` cannot broadcast unless T happens to equal max_len: training
+    crashes with `The size of tensor a (T) must match the size of tensor b (max_len)`, or works
+    only for full-length batches and fails on the first shorter one.
+
+    ## Example
+    ```python
+    x = self.tok_emb(idx) + self.pe
+    ```
+
+    ## Use instead
+    ```python
+    x = self.tok_emb(idx) + self.pe[: idx.size(1)]
+    ```
+    """
+
+    code = "SC302"
+    name = "pe-not-sliced"
+    severity = Severity.ERROR
+    fixable = True
+    summary = "Whole max_len positional table added to a length-T sequence without slicing."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        adds = [e for e in facts.events_of("binary") if getattr(e.kwargs.get("operator"), "value", None) == "add"]
+        for event in in_some_context(adds, lambda e: _unsliced(e) is not None):
+            table_index, length, seq = _unsliced(event)  # type: ignore[misc]
+            yield Report(
+                event.arg_node(table_index) or event.node,
+                f"positional table of length {length} added unsliced to a sequence of length {seq}",
+                hint="slice the table to the sequence length",
+                fix=_fix(event, table_index),
+            )
+
+
+def _unsliced(event: OpEvent):
+    tensors = [as_tensor(event.arg(0)), as_tensor(event.arg(1))]
+    for index, table in enumerate(tensors):
+        other = tensors[1 - index]
+        tag = table.tag(PositionTag)
+        if tag is None or tag.kind != "table" or tag.sliced or tag.full_length is None:
+            continue
+        if not other.has(TokenEmbeddingTag) or other.has(PositionTag):
+            continue
+        seq = _sequence_dim(table, other, tag.full_length)
+        if seq is None or equal(seq, tag.full_length) is Truth.TRUE:
+            continue
+        return index, tag.full_length, seq
+    return None
+
+
+def _sequence_dim(table: TensorValue, other: TensorValue, length):
+    """The other operand's dim aligned (from the right) with the table's length axis."""
+    if table.shape is None or other.shape is None or table.shape.variadic:
+        return None
+    dims = table.shape.dims
+    positions = [i for i, d in enumerate(dims) if d == length]
+    if not positions:
+        return None
+    offset = len(dims) - positions[0]
+    return other.shape.dim(-offset)
+
+
+def _fix(event: OpEvent, table_index: int) -> Fix | None:
+    table_node = event.arg_node(table_index)
+    other_node = event.arg_node(1 - table_index)
+    table = as_tensor(event.arg(table_index))
+    if not isinstance(table_node, (cst.Name, cst.Attribute)) or not isinstance(other_node, (cst.Name, cst.Attribute)):
+        return None
+    tag = table.tag(PositionTag)
+    if table.shape is None or table.shape.variadic:
+        return None
+    axis = next(i for i, d in enumerate(table.shape.dims) if d == tag.full_length)
+    offset = table.shape.rank - axis
+    length = cst.Call(
+        func=cst.Attribute(value=other_node, attr=cst.Name("size")),
+        args=[cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer(str(offset))))],
+    )
+    elements = [cst.SubscriptElement(cst.Slice(lower=None, upper=None)) for _ in range(axis)]
+    elements.append(cst.SubscriptElement(cst.Slice(lower=None, upper=length)))
+    for index in range(len(elements) - 1):
+        elements[index] = elements[index].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return Fix("slice the positional table to the sequence length", (Edit(table_node, cst.Subscript(value=table_node, slice=elements)),))

@@ -1,0 +1,92 @@
+"""SC303 missing-positional-encoding."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from shapecheck.diagnostics import Severity
+from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.values import PositionTag, ScoresTag, TensorValue, TokenEmbeddingTag
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+#: Parameter names through which positional information can arrive from outside the file's view
+#: (rotary tables, position ids, biases). Their presence makes the rule stay silent.
+POSITIONAL_PARAMETER = re.compile(r"pos|rotary|rope|freq|cos|sin|alibi|bias|relative", re.IGNORECASE)
+
+
+class MissingPositionalEncoding(Rule):
+    """Token embeddings reach attention with no positional information at all.
+
+    ## What it does
+    Follows token embeddings (the output of an `nn.Embedding` looked up with token ids) into
+    attention. If the scores are computed from them and nothing positional was ever mixed in on
+    the way — no positional table or embedding added, no rotary or ALiBi / relative bias, nothing
+    derived from `torch.arange` positions — it reports the embedding lookup. Files that receive
+    positions from outside (parameters such as `position_ids` or rotary `cos, sin`) are left alone.
+
+    ## Why is this bad?
+    Self-attention is permutation-equivariant: without positions, "dog bites man" and "man bites
+    dog" are the same set of tokens to the model. It trains and runs, and cannot learn anything
+    that depends on word order.
+
+    ## Example
+    ```python
+    x = self.tok_emb(idx)
+    x = self.blocks(x)
+    ```
+
+    ## Use instead
+    ```python
+    x = self.tok_emb(idx) + self.pos_emb(torch.arange(idx.size(1), device=idx.device))
+    x = self.blocks(x)
+    ```
+    """
+
+    code = "SC303"
+    name = "missing-positional-encoding"
+    severity = Severity.WARNING
+    summary = "Token embeddings reach attention with no positional information at all."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        if _file_has_positions(facts):
+            return
+        reported: set[int] = set()
+        for event in facts.events_of("softmax") + facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention"):
+            tensor = _attention_input(event)
+            if tensor is None:
+                continue
+            token = tensor.tag(TokenEmbeddingTag)
+            if token is None or tensor.has(PositionTag) or id(token.node) in reported:
+                continue
+            reported.add(id(token.node))
+            yield Report(
+                token.node,
+                "these token embeddings reach self-attention without any positional encoding; attention "
+                "cannot tell token order apart",
+                hint="add a positional embedding (learned or sinusoidal) or use rotary embeddings",
+            )
+
+
+def _attention_input(event: OpEvent) -> TensorValue | None:
+    if event.op == "softmax":
+        scores = event.tensor(0, "input")
+        return scores if scores.has(ScoresTag) else None
+    if event.op == "scaled_dot_product_attention":
+        return event.tensor(0, "query")
+    return event.tensor(1, "query")
+
+
+def _file_has_positions(facts: FileFacts) -> bool:
+    if facts.events_of("arange"):
+        return True
+    for run in facts.runs:
+        node = run.node
+        if node is None:
+            continue
+        params = list(node.params.params) + list(node.params.kwonly_params)
+        if any(POSITIONAL_PARAMETER.search(p.name.value) for p in params):
+            return True
+    return False

@@ -1,0 +1,84 @@
+"""SC402 heads-not-divisible."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from shapecheck.diagnostics import Severity
+from shapecheck.engine.facts import FileFacts
+from shapecheck.engine.values import dim_of
+from shapecheck.rules import _examples
+from shapecheck.rules.base import Report, Rule
+
+#: Layers whose constructor takes (width, heads) and needs width % heads == 0.
+HEADED_LAYERS = {
+    "MultiheadAttention": ("embed_dim", "num_heads"),
+    "TransformerEncoderLayer": ("d_model", "nhead"),
+    "TransformerDecoderLayer": ("d_model", "nhead"),
+    "Transformer": ("d_model", "nhead"),
+}
+
+
+class HeadsNotDivisible(Rule):
+    """d_model is not divisible by n_heads for values known in the file.
+
+    ## What it does
+    Evaluates the divisibility checks the code itself makes (`assert d_model % n_heads == 0`,
+    `if hidden_size % num_heads != 0: raise ...`) and the width / head arguments of
+    `nn.MultiheadAttention` and `nn.Transformer*` layers, with the values the file gives them:
+    constructor defaults, config dataclass defaults, and arguments at instantiation sites in the
+    same file. It reports where the values make the check fail.
+
+    ## Why is this bad?
+    Multi-head attention splits d_model into n_heads slices of d_model // n_heads. If it does not
+    divide, the model fails at construction (`AssertionError`, `embed_dim must be divisible by
+    num_heads`) or, without a check, `view(B, T, n_heads, d_k)` fails at the first forward pass
+    with `shape '[...]' is invalid for input of size ...`.
+
+    ## Example
+    ```python
+    layer = EncoderLayer(d_model=512, n_heads=6)  # 512 % 6 == 2
+    ```
+
+    ## Use instead
+    ```python
+    layer = EncoderLayer(d_model=512, n_heads=8)  # d_k = 64
+    ```
+    """
+
+    code = "SC402"
+    name = "heads-not-divisible"
+    severity = Severity.ERROR
+    summary = "d_model % n_heads != 0 for statically known values."
+    VALID, INVALID = _examples.load(code)
+
+    def check(self, facts: FileFacts) -> Iterator[Report]:
+        for check in facts.divisibility:
+            if check.holds is not False:
+                continue
+            dividend, divisor = dim_of(check.dividend), dim_of(check.divisor)
+            node = check.run.call_node if check.run is not None and check.run.inlined and check.run.call_node is not None else check.node
+            yield Report(
+                node,
+                f"{dividend} is not divisible by {divisor} ({dividend} % {divisor} = "
+                f"{dividend.value % divisor.value}): the heads cannot split the model width",
+                hint="choose n_heads that divides d_model (d_k = d_model // n_heads)",
+            )
+        for construction in facts.constructions:
+            names = HEADED_LAYERS.get(construction.kind)
+            if names is None:
+                continue
+            width, heads = (dim_of(construction.params.get(name)) for name in names)
+            if width is None or heads is None or not width.is_const or not heads.is_const or heads.value == 0:
+                continue
+            if width.value % heads.value:
+                node = construction.node
+                run = construction.run
+                if run is not None and run.inlined and run.call_node is not None:
+                    node = run.call_node
+                yield Report(
+                    node,
+                    f"nn.{construction.kind} with {names[0]}={width.value} and {names[1]}={heads.value}: "
+                    f"{width.value} % {heads.value} = {width.value % heads.value}, it raises at construction",
+                    hint="choose a head count that divides the width",
+                )
