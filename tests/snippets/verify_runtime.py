@@ -86,6 +86,8 @@ def _softmax_notes() -> list[str]:
         notes.append(f"scores.std={finite.std().item():.2f} maxp={probs.nan_to_num().amax(-1).mean().item():.2f}")
         if not torch.allclose(rows, torch.ones_like(rows), atol=1e-4):
             notes.append("rows(-1)!=1")
+        if torch.allclose(scores.nan_to_num(), scores.transpose(-2, -1).nan_to_num(), atol=1e-5):
+            notes.append("scores-symmetric")
     return notes
 
 
