@@ -41,6 +41,8 @@ def _build(ns: dict):
                 return cls(*args)
             except TypeError:
                 continue
+            except Exception as exc:  # noqa: BLE001
+                return exc
     return None
 
 
@@ -130,6 +132,11 @@ def _pe_notes(model: nn.Module) -> list[str]:
     return []
 
 
+def _describe(exc: BaseException) -> str:
+    lines = str(exc).splitlines()
+    return f"{type(exc).__name__}: {lines[0][:100] if lines else ''}"
+
+
 def _first(out):
     while isinstance(out, (tuple, list)):
         out = out[0]
@@ -143,9 +150,11 @@ def run_snippet(code: str) -> str:
     try:
         exec(compile(code, "<snippet>", "exec"), ns)
     except Exception as exc:  # noqa: BLE001
-        return f"crash at import: {type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
+        return f"crash at import: {_describe(exc)}"
     torch.manual_seed(0)
     model = _build(ns)
+    if isinstance(model, Exception):
+        return f"crash at build: {_describe(model)}"
     if model is None:
         return "not run (no buildable module)"
     model.eval()
@@ -178,7 +187,7 @@ def run_snippet(code: str) -> str:
     if isinstance(last_error, TypeError) and "required positional argument" in str(last_error):
         return "not run (forward needs more inputs)"
     if last_error is not None:
-        return f"crash: {type(last_error).__name__}: {str(last_error).splitlines()[0][:100]}"
+        return f"crash: {_describe(last_error)}"
     return "not run (no input guess)"
 
 
