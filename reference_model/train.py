@@ -136,18 +136,24 @@ def estimate_loss(
 def train(
     config: TrainConfig = TrainConfig(),
     text: str = TEXT,
+    model: MiniGPT | None = None,
     on_step: Callable[[int], None] | None = None,
     on_eval: Callable[[int, float, float], None] | None = None,
 ) -> TrainResult:
-    """Train a MiniGPT; ``on_step(step)`` after every step, ``on_eval(step, train, val)`` at evals."""
+    """Train a MiniGPT (a new one from ``config`` unless ``model`` is given) on ``text``.
+
+    ``on_step(step)`` runs after every step and ``on_eval(step, train_loss, val_loss)`` after
+    every evaluation; the CLI uses them for its progress bar and loss lines.
+    """
     torch.manual_seed(config.seed)
     vocab = CharVocab(text)
     data = vocab.encode(text)
     n_val = int(len(data) * config.val_fraction)
     train_data, val_data = data[:-n_val], data[-n_val:]
-    model = MiniGPT(
-        len(vocab), config.d_model, config.n_heads, config.n_layers, config.block_size, config.dropout
-    )
+    if model is None:
+        model = MiniGPT(
+            len(vocab), config.d_model, config.n_heads, config.n_layers, config.block_size, config.dropout
+        )
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr)
     generator = torch.Generator().manual_seed(config.seed)
     result = TrainResult(model=model, vocab=vocab)

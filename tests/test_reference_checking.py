@@ -1,0 +1,173 @@
+"""Runtime shape checks: errors a person understands, the on/off switch, construction errors.
+
+Dims: b batch, t time, d_model width, vocab_size vocabulary.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import reference_model  # noqa: E402
+from reference_model import (  # noqa: E402
+    ENV_VAR,
+    CausalSelfAttention,
+    Encoder,
+    MiniBERT,
+    MiniGPT,
+    MultiHeadAttention,
+    Transformer,
+    TypeCheckError,
+    typecheck_enabled,
+    typechecking,
+)
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return Encoder(d_model=512, n_heads=8, d_ff=2048, n_layers=1).eval()
+
+
+def check_message(message: str, *, function: str, argument: str, annotation: str, dims: dict[str, int]) -> None:
+    """The four things a shape error must name."""
+    assert f"checking the parameters of {function}" in message
+    assert f"parameter '{argument}'" in message
+    assert annotation in message
+    bound = message.split("The current values for each jaxtyping axis annotation are as follows.")[1]
+    for name, size in dims.items():
+        assert f"\n{name}={size}" in bound, (name, size, bound)
+
+
+def test_encoder_rejects_wrong_width_naming_d_model(encoder):
+    with pytest.raises(TypeCheckError) as info:
+        encoder(torch.randn(2, 5, 384))
+    check_message(
+        str(info.value),
+        function="reference_model.encoder.Encoder.forward",
+        argument="x",
+        annotation="Float[Tensor, 'b t d_model']",
+        dims={"d_model": 512, "b": 2, "t": 5},  # d_model comes from the module, b and t from x
+    )
+    assert "f32[2,5,384]" in str(info.value)
+
+
+def test_encoder_rejects_mask_of_wrong_length(encoder):
+    with pytest.raises(TypeCheckError) as info:
+        encoder(torch.randn(2, 5, 512), torch.zeros(5, 6, dtype=torch.bool))
+    check_message(
+        str(info.value),
+        function="reference_model.encoder.Encoder.forward",
+        argument="mask",
+        annotation="Bool[Tensor, '#t t']",
+        dims={"d_model": 512, "b": 2, "t": 5},
+    )
+    assert "bool[5,6]" in str(info.value)
+
+
+def test_encoder_rejects_float_mask(encoder):
+    with pytest.raises(TypeCheckError, match="parameter 'mask'"):
+        encoder(torch.randn(2, 5, 512), torch.zeros(5, 5))
+
+
+@pytest.mark.parametrize(
+    ("model", "function"),
+    [
+        (MiniGPT(vocab_size=14, d_model=32, n_heads=4, n_layers=1, max_len=16), "reference_model.gpt.MiniGPT.forward"),
+        (MiniBERT(vocab_size=50, d_model=32, n_heads=4, n_layers=1, max_len=16), "reference_model.bert.MiniBERT.forward"),
+    ],
+    ids=["MiniGPT", "MiniBERT"],
+)
+def test_models_reject_float_token_ids(model, function):
+    with pytest.raises(TypeCheckError) as info:
+        model(torch.randn(2, 5))
+    message = str(info.value)
+    assert f"checking the parameters of {function}" in message
+    assert "parameter 'idx'" in message or "parameter 'ids'" in message
+    assert "Int[Tensor, 'b t']" in message
+    assert "f32[2,5]" in message
+
+
+def test_transformer_checks_both_sequences_and_the_batch():
+    model = Transformer(src_vocab_size=30, tgt_vocab_size=20, d_model=32, n_heads=4, n_layers=1, d_ff=64, max_len=16)
+    src, tgt = torch.randint(0, 30, (2, 7)), torch.randint(0, 20, (3, 5))
+    with pytest.raises(TypeCheckError) as info:
+        model(src, tgt)  # batch 2 vs 3
+    check_message(
+        str(info.value),
+        function="reference_model.decoder.Transformer.forward",
+        argument="tgt",
+        annotation="Int[Tensor, 'b t']",
+        dims={"b": 2, "s": 7},
+    )
+    assert model(src, tgt[:2]).shape == (2, 5, 20)
+
+
+def test_mha_weights_annotation_is_checked_against_heads():
+    mha = MultiHeadAttention(d_model=32, n_heads=4)
+    x = torch.randn(2, 5, 32)
+    with pytest.raises(TypeCheckError, match="parameter 'mask'"):
+        mha(x, x, x, torch.zeros(2, 3, 5, 5, dtype=torch.bool))  # 3 heads' worth of mask for 4 heads
+    out, weights = mha(x, x, x, torch.zeros(2, 4, 5, 5, dtype=torch.bool))
+    assert weights.shape == (2, 4, 5, 5)
+
+
+def test_return_values_are_checked_too():
+    attn = CausalSelfAttention(d_model=32, n_heads=4, max_len=8)
+    attn.W_O = torch.nn.Linear(32, 16)  # a broken module: output width != d_model
+    with pytest.raises(TypeCheckError, match="return value of reference_model.attention.CausalSelfAttention.forward"):
+        attn(torch.randn(1, 4, 32))
+
+
+def test_checks_can_be_switched_off_at_run_time(encoder):
+    assert typecheck_enabled()
+    with typechecking(False):
+        assert not typecheck_enabled()
+        with pytest.raises(RuntimeError, match="mat1 and mat2 shapes cannot be multiplied"):
+            encoder(torch.randn(2, 5, 384))  # torch's own error, deep inside the first layer
+    assert typecheck_enabled()
+
+
+def test_environment_variable_switches_checks_off():
+    code = textwrap.dedent(
+        """
+        import torch, reference_model
+        from reference_model import Encoder
+        print(reference_model.typecheck_enabled())
+        try:
+            Encoder(d_model=16, n_heads=2, d_ff=32, n_layers=1)(torch.randn(2, 5, 8))
+        except Exception as error:
+            print(type(error).__name__)
+        """
+    )
+    env = {**os.environ, ENV_VAR: "0"}
+    root = os.path.dirname(os.path.dirname(reference_model.__file__))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "RuntimeError"]
+
+
+def test_heads_must_divide_d_model():
+    with pytest.raises(ValueError, match=r"d_model=10 must be divisible by n_heads=4.*10 % 4 = 2"):
+        MultiHeadAttention(d_model=10, n_heads=4)
+    with pytest.raises(ValueError, match=r"d_model=30 must be divisible by n_heads=4"):
+        CausalSelfAttention(d_model=30, n_heads=4, max_len=8)
+    with pytest.raises(ValueError, match="d_model=512 must be divisible by n_heads=0"):
+        MultiHeadAttention(d_model=512, n_heads=0)
+
+
+def test_projections_are_named_and_distinct():
+    mha = MultiHeadAttention(d_model=32, n_heads=4)
+    projections = [mha.W_Q, mha.W_K, mha.W_V, mha.W_O]
+    assert all(isinstance(p, torch.nn.Linear) for p in projections)
+    assert len({id(p.weight) for p in projections}) == 4
+
+
+def test_public_api_is_explicit():
+    assert sorted(reference_model.__all__) == sorted(set(reference_model.__all__))
+    for name in reference_model.__all__:
+        assert hasattr(reference_model, name), name
