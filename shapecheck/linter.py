@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,9 @@ from shapecheck.suppression import Suppressions, has_ignore_file
 MAX_FILE_BYTES = int(os.environ.get("SHAPECHECK_MAX_FILE_BYTES", 5 * 1024 * 1024))
 
 SYNTAX_ERROR_CODE = "SC001"
+#: CPython refuses deeper nesting of brackets ("too many nested parentheses").
+MAX_BRACKET_DEPTH = 200
+_BRACKET = re.compile(r"[()\[\]{}]")
 
 
 @dataclass
@@ -88,6 +92,15 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
         result.note = "empty file, nothing to check"
         return result
     rules = [rule for rule in registry() if selected is None or rule.code in selected]
+    if _max_bracket_depth(source) > MAX_BRACKET_DEPTH:
+        # libcst's native parser overflows the C stack (a segfault, not an exception) on brackets
+        # nested a few thousand deep; CPython rejects more than 200, with a proper SyntaxError.
+        precise = _cpython_syntax_error(source, path)
+        if precise is not None:
+            if selected is None or SYNTAX_ERROR_CODE in selected:
+                line, column, reason = precise
+                result.diagnostics.append(_syntax_diagnostic(path, line, column, reason))
+            return result
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -146,6 +159,10 @@ def _syntax_error(path: str, error: cst.ParserSyntaxError, source: str) -> Diagn
     precise = _cpython_syntax_error(source, path)
     if precise is not None:
         line, column, reason = precise
+    return _syntax_diagnostic(path, line, column, reason)
+
+
+def _syntax_diagnostic(path: str, line: int, column: int, reason: str) -> Diagnostic:
     return Diagnostic(
         path=path,
         span=Span(line, column, line, column + 1),
@@ -167,3 +184,15 @@ def _cpython_syntax_error(source: str, path: str) -> tuple[int, int, str] | None
     except Exception:  # noqa: BLE001 - too deep, too big: keep libcst's answer
         return None
     return None
+
+
+def _max_bracket_depth(source: str) -> int:
+    """The deepest bracket nesting, counted roughly (brackets in strings count too)."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(source):
+        if match.group() in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth = max(depth - 1, 0)
+    return deepest

@@ -447,6 +447,8 @@ def _coerce(x: object) -> Dim | None:
 
 def as_dim(x: DimLike) -> Dim:
     """An int or a Dim as a Dim (``TypeError`` for anything else)."""
+    if x.__class__ is Dim:
+        return x  # type: ignore[return-value]
     d = _coerce(x)
     if d is None:
         raise TypeError(f"expected an int or a Dim, got {type(x).__name__}")

@@ -93,7 +93,7 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
     if kind == "Parameter" or kind == "parameter.Parameter":
         data = as_tensor(call.arg(0, "data"))
         ident = ModuleIdent("nn.Parameter(...)", call.node)
-        return TensorValue(data.shape, data.dtype or "float", lineage(data) + (ParameterTag(ident),), call.node)
+        return TensorValue(data.shape, data.dtype or "float", lineage(data) + (ParameterTag(ident, data.shape),), call.node)
     if kind.endswith("generate_square_subsequent_mask"):
         size = dim_of(call.arg(0, "sz"))
         shape = Shape((size, size)) if size is not None else None
@@ -227,6 +227,7 @@ def _embedding(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     module: ModuleValue = call.args[0]  # type: ignore[assignment]
     ids = _input(call)
     dim = dim_of(module.param("embedding_dim"))
+    _ = ParameterTag
     shape = None
     if ids.shape is not None and dim is not None:
         shape = Shape(ids.shape.dims + (dim,), ids.shape.variadic)
@@ -234,7 +235,9 @@ def _embedding(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         shape = Shape((dim,), variadic=True)
     position = ids.tag(PositionTag)
     if position is not None:
-        tag: object = PositionTag(call.node, "embedding", dim_of(module.param("num_embeddings")), sliced=True)
+        # Looked up with positions: a table as long as the positions asked for.
+        length = ids.shape.dim(-1) if ids.shape is not None else None
+        tag: object = PositionTag(call.node, "table", length, sliced=False)
         return TensorValue(shape, "float", (tag,), call.node)
     return TensorValue(shape, "float", (TokenEmbeddingTag(call.node),) + lineage(ids), call.node)
 
@@ -354,7 +357,7 @@ def register(interp: "Interpreter", owner: ObjectValue, call: Call, frame: "Fram
         return ConstValue(None)
     tensor = as_tensor(value)
     ident = ModuleIdent(f"self.{name.value}", call.node)
-    tensor = tensor.with_tag(ParameterTag(ident))
+    tensor = tensor.with_tag(ParameterTag(ident, tensor.shape))
     position = tensor.tag(PositionTag)
     if position is not None and tensor.shape is not None and not tensor.shape.variadic:
         length = next((d for d in tensor.shape.dims if not (d.is_const and d.value == 1)), None)

@@ -594,7 +594,7 @@ def _mark_transposed(result: TensorValue, source: TensorValue, last_two: bool) -
     previous = source.tag(KeyTransposed)
     result = result.without(KeyTransposed)
     scores = result.tag(ScoresTag)
-    if scores is not None and last_two:
+    if scores is not None and last_two and scores.key_axis is not None:
         result = result.with_tag(replace(scores, key_axis=-1 if scores.key_axis == -2 else -2))
     if last_two:
         if previous is not None:
@@ -647,11 +647,13 @@ def _expand(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return same_values(source, None)
     shape = source.shape
     dims = []
+    offset = len(sizes) - shape.rank if shape is not None and shape.rank is not None else None
     for index, size in enumerate(sizes):
         if size.is_const and size.value == -1:
-            if shape is None or shape.variadic or shape.rank != len(sizes):
+            # -1 keeps the size of the aligned (from the right) existing axis.
+            if shape is None or shape.variadic or offset is None or index < offset:
                 return same_values(source, None)
-            dims.append(shape.dims[index])
+            dims.append(shape.dims[index - offset])
         else:
             dims.append(size)
     return same_values(source, Shape(tuple(dims)))
@@ -799,7 +801,7 @@ def _where(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         other = b if base is ta else a
         triangle = condition.tag(TriangleTag)
         result = result.with_tag(
-            MaskedTag(call.node, condition, scale_of(other), base is tb, triangle is not None and triangle.true_is_future is not None)
+            MaskedTag(call.node, condition, filled_value(other), base is tb, triangle is not None and triangle.true_is_future is not None)
         )
     return result
 
@@ -814,7 +816,9 @@ def _triangle(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         full = source.shape.dims[-1]
     node = call.node
     method = isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and bool(call.arg_nodes) and call.arg_nodes[0] is node.func.value
-    tag = TriangleTag(lower=name == "tril", diagonal=diagonal, node=call.node, full_size=full, method_form=method)
+    filled = source.tag(FilledTag)
+    additive = filled is not None and filled.value.is_large_negative
+    tag = TriangleTag(lower=name == "tril", diagonal=diagonal, node=call.node, full_size=full, method_form=method, additive=additive)
     return TensorValue(source.shape, source.dtype, lineage(source), call.node).with_tag(tag)
 
 
@@ -828,6 +832,21 @@ def _callee_name(node: cst.Call) -> str:
 
 
 # ------------------------------------------------------------------------------------ factories
+
+
+@dataclass(frozen=True, slots=True)
+class FilledTag:
+    """Every element of this tensor is ``value`` (zeros, ones, full)."""
+
+    value: Scale
+
+
+def filled_value(value: Value) -> Scale | None:
+    """A number, or the constant every element of a tensor holds."""
+    if isinstance(value, TensorValue):
+        tag = value.tag(FilledTag)
+        return tag.value if tag is not None else None
+    return scale_of(value)
 
 
 @op("ones", "zeros", "empty", "rand", "randn", "full")
@@ -846,14 +865,23 @@ def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         elif isinstance(fill, FloatValue):
             dtype_class = "float"
     shape = Shape(tuple(sizes)) if sizes is not None else None
-    return TensorValue(shape, dtype_class, (), call.node)
+    fill = {"ones": Scale(1.0), "zeros": Scale(0.0)}.get(name)
+    if name == "full":
+        fill = scale_of(call.arg(1, "fill_value"))
+    tags = (FilledTag(fill),) if fill is not None else ()
+    return TensorValue(shape, dtype_class, tags, call.node)
 
 
 @op("ones_like", "zeros_like", "empty_like", "rand_like", "randn_like", "full_like")
 def _factory_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     dtype = call.kwargs.get("dtype")
-    return TensorValue(source.shape, dtype.dtype if isinstance(dtype, DtypeValue) else source.dtype, (), call.node)
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    fill = {"ones_like": Scale(1.0), "zeros_like": Scale(0.0)}.get(name)
+    if name == "full_like":
+        fill = scale_of(call.arg(1, "fill_value"))
+    tags = (FilledTag(fill),) if fill is not None else ()
+    return TensorValue(source.shape, dtype.dtype if isinstance(dtype, DtypeValue) else source.dtype, tags, call.node)
 
 
 @op("eye")
@@ -1124,7 +1152,7 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
         if factor is not None:
             result_tensor = result_tensor.with_tag(factor)
     elif a.has(ProbsTag):
-        result_tensor = result_tensor.with_tag(AttentionOutputTag(node))
+        result_tensor = result_tensor.with_tag(AttentionOutputTag(node, a.tag(ProbsTag).node, -1))
     weight = _weight_projection(a, b)
     if weight is not None:
         result_tensor = result_tensor.with_tag(weight)
@@ -1133,16 +1161,29 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
 
 @dataclass(frozen=True, slots=True)
 class AttentionOutputTag:
-    """probs @ v: the attention output."""
+    """probs @ v: the attention output. ``softmax`` is the node that made the probabilities and
+    ``key_axis`` the axis of the probabilities contracted with the values: the real key axis."""
 
     node: cst.CSTNode
+    softmax: cst.CSTNode | None = None
+    key_axis: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ParameterTag:
-    """This tensor is a parameter or buffer of a module (a weight matrix)."""
+    """This tensor is a parameter or buffer of a module (a weight matrix); ``shape`` as declared."""
 
     ident: object
+    shape: Shape | None = None
+
+    @property
+    def per_position(self) -> bool:
+        """Declared as a table with one row per position: (max_len, d) or (1, max_len, d)."""
+        shape = self.shape
+        if shape is None or shape.variadic or shape.rank is None or shape.rank < 2:
+            return False
+        rows = shape.dims[-2]
+        return not (rows.is_const and rows.value == 1)
 
 
 def _weight_projection(a: TensorValue, b: TensorValue) -> ProjectionTag | None:
@@ -1236,7 +1277,10 @@ def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = None
     if ids.shape is not None and weight.shape is not None and weight.shape.rank == 2:
         shape = Shape(ids.shape.dims + weight.shape.dims[1:], ids.shape.variadic)
-    return TensorValue(shape, "float", (), call.node)
+    if ids.has(PositionTag):
+        rows = weight.shape.dims[0] if weight.shape is not None and weight.shape.rank == 2 else None
+        return TensorValue(shape, "float", (PositionTag(call.node, "embedding", rows, sliced=True),), call.node)
+    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node),), call.node)
 
 
 # ------------------------------------------------------------------------------------ scalars
@@ -1452,7 +1496,15 @@ def unary(interp: "Interpreter", operator: str, value: Value, node: cst.CSTNode,
     return UNKNOWN if operator != "Plus" else value
 
 
+_ELEMENTWISE_COMPARISONS = {"Equal", "NotEqual", "LessThan", "GreaterThan", "LessThanEqual", "GreaterThanEqual"}
+
+
 def compare(interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame") -> Value:
+    if operator in _ELEMENTWISE_COMPARISONS and (
+        (isinstance(left, Opaque) and is_scalar(right)) or (isinstance(right, Opaque) and is_scalar(left))
+    ):
+        # ``ids == pad_id`` with ``ids`` a parameter: if it is a tensor, this is a bool mask.
+        return TensorValue(None, "bool", (), node)
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         from shapecheck.engine.tensor_arith import tensor_compare
 
@@ -1478,9 +1530,9 @@ def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value,
     current = interp.lookup(base_node.value, frame)
     if isinstance(current, TensorValue) and isinstance(value, TensorValue):
         extra = lineage(value)
-        if extra:
-            kinds = {type(t) for t in current.tags}
-            frame.env[base_node.value] = replace(current, tags=current.tags + tuple(t for t in extra if type(t) not in kinds))
+        kept = tuple(t for t in current.tags if type(t) is not FilledTag)
+        kinds = {type(t) for t in kept}
+        frame.env[base_node.value] = replace(current, tags=kept + tuple(t for t in extra if type(t) not in kinds))
 
 
 # ------------------------------------------------------------------------------------ iteration

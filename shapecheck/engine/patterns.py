@@ -117,17 +117,18 @@ def _attention_role(
         return result
     (c,) = contracted
     a, b = tensors
-    if a.has(ProbsTag):
-        return result.with_tag(AttentionOutputTag(call.node))
+    for probs, term in ((a, left), (b, right)):
+        if probs.has(ProbsTag):
+            return result.with_tag(AttentionOutputTag(call.node, probs.tag(ProbsTag).node, term.index(c) - len(term)))
     query_free, key_free = output[-2], output[-1]
-    key_axis = None
-    if left[-1] == c and right[-1] == c:
-        if query_free in left and query_free not in right and key_free in right and key_free not in left:
-            key_axis = -1
-        elif query_free in right and query_free not in left and key_free in left and key_free not in right:
-            key_axis = -2
-    if key_axis is not None:
-        tagged = result.with_tag(ScoresTag(call.node, a, b, sizes.get(c), key_axis))
+    # Which free index runs over keys is not written in an einsum; the values product tells (see
+    # AttentionOutputTag), so key_axis stays None here.
+    scores_like = left[-1] == c and right[-1] == c and (
+        (query_free in left and query_free not in right and key_free in right and key_free not in left)
+        or (query_free in right and query_free not in left and key_free in left and key_free not in right)
+    )
+    if scores_like:
+        tagged = result.with_tag(ScoresTag(call.node, a, b, sizes.get(c), None))
         factor = _combined_scale(a, b)
         return tagged.with_tag(factor) if factor is not None else tagged
     return result

@@ -133,3 +133,43 @@ def self_attention(query: TensorValue, key: TensorValue) -> SelfAttention:
     if q.source is not None and k.source is not None:
         return SelfAttention(True, q.source is k.source)
     return SelfAttention(False, False)
+
+
+@dataclass(frozen=True)
+class MaskApplication:
+    """A mask applied to attention scores by filling: ``masked_fill(mask, fill)`` or
+    ``torch.where(cond, scores, fill)`` / ``torch.where(cond, fill, scores)``.
+
+    ``true_blocks`` says whether the fill lands where the mask is True.
+    """
+
+    event: OpEvent
+    scores: TensorValue
+    mask: TensorValue
+    fill: object  # values.Scale | None
+    true_blocks: bool
+    mask_node: cst.CSTNode | None
+
+
+def mask_applications(facts: FileFacts) -> list[MaskApplication]:
+    from shapecheck.engine.values import MaskedTag, scale_of
+
+    found: list[MaskApplication] = []
+    for event in facts.events_of("masked_fill"):
+        found.append(
+            MaskApplication(
+                event,
+                event.tensor(0, "input"),
+                event.tensor(1, "mask"),
+                scale_of(event.arg(2, "value")),
+                True,
+                event.arg_node(1, "mask"),
+            )
+        )
+    for event in facts.events_of("where"):
+        tag = event.result_tensor.tag(MaskedTag)
+        if tag is None or tag.node is not event.node or tag.mask is None:
+            continue
+        scores = event.tensor(2, "other") if tag.blocked_when else event.tensor(1, "input")
+        found.append(MaskApplication(event, scores, tag.mask, tag.fill, bool(tag.blocked_when), event.arg_node(0, "condition")))
+    return found

@@ -119,9 +119,10 @@ def tensor_binary(
         if token_side is not None:
             other = b if token_side is a else a
             position = other.tag(PositionTag)
-            if position is None and other.has(ParameterTag):
-                length = _sequence_length(other.shape)
-                position = PositionTag(node, "table", length, sliced=False)
+            parameter = other.tag(ParameterTag)
+            if position is None and parameter is not None and parameter.per_position:
+                # A per-position parameter added to token embeddings: a learned positional table.
+                position = PositionTag(node, "learned", _sequence_length(other.shape), sliced=False)
             if position is not None:
                 result = result.with_tag(PositionTag(node, "added", position.full_length, position.sliced))
     return result

@@ -240,7 +240,7 @@ class ScoresTag:
     query: "TensorValue"
     key: "TensorValue"
     head_dim: Dim | None  # the contracted dim (d_k)
-    key_axis: int = -1  # the axis of the scores that runs over keys (-2 when written keys-first)
+    key_axis: int | None = -1  # the axis over keys: -1 for q @ k^T; None when not written (einsum)
 
 
 @dataclass(frozen=True, slots=True)

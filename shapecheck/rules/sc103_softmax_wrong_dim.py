@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.ops import AttentionOutputTag
 from shapecheck.engine.queries import in_every_context, softmax_dim, softmax_over_scores
 from shapecheck.engine.values import ScoresTag
 from shapecheck.rules import _examples
@@ -16,8 +19,11 @@ class SoftmaxWrongDim(Rule):
     """Softmax over attention scores on an axis other than the key axis.
 
     ## What it does
-    Finds a softmax over attention scores `(..., t_q, t_k)` whose `dim` is not the last axis, the
-    key axis, including a softmax with no `dim` at all (PyTorch then picks dim 1 for 4-D scores).
+    Finds a softmax over attention scores whose `dim` is not the key axis, including a softmax
+    with no `dim` at all (PyTorch then picks dim 1 for 4-D scores). The key axis is read from the
+    code, not assumed: it is the axis of the probabilities that is contracted with the values
+    (`attn @ v`, or the shared index of `einsum("bhij,bhjd->bhid", attn, v)`), or, for
+    `q @ k.transpose(-2, -1)`, the axis of the transposed operand.
 
     ## Why is this bad?
     Each query's weights over the keys must sum to 1. Normalising over the query axis (`dim=-2`)
@@ -27,11 +33,13 @@ class SoftmaxWrongDim(Rule):
     ## Example
     ```python
     attn = F.softmax(scores, dim=-2)
+    out = attn @ v
     ```
 
     ## Use instead
     ```python
     attn = F.softmax(scores, dim=-1)
+    out = attn @ v
     ```
     """
 
@@ -42,21 +50,41 @@ class SoftmaxWrongDim(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        for event in in_every_context(softmax_over_scores(facts), lambda e: _wrong_axis(e) is not None):
-            axis, rank = _wrong_axis(event)  # type: ignore[misc]
+        key_axes = _contracted_key_axes(facts)
+        for event in in_every_context(softmax_over_scores(facts), lambda e: _verdict(e, key_axes)):
+            dim = softmax_dim(event)
+            key_axis = _key_axis(event, key_axes)
             scores = event.tensor(0, "input")
-            given = "no dim (implicitly dim 1)" if axis is None else f"dim={axis}"
-            key_axis = scores.tag(ScoresTag).key_axis
+            given = "no dim (implicitly dim 1)" if dim is None else f"dim={dim}"
             yield Report(
                 event.node,
-                f"softmax over attention scores {scores.shape} with {given}; the key axis of these scores is dim={key_axis}",
+                f"softmax over attention scores {scores.shape} with {given}, but the key axis (the one "
+                f"contracted with the values) is dim={key_axis}",
                 hint=f"use dim={key_axis}",
             )
 
 
-def _wrong_axis(event: OpEvent) -> tuple[int | None, int | None] | None:
+def _contracted_key_axes(facts: FileFacts) -> dict[cst.CSTNode, set[int]]:
+    axes: dict[cst.CSTNode, set[int]] = {}
+    for event in facts.events:
+        tag = event.result_tensor.tag(AttentionOutputTag) if hasattr(event.result, "tags") else None
+        if tag is not None and tag.softmax is not None and tag.key_axis is not None and tag.node is event.node:
+            axes.setdefault(tag.softmax, set()).add(tag.key_axis)
+    return axes
+
+
+def _key_axis(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> int | None:
+    contracted = key_axes.get(event.node)
+    if contracted:
+        return next(iter(contracted)) if len(contracted) == 1 else None
+    return event.tensor(0, "input").tag(ScoresTag).key_axis
+
+
+def _verdict(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> bool | None:
+    key_axis = _key_axis(event, key_axes)
+    if key_axis is None:
+        return None
     scores = event.tensor(0, "input")
-    key_axis = scores.tag(ScoresTag).key_axis
     rank = scores.rank
     dim = softmax_dim(event)
     if dim == "?":
@@ -70,4 +98,4 @@ def _wrong_axis(event: OpEvent) -> tuple[int | None, int | None] | None:
         if rank is None:
             return None
         dim -= rank
-    return (softmax_dim(event), rank) if dim != key_axis else None
+    return dim != key_axis

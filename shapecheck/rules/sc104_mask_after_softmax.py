@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import in_every_context
-from shapecheck.engine.values import MaskedTag, ProbsTag, ScoresTag, TriangleTag, scale_of
+from shapecheck.engine.queries import MaskApplication, in_every_context, mask_applications
+from shapecheck.engine.values import MaskedTag, ProbsTag, ScoresTag, TensorValue, TriangleTag
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -59,8 +59,10 @@ class MaskAfterSoftmax(Rule):
                 "the masked positions already took part in the normalisation",
                 hint='mask the scores before softmax: scores.masked_fill(mask, float("-inf"))',
             )
-        for event in in_every_context(fills, _weak_fill):
-            fill = scale_of(event.arg(2, "value"))
+        applications = {id(a.event): a for a in mask_applications(facts)}
+        events = [a.event for a in applications.values()]
+        for event in in_every_context(events, lambda e: _weak_fill(applications[id(e)])):
+            fill = applications[id(event)].fill
             yield Report(
                 event.node,
                 f"scores masked with {fill.describe() if fill else 'a small value'} before softmax; a masked "
@@ -93,17 +95,19 @@ def _masks_probabilities(event: OpEvent) -> bool:
     return not probs.scores.has(MaskedTag)
 
 
-def _weak_fill(event: OpEvent) -> bool:
-    source = event.tensor(0, "input")
+def _weak_fill(application: MaskApplication) -> bool | None:
+    source = application.scores
     if not source.has(ScoresTag) or source.has(ProbsTag):
         return False
-    fill = scale_of(event.arg(2, "value"))
+    fill = application.fill
     if fill is None or fill.value is None:
-        return False
+        return None
     return fill.value > LARGE_NEGATIVE
 
 
-def _multiplied_mask(event: OpEvent) -> bool:
+def _multiplied_mask(event: OpEvent) -> bool | None:
+    if not all(isinstance(arg, TensorValue) for arg in event.args[:2]):
+        return None
     result = event.result_tensor
     masked = result.tag(MaskedTag)
     if masked is None or masked.node is not event.node or masked.mask is None:

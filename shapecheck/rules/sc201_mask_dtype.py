@@ -63,6 +63,14 @@ class MaskDtype(Rule):
                 fix=fix,
             )
         attention = facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
+        for event, name, index in _integer_masks(attention):
+            node = event.kwarg_nodes.get(name) or event.arg_node(index, name) or event.node
+            yield Report(
+                node,
+                f"{name} is an integer tensor; attention masks must be bool (or float, added to the scores), "
+                "and PyTorch rejects integer masks",
+                hint="build the mask as bool: (ids == pad_id) without .long()",
+            )
         for event in in_some_context(attention, _float_triangle):
             node = event.kwarg_nodes.get("attn_mask") or event.node
             yield Report(
@@ -71,6 +79,16 @@ class MaskDtype(Rule):
                 "pass a bool mask or a float mask of 0 / -inf",
                 hint="convert it with .bool() (mind each API's polarity) or use masked_fill(~mask, float('-inf'))",
             )
+
+
+def _integer_masks(events: list[OpEvent]):
+    seen: set[int] = set()
+    for event in events:
+        names = (("attn_mask", 3),) if event.op == "scaled_dot_product_attention" else (("attn_mask", 6), ("key_padding_mask", 4))
+        for name, index in names:
+            if given(event, index, name) and event.tensor(index, name).dtype == "int" and id(event.node) not in seen:
+                seen.add(id(event.node))
+                yield event, name, index
 
 
 def _non_bool_mask(event: OpEvent) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.dims import Truth, equal
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import given, in_some_context
+from shapecheck.engine.queries import MaskApplication, given, in_some_context, mask_applications
 from shapecheck.engine.values import ModuleValue, ScoresTag, TriangleTag, dim_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -52,14 +52,16 @@ class MaskShape(Rule):
                 continue
             reported.add(conflict.node)
             yield Report(conflict.node, conflict.detail, hint="slice or reshape the mask to the scores' (..., t_q, t_k)")
-        for event in in_some_context(facts.events_of("masked_fill"), _unsliced_buffer):
+        applications = {id(a.event): a for a in mask_applications(facts)}
+        events = [a.event for a in applications.values()]
+        for event in in_some_context(events, lambda e: _unsliced_buffer(applications[id(e)])):
             if event.node in reported:
                 continue
-            mask = event.tensor(1, "mask")
+            application = applications[id(event)]
+            mask, scores = application.mask, application.scores
             triangle = mask.tag(TriangleTag)
-            scores = event.tensor(0, "input")
             yield Report(
-                event.arg_node(1, "mask") or event.node,
+                application.mask_node or event.node,
                 f"mask built at {triangle.full_size} x {triangle.full_size} is used unsliced against scores "
                 f"{scores.shape}; slice it to the sequence length",
                 hint="index the buffer as mask[:T, :T] (or [:, :, :T, :T])",
@@ -69,10 +71,9 @@ class MaskShape(Rule):
             yield Report(node, message, hint="attn_mask is (T, S) or (B * num_heads, T, S); key_padding_mask is (B, S)")
 
 
-def _unsliced_buffer(event: OpEvent) -> bool:
-    mask = event.tensor(1, "mask")
+def _unsliced_buffer(application: MaskApplication) -> bool:
+    mask, scores = application.mask, application.scores
     triangle = mask.tag(TriangleTag)
-    scores = event.tensor(0, "input")
     if triangle is None or triangle.sliced or triangle.full_size is None or not scores.has(ScoresTag):
         return False
     if scores.shape is None:

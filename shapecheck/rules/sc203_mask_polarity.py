@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import given, in_some_context
+from shapecheck.engine.queries import MaskApplication, given, in_some_context, mask_applications
 from shapecheck.engine.values import ScoresTag, TriangleTag, scale_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -48,11 +48,16 @@ class MaskPolarity(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        for event in in_some_context(facts.events_of("masked_fill"), _fill_blocks_past):
+        applications = {id(a.event): a for a in mask_applications(facts)}
+        events = [a.event for a in applications.values()]
+        for event in in_some_context(events, lambda e: _fill_blocks_past(applications[id(e)])):
+            application = applications[id(event)]
+            where = "where the mask is True" if application.true_blocks else "where the mask is False"
+            seen = "True on the past and the diagonal" if application.true_blocks else "False on the past"
             yield Report(
-                event.arg_node(1, "mask") or event.node,
-                "masked_fill(mask, -inf) blocks where the mask is True, but this mask is True on the past and "
-                "the diagonal (tril): it hides what a causal model may see and leaves the future open",
+                application.mask_node or event.node,
+                f"this fill of -inf blocks {where}, but the mask is {seen}: it hides what a causal model may "
+                "see and leaves the future open",
                 hint="block the future: mask with torch.triu(..., diagonal=1).bool(), or use tril(...) == 0",
             )
         for event in in_some_context(facts.events_of("scaled_dot_product_attention"), _sdpa_inverted):
@@ -78,14 +83,17 @@ def _bool_triangle(value) -> TriangleTag | None:
     return value.tag(TriangleTag)
 
 
-def _fill_blocks_past(event: OpEvent) -> bool:
-    if not event.tensor(0, "input").has(ScoresTag):
+def _fill_blocks_past(application: MaskApplication) -> bool:
+    if not application.scores.has(ScoresTag):
         return False
-    fill = scale_of(event.arg(2, "value"))
+    fill = application.fill
     if fill is None or fill.value is None or fill.value > -1e4:
         return False
-    triangle = _bool_triangle(event.tensor(1, "mask"))
-    return triangle is not None and triangle.true_is_allowed is True
+    triangle = _bool_triangle(application.mask)
+    if triangle is None:
+        return False
+    blocked_is_allowed = triangle.true_is_allowed if application.true_blocks else triangle.true_is_future
+    return blocked_is_allowed is True
 
 
 def _sdpa_inverted(event: OpEvent) -> bool:

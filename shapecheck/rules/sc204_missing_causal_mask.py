@@ -61,6 +61,7 @@ class MissingCausalMask(Rule):
             [e for e in facts.events_of("softmax") if e.tensor(0, "input").has(ScoresTag)]
             + facts.events_of("scaled_dot_product_attention")
             + facts.events_of("module.MultiheadAttention")
+            + [e for kind in LAYER_MASKS for e in facts.events_of("module." + kind)]
         )
         lm_evidence = _language_model_evidence(facts)
         for node, events in by_node(sites).items():
@@ -81,14 +82,33 @@ class MissingCausalMask(Rule):
                 break
 
 
+#: nn layers whose self-attention takes a mask: (mask argument, its position counting the module
+#: as argument 0, the is_causal argument, its position).
+LAYER_MASKS = {
+    "TransformerEncoder": ("mask", 2, "is_causal", 4),
+    "TransformerEncoderLayer": ("src_mask", 2, "is_causal", 4),
+    "TransformerDecoder": ("tgt_mask", 3, "tgt_is_causal", 7),
+    "TransformerDecoderLayer": ("tgt_mask", 3, "tgt_is_causal", 7),
+}
+
+
+def _flag_set(event: OpEvent, index: int, name: str) -> bool:
+    """An is_causal-style flag passed with a value other than a literal False / None."""
+    if not event.has_arg(index, name):
+        return False
+    value = event.arg(index, name)
+    return not (isinstance(value, ConstValue) and value.value in (False, None))
+
+
 def _masked(event: OpEvent) -> bool:
     if event.op == "softmax":
         return event.tensor(0, "input").has(MaskedTag)
     if event.op == "scaled_dot_product_attention":
-        causal = event.arg(5, "is_causal")
-        return given(event, 3, "attn_mask") or not (isinstance(causal, ConstValue) and causal.value in (False, None))
-    causal = event.kwargs.get("is_causal")
-    return given(event, 6, "attn_mask") or (causal is not None and not (isinstance(causal, ConstValue) and causal.value is False))
+        return given(event, 3, "attn_mask") or _flag_set(event, 5, "is_causal")
+    if event.op == "module.MultiheadAttention":
+        return given(event, 6, "attn_mask") or _flag_set(event, 8, "is_causal")
+    mask_name, mask_index, flag_name, flag_index = LAYER_MASKS[event.op.split(".", 1)[1]]
+    return given(event, mask_index, mask_name) or _flag_set(event, flag_index, flag_name)
 
 
 def _is_self_attention(event: OpEvent) -> bool:
@@ -97,9 +117,11 @@ def _is_self_attention(event: OpEvent) -> bool:
         relation = self_attention(tag.query, tag.key)
     elif event.op == "scaled_dot_product_attention":
         relation = self_attention(event.tensor(0, "query"), event.tensor(1, "key"))
-    else:
+    elif event.op == "module.MultiheadAttention":
         query, key = event.arg(1, "query"), event.arg(2, "key")
         return query is key and query is not UNKNOWN_TENSOR and not isinstance(query, ConstValue)
+    else:
+        return True  # the self-attention of a Transformer layer
     return relation.known and relation.same
 
 

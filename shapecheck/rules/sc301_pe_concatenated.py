@@ -8,6 +8,7 @@ import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
+from shapecheck.engine.ops import ParameterTag
 from shapecheck.engine.queries import in_some_context
 from shapecheck.engine.values import PositionTag, TensorValue, TokenEmbeddingTag, TupleValue, as_tensor, int_of
 from shapecheck.rules import _examples
@@ -77,8 +78,11 @@ def _concatenates_positions(event: OpEvent) -> bool:
 
 
 def _positional(tensor: TensorValue) -> bool:
-    tag = tensor.tag(PositionTag)
-    return tag is not None and tag.kind in ("table", "embedding", "index")
+    """A positional table or embedding: built from positions, or a per-position parameter."""
+    if tensor.has(PositionTag):
+        return True
+    parameter = tensor.tag(ParameterTag)
+    return parameter is not None and parameter.per_position
 
 
 def _fix(event: OpEvent) -> Fix | None:

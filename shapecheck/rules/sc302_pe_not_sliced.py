@@ -10,7 +10,8 @@ from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.dims import Truth, equal
 from shapecheck.engine.facts import FileFacts, OpEvent
 from shapecheck.engine.queries import in_some_context
-from shapecheck.engine.values import PositionTag, TensorValue, TokenEmbeddingTag, as_tensor
+from shapecheck.engine.ops import ParameterTag
+from shapecheck.engine.values import Opaque, PositionTag, TensorValue, TokenEmbeddingTag, as_tensor
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -59,18 +60,37 @@ class PeNotSliced(Rule):
 
 
 def _unsliced(event: OpEvent):
+    """(operand index of the table, its length, the sequence length) for an unsliced table."""
+    if not all(isinstance(arg, (TensorValue, Opaque)) for arg in event.args[:2]):
+        return None
     tensors = [as_tensor(event.arg(0)), as_tensor(event.arg(1))]
     for index, table in enumerate(tensors):
         other = tensors[1 - index]
-        tag = table.tag(PositionTag)
-        if tag is None or tag.kind != "table" or tag.sliced or tag.full_length is None:
+        length = _table_length(table, other)
+        if length is None or other.has(PositionTag):
             continue
-        if not other.has(TokenEmbeddingTag) or other.has(PositionTag):
+        seq = _sequence_dim(table, other, length)
+        if seq is None:
+            if other.shape is None and not other.tags and table.tag(PositionTag) is not None:
+                return index, length, "unknown (whatever the caller passes)"
             continue
-        seq = _sequence_dim(table, other, tag.full_length)
-        if seq is None or equal(seq, tag.full_length) is Truth.TRUE:
+        if equal(seq, length, event.assumptions) is Truth.TRUE or (seq.is_const and seq.value == 1):
             continue
-        return index, tag.full_length, seq
+        return index, length, seq
+    return None
+
+
+def _table_length(table: TensorValue, other: TensorValue):
+    """The length of a positional table that was not sliced to the sequence, else None."""
+    tag = table.tag(PositionTag)
+    if tag is not None and tag.kind == "table" and not tag.sliced and tag.full_length is not None:
+        return tag.full_length
+    parameter = table.tag(ParameterTag)
+    if parameter is not None and parameter.per_position and other.has(TokenEmbeddingTag):
+        declared = parameter.shape.dims[-2]
+        current = table.shape.dim(-2) if table.shape is not None else None
+        if current is not None and current == declared:
+            return declared
     return None
 
 
@@ -92,10 +112,13 @@ def _fix(event: OpEvent, table_index: int) -> Fix | None:
     table = as_tensor(event.arg(table_index))
     if not isinstance(table_node, (cst.Name, cst.Attribute)) or not isinstance(other_node, (cst.Name, cst.Attribute)):
         return None
-    tag = table.tag(PositionTag)
     if table.shape is None or table.shape.variadic:
         return None
-    axis = next(i for i, d in enumerate(table.shape.dims) if d == tag.full_length)
+    length = _table_length(table, as_tensor(event.arg(1 - table_index)))
+    axes = [i for i, d in enumerate(table.shape.dims) if d == length]
+    if not axes:
+        return None
+    axis = axes[0]
     offset = table.shape.rank - axis
     length = cst.Call(
         func=cst.Attribute(value=other_node, attr=cst.Name("size")),
