@@ -1,0 +1,171 @@
+"""How long does ``shapecheck`` take to start, and what does it import?
+
+A pre-commit hook runs the linter on every commit, so its start-up time is a cost people feel. This
+script runs, as subprocesses, ``shapecheck --version`` and ``shapecheck lint <empty file>`` (20 runs
+each by default) next to two baselines (a bare interpreter, and ``import libcst``), then lists the
+top-level packages that ``python -X importtime -m shapecheck lint <file>`` imports, and says whether
+torch, jaxtyping or beartype were among them (``shapecheck lint`` must import none of them).
+
+    python benchmarks/startup.py
+    python benchmarks/startup.py --runs 50 --top 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus as corpora  # noqa: E402  (benchmarks/corpus.py, next to this file)
+
+#: Packages ``shapecheck lint`` must never import (the runtime checker may).
+FORBIDDEN = ("torch", "jaxtyping", "beartype", "numpy", "einops")
+MUST_NOT = ("torch", "jaxtyping", "beartype")
+
+
+def shapecheck_command() -> tuple[list[str], str]:
+    """The installed console script next to this interpreter (not a pyenv shim, whose own start-up
+    would be measured too), or ``python -m shapecheck``."""
+    script = Path(sys.executable).parent / ("shapecheck.exe" if os.name == "nt" else "shapecheck")
+    if script.is_file():
+        return [str(script)], str(script)
+    return [sys.executable, "-m", "shapecheck"], "python -m shapecheck"
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ)
+    # Measure this checkout, whatever else is installed.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(corpora.REPO_ROOT), env.get("PYTHONPATH", "")]))
+    env.pop("PYTHONPROFILEIMPORTTIME", None)
+    return env
+
+
+def time_command(command: list[str], runs: int, env: dict[str, str]) -> tuple[list[float], int, str]:
+    """Wall seconds of each run; the exit code and last stderr line of the last run."""
+    times = []
+    completed = None
+    for _ in range(runs):
+        started = time.perf_counter()
+        completed = subprocess.run(command, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    assert completed is not None
+    lines = (completed.stderr or "").strip().splitlines()
+    return times, completed.returncode, lines[-1] if lines else ""
+
+
+def parse_importtime(stderr: str) -> list[tuple[int, int, int, str]]:
+    """``(depth, self_us, cumulative_us, module)`` for each line of ``-X importtime`` output."""
+    entries = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "imported package" in line:
+            continue
+        parts = line[len("import time:") :].split("|", 2)
+        if len(parts) != 3:
+            continue
+        self_us, cumulative_us, name = parts
+        raw = name[1:] if name.startswith(" ") else name
+        depth = (len(raw) - len(raw.lstrip(" "))) // 2
+        try:
+            entries.append((depth, int(self_us.strip()), int(cumulative_us.strip()), raw.strip()))
+        except ValueError:
+            continue
+    return entries
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Wall time of `shapecheck --version` and `shapecheck lint <empty file>` over N runs, "
+        "and the packages `python -X importtime -m shapecheck lint <file>` imports.",
+    )
+    parser.add_argument("--runs", type=int, default=20, metavar="N", help="runs per command (default 20)")
+    parser.add_argument("--top", type=int, default=20, metavar="K", help="top-level packages to list (default 20)")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+
+    env = environment()
+    command, label = shapecheck_command()
+    print(f"machine: {corpora.describe_machine()}")
+    print(f"command: {label}; {args.runs} runs each, wall time of a subprocess")
+    with tempfile.TemporaryDirectory(prefix="shapecheck-startup-") as folder:
+        empty = Path(folder) / "empty.py"
+        empty.write_text("")
+        cases = [
+            ("python -c pass (baseline)", [sys.executable, "-c", "pass"]),
+            ("python -c 'import libcst' (baseline)", [sys.executable, "-c", "import libcst"]),
+            ("shapecheck --version", [*command, "--version"]),
+            ("shapecheck lint <empty file>", [*command, "lint", str(empty)]),
+        ]
+        print()
+        print("| command | min ms | median ms | mean ms | max ms | exit |")
+        print("|---|---:|---:|---:|---:|---:|")
+        failures = []
+        for name, argv_ in cases:
+            times, code, last = time_command(argv_, args.runs, env)
+            ms = [t * 1e3 for t in times]
+            print(
+                f"| {name} | {min(ms):.0f} | {statistics.median(ms):.0f} | {statistics.mean(ms):.0f} "
+                f"| {max(ms):.0f} | {code} |"
+            )
+            if code != 0:
+                failures.append(f"{name} exited {code}: {last}")
+        for failure in failures:
+            print(f"  note: {failure}")
+
+        completed = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "shapecheck", "lint", str(empty)],
+            capture_output=True,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    entries = parse_importtime(completed.stderr)
+    if not entries:
+        print("\nno -X importtime output; cannot list imports")
+        return 0
+    if completed.returncode != 0:
+        lines = [line for line in completed.stderr.splitlines() if not line.startswith("import time:")]
+        print(f"\nnote: python -m shapecheck lint exited {completed.returncode}: {lines[-1] if lines else ''}")
+
+    # Group by top-level package: the cumulative time of the depth-0 imports, and every module seen.
+    cumulative: dict[str, int] = defaultdict(int)
+    modules: dict[str, int] = defaultdict(int)
+    for depth, _self_us, cumulative_us, name in entries:
+        root = name.split(".", 1)[0]
+        modules[root] += 1
+        if depth == 0:
+            cumulative[root] += cumulative_us
+    total_us = sum(us for depth, _, us, _ in entries if depth == 0)
+    ranked = sorted(modules, key=lambda root: (-cumulative[root], root))
+    print()
+    print(
+        f"python -X importtime -m shapecheck lint <empty file>: {len(entries)} modules in {len(modules)} "
+        f"top-level packages, {total_us / 1e3:.0f} ms of imports (start-up included)"
+    )
+    print(f"top {min(args.top, len(ranked))} top-level packages by cumulative import time:")
+    print("| package | cumulative ms | modules |")
+    print("|---|---:|---:|")
+    for root in ranked[: args.top]:
+        print(f"| {root} | {cumulative[root] / 1e3:.1f} | {modules[root]} |")
+    print()
+    print("all top-level packages imported: " + ", ".join(sorted(modules)))
+    print()
+    for name in FORBIDDEN:
+        imported = name in modules
+        must = name in MUST_NOT
+        status = ("IMPORTED: FAIL" if must else "imported") if imported else "not imported: ok"
+        print(f"{name:<10} {status}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

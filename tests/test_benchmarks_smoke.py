@@ -1,0 +1,84 @@
+"""The benchmark scripts run end to end on a tiny folder (``--dir``: no install, no network).
+
+Nothing here looks at times: it only checks that each script runs, exits 0 and prints its figures.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+ATTENTION = '''import math
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model: int = 64, n_heads: int = 4) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.d_k = d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=-1)
+        q = q.view(b, t, self.n_heads, self.d_k).transpose(1, 2)
+        k = k.view(b, t, self.n_heads, self.d_k).transpose(1, 2)
+        v = v.view(b, t, self.n_heads, self.d_k).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        return (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, c)
+'''
+
+
+@pytest.fixture(scope="module")
+def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fake_corpus")
+    (root / "modeling_a.py").write_text(ATTENTION)
+    (root / "modeling_b.py").write_text("import torch\n\nx = torch.zeros(2, 3)\n")
+    (root / "broken.py").write_text("def f(:\n")
+    (root / "empty.py").write_text("")
+    return root
+
+
+def run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_throughput_runs_on_a_folder(corpus_dir: Path) -> None:
+    completed = run("throughput.py", "--dir", str(corpus_dir), "--limit", "3", "--runs", "1", "--min-lines", "1")
+    assert completed.returncode == 0, completed.stderr
+    assert "3 files" in completed.stdout
+    assert "lint/parse =" in completed.stdout
+
+
+def test_precision_runs_on_a_folder(corpus_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.md"
+    completed = run("precision.py", "--dir", str(corpus_dir), "--out", str(out), "--crash-log", str(tmp_path / "crashes.log"))
+    assert completed.returncode == 0, completed.stderr
+    report = out.read_text()
+    assert "## Findings per rule" in report
+    assert "| fake_corpus" in report
+
+
+def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
+    completed = run("shapes_coverage.py", "--dir", str(corpus_dir))
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_scripts_have_help() -> None:
+    for script in ("corpus.py", "throughput.py", "precision.py", "shapes_coverage.py", "startup.py"):
+        completed = run(script, "--help")
+        assert completed.returncode == 0, (script, completed.stderr)
+        assert "usage:" in completed.stdout
