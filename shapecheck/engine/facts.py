@@ -39,6 +39,7 @@ class FunctionRun:
     inlined: bool
     parent: "FunctionRun | None" = None  # the run that called this one (inlined runs)
     call_node: cst.CSTNode | None = None  # the call site that inlined it
+    instance: object = None  # values.ObjectValue bound to ``self``, if a method
     assignments: list["Assignment"] = field(default_factory=list)
     returns: Value = UNKNOWN
 
@@ -48,6 +49,19 @@ class FunctionRun:
         while run is not None:
             yield run
             run = run.parent
+
+    def origin(self) -> cst.CSTNode | None:
+        """The outermost place that created the objects this run works on: the instantiation
+        (``EncoderLayer(d_model=512, n_heads=6)``) whose arguments reached here, if any."""
+        found = None
+        for run in self.chain():
+            ident = getattr(run.instance, "ident", None)
+            node = getattr(ident, "node", None)
+            if node is not None:
+                found = node
+            elif run.inlined and run.call_node is not None and run.instance is None:
+                found = run.call_node
+        return found
 
     @property
     def root(self) -> "FunctionRun":

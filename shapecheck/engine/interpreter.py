@@ -208,7 +208,7 @@ class Interpreter:
         parent: FunctionRun | None = None,
         call_node: cst.CSTNode | None = None,
     ) -> Value:
-        run = FunctionRun(qualname, node, cls, inlined, parent, call_node)
+        run = FunctionRun(qualname, node, cls, inlined, parent, call_node, instance=self_value)
         self.facts.runs.append(run)
         frame = Frame(
             dict(bindings),
@@ -944,6 +944,7 @@ def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
         elif isinstance(value, FunctionValue) and value.owner is None:
             bindings = interpreter.bind_parameters(value.node, (), {}, standalone=True, skip_self=False)
             interpreter.run_function(value.node, value.qualname, None, bindings, None, 0, inlined=False)
+    _analyze_module_level_instances(interpreter)
     for info in list(facts.classes.values()):
         if not info.is_module:
             for name, method in info.methods.items():
@@ -954,6 +955,23 @@ def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
                         bindings[method.params.params[0].name.value] = obj
                     interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)
     return facts
+
+
+def _analyze_module_level_instances(interpreter: Interpreter) -> None:
+    """Modules instantiated at module level with known arguments (``layer = EncoderLayer(512, 6)``):
+    run their forward with those constructor values."""
+    for value in list(interpreter.globals.values()):
+        if not isinstance(value, ObjectValue) or not value.cls.is_module or value.ident.node is None:
+            continue
+        forward = value.cls.methods.get("forward")
+        if forward is None:
+            continue
+        bindings = interpreter.bind_parameters(forward, (), {}, standalone=True, skip_self=True)
+        if forward.params.params:
+            bindings[forward.params.params[0].name.value] = value
+        interpreter.run_function(
+            forward, f"{value.cls.qualname}.forward", value.cls, bindings, value, 1, inlined=True, call_node=value.ident.node
+        )
 
 
 def _analyze_class(interpreter: Interpreter, info: ClassInfo) -> None:

@@ -216,7 +216,7 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     x = _refine_input(interp, call, frame, in_features)
     result = linear_output(interp, x, in_features, dim_of(module.param("out_features")), call.node, frame, _label(module))
     source = x if x.shape is not None or x.tags or x.node is not None else None
-    return result.with_tag(ProjectionTag(module.ident, (), source))
+    return result.with_tag(ProjectionTag(module.ident, (), source, call.node))
 
 
 def _label(module: ModuleValue) -> str:

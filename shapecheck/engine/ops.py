@@ -413,6 +413,19 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return same_values(source, None)
     result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
     if result.conflict is not None and source.shape is not None:
+        heads = _uneven_head_split(source.shape, sizes)
+        if heads is not None:
+            width, count = heads
+            conflict(
+                interp,
+                "heads",
+                call.node,
+                f"splitting the last dim {width} into {count} heads of {width} // {count} = {width // count} "
+                f"loses {width % count} features: {width} is not divisible by {count}",
+                frame,
+                "view",
+            )
+            return same_values(source, None)
         conflict(
             interp,
             "reshape",
@@ -425,6 +438,20 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
         _unify_numel(frame, source.shape.dims, result.shape.dims)
     return same_values(source, result.shape)
+
+
+def _uneven_head_split(source: Shape, sizes: list[Dim]) -> tuple[int, int] | None:
+    """(width, heads) when a view splits a last dim D into (h, D // h) with D % h != 0."""
+    last = source.dim(-1)
+    if last is None or not last.is_const or len(sizes) < 2:
+        return None
+    count, size = sizes[-2], sizes[-1]
+    if not (count.is_const and size.is_const) or count.value <= 1:
+        return None
+    width = last.value
+    if width % count.value and width // count.value == size.value:
+        return width, count.value
+    return None
 
 
 def _unify_numel(frame: "Frame", source: tuple[Dim, ...], target: tuple[Dim, ...]) -> None:
@@ -1004,7 +1031,7 @@ def _piece(source: TensorValue, shape: Shape | None, index: int) -> TensorValue:
     piece = same_values(source, shape)
     projection = source.tag(ProjectionTag)
     if projection is not None:
-        piece = piece.with_tag(ProjectionTag(projection.ident, projection.part + (index,), projection.source))
+        piece = piece.with_tag(ProjectionTag(projection.ident, projection.part + (index,), projection.source, projection.node))
     return piece
 
 
@@ -1153,7 +1180,7 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
             result_tensor = result_tensor.with_tag(factor)
     elif a.has(ProbsTag):
         result_tensor = result_tensor.with_tag(AttentionOutputTag(node, a.tag(ProbsTag).node, -1))
-    weight = _weight_projection(a, b)
+    weight = _weight_projection(a, b, node)
     if weight is not None:
         result_tensor = result_tensor.with_tag(weight)
     return result_tensor
@@ -1186,14 +1213,15 @@ class ParameterTag:
         return not (rows.is_const and rows.value == 1)
 
 
-def _weight_projection(a: TensorValue, b: TensorValue) -> ProjectionTag | None:
+def _weight_projection(a: TensorValue, b: TensorValue, node: cst.CSTNode | None = None) -> ProjectionTag | None:
+    """x @ W (or W^T, or an einsum with W): the result is a projection by the parameter W."""
     for weight, other in ((b, a), (a, b)):
         parameter = weight.tag(ParameterTag)
         if parameter is not None and not other.has(ParameterTag):
-            return ProjectionTag(parameter.ident)  # type: ignore[arg-type]
+            return ProjectionTag(parameter.ident, (), other, node)  # type: ignore[arg-type]
         transposed = weight.tag(KeyTransposed)
         if transposed is not None and transposed.source.has(ParameterTag) and not other.has(ParameterTag):
-            return ProjectionTag(transposed.source.tag(ParameterTag).ident)
+            return ProjectionTag(transposed.source.tag(ParameterTag).ident, (), other, node)
     return None
 
 
@@ -1234,7 +1262,7 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     result = nn_modules.linear_output(interp, x, in_features, out_features, call.node, frame, "F.linear")
     parameter = weight.tag(ParameterTag)
     if parameter is not None:
-        result = result.with_tag(ProjectionTag(parameter.ident))  # type: ignore[arg-type]
+        result = result.with_tag(ProjectionTag(parameter.ident, (), x, call.node))  # type: ignore[arg-type]
     return result
 
 

@@ -99,6 +99,11 @@ def einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     dtype = tensors[0].dtype if tensors else None
     result = TensorValue(shape, dtype, tags, call.node)
     if len(inputs) == 2:
+        from shapecheck.engine.ops import _weight_projection
+
+        projection = _weight_projection(tensors[0], tensors[1], call.node)
+        if projection is not None:
+            result = result.with_tag(projection)
         result = _attention_role(result, inputs[0], inputs[1], output, tensors, sizes, call)  # type: ignore[arg-type]
     return result
 
@@ -200,8 +205,19 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                     others = product(axes[n] if not n.isdigit() else Dim.const(int(n)) for n in group if n != missing[0])
                     try:
                         axes[missing[0]] = frame.assumptions.simplify(dim // others)
+                        remainder = frame.assumptions.simplify(dim % others)
                     except ArithmeticError:
-                        pass
+                        continue
+                    if remainder.is_const and remainder.value != 0:
+                        conflict(
+                            interp,
+                            "heads",
+                            call.node,
+                            f"{pattern.value!r} splits {dim} into groups of {others}: {dim} is not divisible by "
+                            f"{others} ({dim} % {others} = {remainder.value})",
+                            frame,
+                            "rearrange",
+                        )
     out_dims: list[Dim] = []
     ok = known
     for group in right:

@@ -230,6 +230,7 @@ class ProjectionTag:
     ident: ModuleIdent
     part: tuple[int, ...] = ()  # which piece of a fused projection (split / chunk / unbind index)
     source: "Value | None" = field(default=None, compare=False)  # the input tensor it projected
+    node: "cst.CSTNode | None" = field(default=None, compare=False)  # the projecting call
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,7 +54,10 @@ class MissingPositionalEncoding(Rule):
         if _file_has_positions(facts):
             return
         reported: set[int] = set()
-        for event in facts.events_of("softmax") + facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention"):
+        sites = facts.events_of("softmax") + facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
+        for kind in TRANSFORMER_LAYERS:
+            sites = sites + facts.events_of("module." + kind)
+        for event in sites:
             tensor = _attention_input(event)
             if tensor is None:
                 continue
@@ -68,6 +71,9 @@ class MissingPositionalEncoding(Rule):
                 "cannot tell token order apart",
                 hint="add a positional embedding (learned or sinusoidal) or use rotary embeddings",
             )
+
+
+TRANSFORMER_LAYERS = ("TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer")
 
 
 def _attention_input(event: OpEvent) -> TensorValue | None:

@@ -49,15 +49,21 @@ class SharedQKWeights(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         scores_events = [e for e in facts.events if e.result_tensor.has(ScoresTag)]
+        scores_events += facts.events_of("scaled_dot_product_attention")
         reported: set[int] = set()
         for node, events in by_node(scores_events).items():
             for event in events:
-                tag = event.result_tensor.tag(ScoresTag)
-                shared = _shared(tag.query, tag.key)
+                if event.op == "scaled_dot_product_attention":
+                    query, key = event.tensor(0, "query"), event.tensor(1, "key")
+                else:
+                    tag = event.result_tensor.tag(ScoresTag)
+                    query, key = tag.query, tag.key
+                shared = _shared(query, key)
                 if shared is None or id(shared.ident) in reported:
                     continue
                 reported.add(id(shared.ident))
-                where = _second_binding(facts, shared.ident) or node
+                key_projection = key.tag(ProjectionTag)
+                where = _second_binding(facts, shared.ident) or key_projection.node or node
                 label = shared.ident.label
                 yield Report(
                     where,

@@ -53,11 +53,17 @@ class HeadsNotDivisible(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
+        seen: set[int] = set()
+        for conflict in facts.conflicts_of("heads"):
+            node = (conflict.run.origin() if conflict.run is not None else None) or conflict.node
+            if id(node) not in seen:
+                seen.add(id(node))
+                yield Report(node, conflict.detail, hint="choose n_heads that divides d_model (d_k = d_model // n_heads)")
         for check in facts.divisibility:
             if check.holds is not False:
                 continue
             dividend, divisor = dim_of(check.dividend), dim_of(check.divisor)
-            node = check.run.call_node if check.run is not None and check.run.inlined and check.run.call_node is not None else check.node
+            node = (check.run.origin() if check.run is not None else None) or check.node
             yield Report(
                 node,
                 f"{dividend} is not divisible by {divisor} ({dividend} % {divisor} = "
@@ -72,10 +78,8 @@ class HeadsNotDivisible(Rule):
             if width is None or heads is None or not width.is_const or not heads.is_const or heads.value == 0:
                 continue
             if width.value % heads.value:
-                node = construction.node
                 run = construction.run
-                if run is not None and run.inlined and run.call_node is not None:
-                    node = run.call_node
+                node = (run.origin() if run is not None else None) or construction.node
                 yield Report(
                     node,
                     f"nn.{construction.kind} with {names[0]}={width.value} and {names[1]}={heads.value}: "
