@@ -9,9 +9,7 @@ from reference_model.attention import (
     CausalSelfAttention,
     MultiHeadAttention,
     causal_mask,
-    merge_heads,
     scaled_dot_product_attention,
-    split_heads,
 )
 from reference_model.bert import MiniBERT
 from reference_model.checking import (
@@ -56,11 +54,9 @@ __all__ = [
     "alibi_bias",
     "alibi_slopes",
     "causal_mask",
-    "merge_heads",
     "scaled_dot_product_attention",
     "set_typechecking",
     "sinusoidal_table",
-    "split_heads",
     "typecheck_enabled",
     "typechecked",
     "typechecking",

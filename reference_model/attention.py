@@ -31,9 +31,7 @@ __all__ = [
     "CausalSelfAttention",
     "MultiHeadAttention",
     "causal_mask",
-    "merge_heads",
     "scaled_dot_product_attention",
-    "split_heads",
 ]
 
 
@@ -71,16 +69,19 @@ def causal_mask(t: int, device: torch.device | None = None) -> Bool[Tensor, "t t
     return torch.triu(torch.ones(t, t, dtype=torch.bool, device=device), diagonal=1)
 
 
-@typechecked
-def split_heads(x: Float[Tensor, "b t d_model"], n_heads: int) -> Float[Tensor, "b h t d_k"]:
+# The two reshapes here run inside every attention call. They carry annotations for readers and
+# for `shapecheck lint`, but are not runtime-checked: the modules calling them are, and each
+# checked call costs a few hundred microseconds (see benchmarks/runtime_overhead.py).
+
+
+def _split_heads(x: Float[Tensor, "b t d_model"], n_heads: int) -> Float[Tensor, "b h t d_k"]:
     """(b, t, d_model) -> (b, h, t, d_k): cut the width into heads, then move h before t."""
     b, t, d_model = x.shape
     d_k = d_model // n_heads
     return x.view(b, t, n_heads, d_k).transpose(1, 2)  # (b, t, h, d_k) -> (b, h, t, d_k)
 
 
-@typechecked
-def merge_heads(x: Float[Tensor, "b h t d_k"]) -> Float[Tensor, "b t d_model"]:
+def _merge_heads(x: Float[Tensor, "b h t d_k"]) -> Float[Tensor, "b t d_model"]:
     """(b, h, t, d_k) -> (b, t, h * d_k): move h back next to d_k, then join them."""
     b, h, t, d_k = x.shape
     return x.transpose(1, 2).reshape(b, t, h * d_k)  # (b, t, h, d_k) -> (b, t, d_model)
@@ -124,14 +125,14 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[Float[Tensor, "b t_q d_model"], Float[Tensor, "b h t_q t_k"]]:
         """Attend from each query position to all unmasked key positions, in every head."""
         # 1. project, then split d_model into h heads of d_k: (b, t, d_model) -> (b, h, t, d_k)
-        q = split_heads(self.W_Q(query), self.n_heads)
-        k = split_heads(self.W_K(key), self.n_heads)
-        v = split_heads(self.W_V(value), self.n_heads)
+        q = _split_heads(self.W_Q(query), self.n_heads)
+        k = _split_heads(self.W_K(key), self.n_heads)
+        v = _split_heads(self.W_V(value), self.n_heads)
         # 2. attend in every head at once: (b, h, t_q, d_k) -> (b, h, t_q, d_k), weights (b, h, t_q, t_k)
         dropout_p = self.dropout if self.training else 0.0
         heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
         # 3. concatenate the heads and mix them: (b, h, t_q, d_k) -> (b, t_q, d_model)
-        return self.W_O(merge_heads(heads)), weights
+        return self.W_O(_merge_heads(heads)), weights
 
 
 class CausalSelfAttention(nn.Module):
@@ -158,10 +159,10 @@ class CausalSelfAttention(nn.Module):
         b, t, d_model = x.shape  # batch, sequence length, model width
         if t > self.max_len:
             raise ValueError(f"sequence length t={t} exceeds max_len={self.max_len}")
-        q = split_heads(self.W_Q(x), self.n_heads)  # (b, h, t, d_k)
-        k = split_heads(self.W_K(x), self.n_heads)  # (b, h, t, d_k)
-        v = split_heads(self.W_V(x), self.n_heads)  # (b, h, t, d_k)
+        q = _split_heads(self.W_Q(x), self.n_heads)  # (b, h, t, d_k)
+        k = _split_heads(self.W_K(x), self.n_heads)  # (b, h, t, d_k)
+        v = _split_heads(self.W_V(x), self.n_heads)  # (b, h, t, d_k)
         dropout_p = self.dropout if self.training else 0.0
         mask = self.mask[:t, :t]  # (t, t): the future of every query is blocked
         heads, _ = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
-        return self.W_O(merge_heads(heads))  # (b, h, t, d_k) -> (b, t, d_model)
+        return self.W_O(_merge_heads(heads))  # (b, h, t, d_k) -> (b, t, d_model)
