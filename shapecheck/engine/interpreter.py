@@ -679,17 +679,57 @@ class Interpreter:
         return result
 
     def _check_arguments(self, node: cst.FunctionDef, bindings: dict[str, Value], call: "ops.Call", frame: Frame) -> None:
-        """Arguments passed to a jaxtyping-annotated function must fit its annotations (SC506)."""
+        """Arguments passed to a jaxtyping-annotated function must fit its annotations (SC506).
+
+        Dim names are bound across the arguments in order, as jaxtyping does: ``a: "b t d"`` and
+        ``b: "b t d"`` must agree on d."""
+        from shapecheck.engine.annotations import Named, parse_dims, to_shape
+
+        names: dict[str, Dim] = {}
         params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
         for param in params:
-            if param.annotation is None:
-                continue
             actual = bindings.get(param.name.value)
-            if not isinstance(actual, TensorValue):
+            specs = self._annotation_specs(param.annotation)
+            if not isinstance(actual, TensorValue) or specs is None:
                 continue
-            declared = self._annotation_value(param.annotation, param.name.value)
-            if isinstance(declared, TensorValue):
-                ops.check_annotation(self, actual, declared, call.node, frame, f"argument `{param.name.value}` of `{node.name.value}`")
+            declared = to_shape(specs, names)
+            if declared is None or actual.shape is None:
+                continue
+            ops.check_annotation(
+                self, actual, TensorValue(declared), call.node, frame,
+                f"argument `{param.name.value}` of `{node.name.value}`",
+            )
+            if not any(type(spec).__name__ == "Variadic" for spec in specs) and actual.shape.rank == len(specs):
+                for spec, dim in zip(specs, actual.shape.dims):
+                    if isinstance(spec, Named) and spec.name not in names:
+                        names[spec.name] = dim
+            elif all(type(spec).__name__ != "Variadic" for spec in specs[-len(actual.shape.dims):] if actual.shape.dims):
+                trailing = specs[len(specs) - len(actual.shape.dims):] if len(actual.shape.dims) <= len(specs) else []
+                for spec, dim in zip(trailing, actual.shape.dims):
+                    if isinstance(spec, Named) and spec.name not in names:
+                        names[spec.name] = dim
+        _ = parse_dims
+
+    def _annotation_specs(self, annotation: cst.Annotation | None) -> list | None:
+        """The parsed dims of a jaxtyping annotation ``Float[Tensor, "b t d"]``, if it is one."""
+        from shapecheck.engine.annotations import parse_dims
+
+        if annotation is None:
+            return None
+        expr = annotation.annotation
+        if not isinstance(expr, cst.Subscript) or len(expr.slice) != 2:
+            return None
+        head = dotted_name(expr.value)
+        if head is None:
+            return None
+        qualified = self._qualify(head)
+        if not qualified.startswith("jaxtyping.") and head.split(".")[-1] not in _JAXTYPING_NAMES:
+            return None
+        spec_node = expr.slice[1].slice
+        if not isinstance(spec_node, cst.Index):
+            return None
+        spec = literal_string(spec_node.value)
+        return parse_dims(spec) if spec is not None else None
 
     def instantiate(self, info: ClassInfo, call: "ops.Call", frame: Frame) -> Value:
         self.facts.instantiations.append((call.node, info))

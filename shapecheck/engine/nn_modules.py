@@ -105,7 +105,8 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
     items: tuple[Value, ...] = ()
     if kind == "Sequential":
         items = tuple(call.args)
-        _check_chain(interp, items, call, frame)
+        if _check_chain(interp, items, call, frame):
+            params["__broken__"] = ConstValue(True)
     elif kind in ("ModuleList", "ModuleDict"):
         content = call.arg(0, "modules")
         if isinstance(content, TupleValue):
@@ -117,9 +118,10 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
     return module
 
 
-def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, frame: "Frame") -> None:
+def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, frame: "Frame") -> bool:
     """Consecutive Linear layers of a Sequential must agree: out_features of one = in_features of the next."""
     previous: ModuleValue | None = None
+    broken = [False]
     for index, item in enumerate(items):
         if not isinstance(item, ModuleValue):
             previous = None
@@ -130,6 +132,7 @@ def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, fr
             if previous is not None:
                 out_dim, in_dim = dim_of(previous.param("out_features")), dim_of(item.param("in_features"))
                 if out_dim is not None and in_dim is not None and equal(out_dim, in_dim, frame.assumptions) is Truth.FALSE:
+                    broken[0] = True
                     node = call.arg_nodes[index] if index < len(call.arg_nodes) and call.arg_nodes[index] is not None else call.node
                     conflict(
                         interp,
@@ -142,6 +145,7 @@ def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, fr
             previous = item
         else:
             previous = None
+    return broken[0]
 
 
 def forward(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
@@ -257,6 +261,8 @@ def _softmax_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 def _sequential(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    if "__broken__" in module.params:
+        return UNKNOWN  # already reported where the layers were chained
     value: Value = call.arg(1, "input")
     for item in module.items:
         inner = Call(call.node, (value,), {}, call.arg_nodes[1:2])

@@ -498,15 +498,21 @@ def _unflatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     axis = int_of(call.arg(1, "dim"))
     sizes = dims_from((call.arg(2, "sizes"),))
     shape = source.shape
-    if shape is None or shape.variadic or axis is None or sizes is None:
+    if shape is None or axis is None or sizes is None:
         return same_values(source, None)
-    a = norm_axis(axis, shape.rank)
-    if a is None:
+    index = _axis_index(shape, axis)
+    if index is None:
         return same_values(source, None)
-    sub = shape_ops.reshape(Shape((shape.dims[a],)), sizes, frame.assumptions)
+    sub = shape_ops.reshape(Shape((shape.dims[index],)), sizes, frame.assumptions)
+    if sub.conflict is not None:
+        heads = _uneven_head_split(Shape((shape.dims[index],)), sizes)
+        kind = "heads" if heads is not None else "reshape"
+        conflict(interp, kind, call.node,
+                 f"cannot unflatten axis {axis} of size {shape.dims[index]} into ({', '.join(map(str, sizes))})", frame, "unflatten")
+        return same_values(source, None)
     if sub.shape is None:
         return same_values(source, None)
-    return same_values(source, Shape(shape.dims[:a] + sub.shape.dims + shape.dims[a + 1 :]))
+    return same_values(source, Shape(shape.dims[:index] + sub.shape.dims + shape.dims[index + 1 :], shape.variadic))
 
 
 @op("squeeze")
@@ -1430,7 +1436,19 @@ def _finfo(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ operators
 
 
+def _refreshed(value: Value, node: cst.CSTNode | None, frame: "Frame") -> Value:
+    """A parameter read before the other operand refined it (``x + self.mlp(self.ln(x))``)."""
+    if isinstance(value, Opaque) and isinstance(node, cst.Name):
+        current = frame.env.get(node.value)
+        if isinstance(current, TensorValue):
+            return current
+    return value
+
+
 def binary(interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame") -> Value:
+    operands = _operand_nodes(node)
+    if len(operands) == 2:
+        left, right = _refreshed(left, operands[0], frame), _refreshed(right, operands[1], frame)
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         if operator == "matmul":
             call = Call(node, (as_tensor(left), as_tensor(right)), {}, _operand_nodes(node))

@@ -201,6 +201,17 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                 axes.setdefault(name, dim)
             else:
                 missing = [n for n in group if n not in axes and not n.isdigit()]
+                if not missing:
+                    total = product(axes[n] if not n.isdigit() else Dim.const(int(n)) for n in group)
+                    if equal(total, dim, frame.assumptions) is Truth.FALSE:
+                        conflict(
+                            interp,
+                            "reshape",
+                            call.node,
+                            f"{pattern.value!r}: the group ({' '.join(group)}) = {total} does not match the axis of size {dim}",
+                            frame,
+                            "rearrange",
+                        )
                 if len(missing) == 1:
                     others = product(axes[n] if not n.isdigit() else Dim.const(int(n)) for n in group if n != missing[0])
                     try:

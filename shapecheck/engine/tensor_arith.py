@@ -149,8 +149,15 @@ def _result_shape(
         if a.shape is None or b.shape is None:
             return None
         result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions)
-        if result.conflict is not None:
-            _, x, y = result.conflict
+        problem = result.conflict
+        if problem is None and operator in ("add", "sub") and result.mismatch is not None:
+            # Provably different symbolic sizes (d vs 4 * d) broadcast only if one is 1: for a
+            # residual connection that is a mismatch as well.
+            _, x, y = result.mismatch
+            if not x.is_const and not y.is_const:
+                problem = result.mismatch
+        if problem is not None:
+            _, x, y = problem
             conflict(
                 interp,
                 "broadcast",
