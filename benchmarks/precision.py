@@ -177,7 +177,9 @@ def git_head() -> str:
             text=True,
             timeout=10,
         )
-        head = completed.stdout.strip() or "?"
+        if completed.returncode != 0:
+            return "? (not a git checkout)"
+        head = completed.stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(corpora.REPO_ROOT), "status", "--porcelain", "--", "shapecheck"],
             capture_output=True,
