@@ -398,3 +398,131 @@ def test_anonymous_dims_print_as_underscore():
     anon = Dim.sym("_@1")
     assert str(S(b, anon)) == "(b, _)"
     assert S(b, anon).to_json() == ["b", "_"]
+
+
+# --- property: symbolic results agree with concrete torch semantics ----------------------------------
+
+import random  # noqa: E402
+
+_POOL = [const(1), const(2), const(3), b, t, 2 * b, b + 1, b * t, t - 1 + 1]
+_ENV_NAMES = ("b", "t")
+
+
+def _concrete_broadcast(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...] | None:
+    out = []
+    for k in range(1, max(len(x), len(y)) + 1):
+        p = x[-k] if k <= len(x) else 1
+        q = y[-k] if k <= len(y) else 1
+        if p != q and p != 1 and q != 1:
+            return None
+        out.append(q if p == 1 else p)
+    return tuple(reversed(out))
+
+
+def _concrete_matmul(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...] | None:
+    if not x or not y:
+        return None
+    xs = (1,) + x if len(x) == 1 else x
+    ys = y + (1,) if len(y) == 1 else y
+    if xs[-1] != ys[-2]:
+        return None
+    batch = _concrete_broadcast(xs[:-2], ys[:-2])
+    if batch is None:
+        return None
+    out = batch + (() if len(x) == 1 else (xs[-2],)) + (() if len(y) == 1 else (ys[-1],))
+    return out
+
+
+def _value(d, env):
+    if not d.symbols() <= set(env):
+        return None  # e.g. max(b,t): unknown to the test, nothing to compare
+    return d.substitute(env).value
+
+
+def _random_shape(rng, max_rank=4):
+    return Shape(tuple(rng.choice(_POOL) for _ in range(rng.randint(1, max_rank))))
+
+
+def _envs(rng, n=12):
+    yield {"b": 1, "t": 1}
+    for _ in range(n):
+        yield {name: rng.randint(1, 5) for name in _ENV_NAMES}
+
+
+def _check_against(result_shape, conflict, concrete_fn, x, y, rng):
+    for env in _envs(rng):
+        cx = tuple(_value(d, env) for d in x.dims)
+        cy = tuple(_value(d, env) for d in y.dims)
+        want = concrete_fn(cx, cy)
+        if conflict is not None:
+            assert want is None, (str(x), str(y), env)
+        if want is not None and result_shape is not None:
+            got = tuple(_value(d, env) for d in result_shape.dims)
+            if result_shape.variadic:
+                want = want[len(want) - len(got) :]
+            assert len(got) == len(want), (str(x), str(y), str(result_shape), env)
+            for g, w in zip(got, want):
+                assert g is None or g == w, (str(x), str(y), str(result_shape), env)
+
+
+def test_property_broadcast_is_sound():
+    rng = random.Random(99)
+    conflicts = mismatches = 0
+    for _ in range(400):
+        x, y = _random_shape(rng), _random_shape(rng)
+        r = broadcast(x, y)
+        conflicts += r.conflict is not None
+        _check_against(r.shape, r.conflict, _concrete_broadcast, x, y, rng)
+        if r.mismatch is not None:
+            mismatches += 1
+            for _ in range(8):  # a mismatch fails whenever every symbol is >= 2
+                env = {name: rng.randint(2, 6) for name in _ENV_NAMES}
+                cx = tuple(_value(d, env) for d in x.dims)
+                cy = tuple(_value(d, env) for d in y.dims)
+                assert _concrete_broadcast(cx, cy) is None, (str(x), str(y), env)
+    assert conflicts > 10 and mismatches > conflicts
+
+
+def test_property_matmul_is_sound():
+    rng = random.Random(5)
+    conflicts = 0
+    for _ in range(400):
+        x, y = _random_shape(rng), _random_shape(rng)
+        r = matmul(x, y)
+        conflicts += r.conflict is not None or r.batch_conflict is not None
+        _check_against(r.shape, r.conflict or r.batch_conflict, _concrete_matmul, x, y, rng)
+    assert conflicts > 10
+
+
+def test_property_variadic_broadcast_is_sound():
+    rng = random.Random(11)
+    for _ in range(300):
+        x, y = _random_shape(rng), _random_shape(rng)
+        hidden = rng.randint(0, len(x.dims))
+        vx = Shape(x.dims[hidden:], variadic=True)
+        r = broadcast(vx, y)
+        # whatever the hidden prefix, the result's known trailing dims must match
+        _check_against(r.shape, r.conflict, _concrete_broadcast, x, y, rng)
+
+
+def test_property_reshape_minus_one_is_sound():
+    rng = random.Random(3)
+    for _ in range(300):
+        src = _random_shape(rng)
+        sizes = [rng.choice(_POOL) for _ in range(rng.randint(0, 3))]
+        sizes.insert(rng.randint(0, len(sizes)), const(-1))
+        r = reshape(src, sizes)
+        for env in _envs(rng):
+            total = 1
+            for d in src.dims:
+                total *= _value(d, env)
+            known = 1
+            for d in sizes:
+                if d != -1:
+                    known *= _value(d, env)
+            works = total % known == 0
+            if r.conflict is not None:
+                assert not works, (str(src), [str(s) for s in sizes], env)
+            if works and r.shape is not None:
+                i = [j for j, d in enumerate(sizes) if d == -1][0]
+                assert _value(r.shape.dims[i], env) == total // known, (str(src), [str(s) for s in sizes], env)
