@@ -157,15 +157,16 @@ def _int_literal(text: str) -> int | None:
 
 
 _MAX_EXPR_NODES = 64
+_MAX_EXPR_CHARS = 200
 
 
 def _parse_expr(text: str) -> Dim | None:
     """A symbolic axis as a Dim: ints, names, ``+ - * // % **`` and exact ``/``; never ``eval``."""
-    if "{" in text or "}" in text or "'" in text or '"' in text:
-        return None  # jaxtyping formats these as f-strings over the call's arguments
+    if "{" in text or "}" in text or "'" in text or '"' in text or len(text) > _MAX_EXPR_CHARS:
+        return None  # braces: jaxtyping formats these as f-strings over the call's arguments
     try:
         tree = ast.parse(text, mode="eval")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if sum(1 for _ in ast.walk(tree)) > _MAX_EXPR_NODES:
         return None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine import frequencies
 from shapecheck.engine import shapes as shape_ops
 from shapecheck.engine.dims import Dim, Truth, equal, product
 from shapecheck.engine.facts import OpEvent, ShapeConflict
@@ -768,7 +769,29 @@ def _numel(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     "layer_norm", "rms_norm", "normalize", "group_norm_same")
 def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
-    return TensorValue(source.shape, source.dtype, lineage(source), call.node)
+    result = TensorValue(source.shape, source.dtype, lineage(source), call.node)
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    if name == "exp":
+        tag = frequencies.exp(source, call.node)
+        return result.with_tag(tag) if tag is not None else result
+    if name == "reciprocal":
+        tag = frequencies.reciprocal(source)
+        return result.with_tag(tag) if tag is not None else result
+    if name in ("sin", "cos"):
+        return result.with_tag(frequencies.Trig(name, source.tag(frequencies.Phase)))
+    return result
+
+
+@op("pow")
+def _pow(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    from shapecheck.engine.tensor_arith import tensor_binary
+
+    base, exponent = call.arg(0, "input"), call.arg(1, "exponent")
+    result = tensor_binary(interp, "pow", base, exponent, call.node, frame)
+    frequency = frequencies.combine("pow", base, exponent, call.node)
+    if isinstance(result, TensorValue) and frequency is not None:
+        result = result.without(*frequencies.FREQUENCY_TAGS).with_tag(frequency)
+    return result
 
 
 @op("logical_not", "bitwise_not")
@@ -947,7 +970,12 @@ def _arange(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if start is not None and end is not None and (step is None or int_of(step) == 1):
         length = end - start
     shape = Shape((length,)) if length is not None else None
-    return TensorValue(shape, dtype_class, (PositionTag(call.node, "index"),), call.node)
+    tags: tuple[object, ...] = (PositionTag(call.node, "index"),)
+    start_value = call.kwargs.get("start", positional[0] if len(positional) >= 2 else None)
+    index = frequencies.arange_index(start_value, step)
+    if index is not None:
+        tags += (index,)
+    return TensorValue(shape, dtype_class, tags, call.node)
 
 
 @op("tensor")
@@ -1513,7 +1541,13 @@ def _binary_tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     from shapecheck.engine.tensor_arith import tensor_binary
 
     operator = call.kwargs["operator"].value  # type: ignore[union-attr]
-    return tensor_binary(interp, operator, call.args[0], call.args[1], call.node, frame)
+    result = tensor_binary(interp, operator, call.args[0], call.args[1], call.node, frame)
+    if isinstance(result, TensorValue):
+        frequency = frequencies.combine(operator, call.args[0], call.args[1], call.node)
+        result = result.without(*frequencies.FREQUENCY_TAGS)
+        if frequency is not None:
+            result = result.with_tag(frequency)
+    return result
 
 
 @op("add_fn", "mul_fn", "div_fn", "sub_fn")
@@ -1574,11 +1608,40 @@ def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value,
         interp.eval(base_node, frame)
         return
     current = interp.lookup(base_node.value, frame)
+    key = _index_key(interp, target, frame)
+    interp.facts.events.append(
+        OpEvent("setitem", statement, (current, value), {"index": ConstValue(key), "name": ConstValue(base_node.value)},
+                UNKNOWN, frame.run, (base_node, getattr(statement, "value", None)), {}, frame.assumptions)
+    )
     if isinstance(current, TensorValue) and isinstance(value, TensorValue):
         extra = lineage(value)
         kept = tuple(t for t in current.tags if type(t) is not FilledTag)
         kinds = {type(t) for t in kept}
         frame.env[base_node.value] = replace(current, tags=kept + tuple(t for t in extra if type(t) not in kinds))
+
+
+def _index_key(interp: "Interpreter", target: cst.Subscript, frame: "Frame") -> tuple | None:
+    """The index of ``t[...] = v`` as a comparable tuple of ints / slices, None if not constant."""
+    key: list[object] = []
+    for element in target.slice:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            value = int_of(interp.eval(part.value, frame))
+            if value is None:
+                return None
+            key.append(value)
+        elif isinstance(part, cst.Slice):
+            bounds = []
+            for bound in (part.lower, part.upper, part.step):
+                if bound is None:
+                    bounds.append(None)
+                    continue
+                value = int_of(interp.eval(bound, frame))
+                if value is None:
+                    return None
+                bounds.append(value)
+            key.append(("slice", *bounds))
+    return tuple(key)
 
 
 # ------------------------------------------------------------------------------------ iteration
