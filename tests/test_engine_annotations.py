@@ -268,3 +268,21 @@ def test_dtype_table_matches_installed_jaxtyping():
         obj = getattr(jaxtyping, name)
         if isinstance(obj, type) and hasattr(obj, "dtypes") and name[0].isupper() and name != "AbstractDtype":
             assert name in DTYPE_OF, name
+
+
+def test_fuzz_never_raises():
+    import random
+
+    rng = random.Random(0)
+    alphabet = "bdt_h3 *#?.=+-/%()[]{},'\"\\x0123456789abc\t:;!@~`^&|<>"
+    for _ in range(3000):
+        spec = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
+        parsed = parse_dims(spec)
+        if parsed is not None:
+            to_shape(parsed)
+
+
+def test_pathological_expressions():
+    assert parse_dims("(" * 500 + "d" + ")" * 500) is None
+    assert parse_dims("+".join(["d"] * 300)) is None
+    assert parse_dims("d" + "*d" * 40) is None  # exponent cap: too complex, not a crash
