@@ -16,6 +16,7 @@ from shapecheck.engine.facts import ModuleConstruction
 from shapecheck.engine.ops import (
     AttentionOutputTag,
     Call,
+    LayerOutputTag,
     ParameterTag,
     Repeated,
     apply,
@@ -74,6 +75,8 @@ SHAPE_PRESERVING = {
     "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid",
     "LeakyReLU", "ELU", "Mish", "Softplus", "Hardtanh", "ReLU6", "SELU", "CELU", "PReLU", "Softsign", "GLU_",
 }
+#: Layers whose output width is their own: feeding one into a Linear of another width is a broken chain.
+WIDTH_CHANGING = {"module.Linear", "module.Sequential", "module.Embedding", "module.LazyLinear"}
 ACTIVATIONS = SHAPE_PRESERVING - {"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity"}
 
 
@@ -168,7 +171,9 @@ def _shape_preserving(interp: "Interpreter", call: Call, frame: "Frame") -> Valu
     x = _input(call)
     if module.kind in ("Dropout", "Identity", "Dropout1d", "Dropout2d", "AlphaDropout"):
         return x
-    return TensorValue(x.shape, x.dtype, lineage(x), call.node)
+    result = TensorValue(x.shape, x.dtype, lineage(x), call.node)
+    layer = x.tag(LayerOutputTag)
+    return result.with_tag(layer) if layer is not None else result
 
 
 def linear_output(
@@ -186,9 +191,12 @@ def linear_output(
         if last is not None and in_features is not None:
             unify(frame, last, in_features)
         if last is not None and in_features is not None and equal(last, in_features, frame.assumptions) is Truth.FALSE:
+            # Fed straight from another layer: the layers do not chain (SC406); otherwise the input
+            # of a matrix product has the wrong width (SC505).
+            chained = x.has(LayerOutputTag)
             conflict(
                 interp,
-                "linear",
+                "layer-chain" if chained else "linear",
                 node,
                 f"{what} expects {in_features} input features but the input has shape {x.shape} (last dim {last})",
                 frame,
@@ -220,6 +228,7 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     x = _refine_input(interp, call, frame, in_features)
     result = linear_output(interp, x, in_features, dim_of(module.param("out_features")), call.node, frame, _label(module))
     source = x if x.shape is not None or x.tags or x.node is not None else None
+    result = result.with_tag(LayerOutputTag(_label(module)))
     return result.with_tag(ProjectionTag(module.ident, (), source, call.node))
 
 
@@ -250,7 +259,9 @@ def _layer_norm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     module: ModuleValue = call.args[0]  # type: ignore[assignment]
     normalized = dim_of(module.param("normalized_shape"))
     x = _refine_input(interp, call, frame, normalized)
-    return TensorValue(x.shape, x.dtype or "float", lineage(x), call.node)
+    result = TensorValue(x.shape, x.dtype or "float", lineage(x), call.node)
+    layer = x.tag(LayerOutputTag)
+    return result.with_tag(layer) if layer is not None else result
 
 
 def _softmax_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

@@ -770,6 +770,9 @@ def _numel(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     result = TensorValue(source.shape, source.dtype, lineage(source), call.node)
+    layer = source.tag(LayerOutputTag)
+    if layer is not None:
+        result = result.with_tag(layer)
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
     if name == "exp":
         tag = frequencies.exp(source, call.node)
@@ -888,6 +891,14 @@ def _callee_name(node: cst.Call) -> str:
 
 
 # ------------------------------------------------------------------------------------ factories
+
+
+@dataclass(frozen=True, slots=True)
+class LayerOutputTag:
+    """The output of a width-changing layer (Linear, Embedding), through width-preserving ones
+    (activations, dropout, norms): what the next layer's in_features must match."""
+
+    label: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine import shapes as shape_ops
-from shapecheck.engine.ops import ParameterTag, conflict, lineage
+from shapecheck.engine.ops import LayerOutputTag, ParameterTag, conflict, lineage
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.values import (
     UNKNOWN_TENSOR,
@@ -73,6 +73,9 @@ def tensor_binary(
     shape = _result_shape(interp, operator, left, right, a, b, node, frame)
     dtype = _result_dtype(operator, left, right, a, b)
     result = TensorValue(shape, dtype, lineage(a, b), node)
+    layer = a.tag(LayerOutputTag) or b.tag(LayerOutputTag)
+    if layer is not None:
+        result = result.with_tag(layer)  # a gated product (SwiGLU) keeps the layer width
 
     # Scaling of scores, or of a query / key before the product: a tensor times a non-tensor (a
     # number, a parameter, anything not known to be a tensor) or a 0-dim tensor.

@@ -41,4 +41,4 @@ class LinearChainMismatch(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        yield from conflict_reports(facts, ("layer-chain", "linear"), "make in_features equal the size the layer receives")
+        yield from conflict_reports(facts, ("layer-chain",), "make in_features equal the size the layer receives")

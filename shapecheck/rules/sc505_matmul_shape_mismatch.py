@@ -41,4 +41,4 @@ class MatmulShapeMismatch(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        yield from conflict_reports(facts, ("matmul",), "transpose or reshape one operand so the inner dims agree")
+        yield from conflict_reports(facts, ("matmul", "linear"), "transpose or reshape one operand so the inner dims agree")
