@@ -3,14 +3,13 @@
     python benchmarks/runtime_overhead.py [--repeats 7] [--threads 1]
 
 For each workload, times a call with checks on and with checks off (``typechecking(True/False)``,
-the same switch as REFERENCE_MODEL_TYPECHECK=0), interleaved, and prints the medians, the absolute
-overhead per call, and the overhead both ways: how much slower checking makes a call, and how much
-faster turning it off makes it. Every checked forward adds a roughly constant cost, so the relative
-overhead is large for tiny models and small for real ones.
+the same switch as REFERENCE_MODEL_TYPECHECK=0), interleaved, and prints the best times (the least
+disturbed by other processes), the absolute overhead per call, and the overhead both ways: how much
+slower checking makes a call, and how much faster turning it off makes it. Every checked forward
+adds a roughly constant cost, so the relative overhead is large for tiny models, small for big ones.
 """
 
 import argparse
-import statistics
 import time
 from collections.abc import Callable
 
@@ -30,7 +29,7 @@ def _time(fn: Callable[[], object], calls: int) -> float:
 
 
 def measure(fn: Callable[[], object], calls: int, repeats: int) -> tuple[float, float]:
-    """Median seconds per call with checks on and off, interleaved to share the machine's noise."""
+    """Best seconds per call with checks on and off (min over repeats), interleaved."""
     for enabled in (True, False):  # warm up both paths
         with typechecking(enabled):
             _time(fn, max(1, calls // 5))
@@ -40,7 +39,7 @@ def measure(fn: Callable[[], object], calls: int, repeats: int) -> tuple[float, 
             on.append(_time(fn, calls))
         with typechecking(False):
             off.append(_time(fn, calls))
-    return statistics.median(on), statistics.median(off)
+    return min(on), min(off)
 
 
 def workloads() -> list[tuple[str, int, Callable[[], object]]]:
@@ -96,7 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    print(f"torch {torch.__version__}, {args.threads} thread(s), median of {args.repeats} x {args.calls} calls")
+    print(f"torch {torch.__version__}, {args.threads} thread(s), best of {args.repeats} x {args.calls} calls")
     header = f"{'workload':44} {'checks on':>10} {'off':>10} {'+per call':>10} {'on vs off':>10} {'off vs on':>10} {'per check':>10}"
     print(header)
     print("-" * len(header))
