@@ -19,15 +19,13 @@ class SelfAttention(nn.Module):
         self.heads, self.dim_head = heads, dim // heads
         self.scale = self.dim_head**-0.5
         self.to_qkv = nn.Linear(dim, 3 * dim, bias=False)
-        self.to_out = nn.Linear(dim, dim)
 
     def forward(self, x):
         b, n, d = x.shape
         q, k, v = self.to_qkv(x).reshape(b, n, 3, self.heads, self.dim_head).unbind(dim=2)  # (b, n, h, e)
         sim = torch.einsum("bihe,bjhe->bhij", q, k) * self.scale  # (b, h, n, n)
         attn = sim.softmax(dim=-1)  # BUG: SC204
-        out = torch.einsum("bhij,bjhe->bihe", attn, v).reshape(b, n, d)
-        return self.to_out(out)
+        return torch.einsum("bhij,bjhe->bihe", attn, v).reshape(b, n, d)
 
 
 class TinyGPT(nn.Module):
@@ -35,7 +33,6 @@ class TinyGPT(nn.Module):
         super().__init__()
         self.tok_emb = nn.Embedding(vocab_size, dim)
         self.pos_emb = nn.Embedding(max_len, dim)
-        self.ln1 = nn.LayerNorm(dim)
         self.attn = SelfAttention(dim, heads)
         self.ln_f = nn.LayerNorm(dim)
         self.lm_head = nn.Linear(dim, vocab_size, bias=False)
@@ -43,7 +40,7 @@ class TinyGPT(nn.Module):
     def forward(self, idx):
         b, n = idx.shape
         x = self.tok_emb(idx) + self.pos_emb(torch.arange(n, device=idx.device))
-        x = x + self.attn(self.ln1(x))
+        x = x + self.attn(x)
         return self.lm_head(self.ln_f(x))  # (b, n, v)
 
     @torch.no_grad()
