@@ -1,10 +1,8 @@
 """SC204 missing-causal-mask: a character-level GPT whose self-attention has no causal mask.
 
-Bug: the model is a next-token language model (an ``lm_head`` over the vocabulary and a
-``generate`` sampling loop) but its einsum attention lets every position see the whole sequence.
-In training it copies the answer from the future (loss collapses), then fails at inference where
-there is no future to copy (seed 2, section 7.6). How it shows: run this file; the logits at
-position 0 change when only the last token changes.
+Bug: a next-token LM (``lm_head`` over the vocabulary, a ``generate`` loop) whose einsum attention
+lets every position see the whole sequence: training copies the answer from the future, inference
+has no future to copy (seed 2, §7.6). How it shows: the logits at position 0 move with the last token.
 """
 
 # b batch, n time, d d_model, h heads, e head dim, v vocab
