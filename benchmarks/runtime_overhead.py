@@ -53,6 +53,7 @@ def workloads() -> list[tuple[str, int, Callable[[], object]]]:
     x, y = get_batch(data, config.batch_size, config.block_size, torch.Generator().manual_seed(0))
 
     def gpt_train_step() -> None:
+        gpt.train()
         logits = gpt(x)  # (b, t, vocab_size)
         b, t, v = logits.shape
         loss = F.cross_entropy(logits.view(b * t, v), y.view(b * t))

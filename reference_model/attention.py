@@ -109,7 +109,7 @@ class MultiHeadAttention(nn.Module):
         self.d_model = d_model
         self.n_heads = n_heads
         self.d_k = d_model // n_heads  # 64 for d_model=512, n_heads=8
-        self.dropout = dropout
+        self.dropout_p = dropout  # on the attention weights, in training mode only
         self.W_Q = nn.Linear(d_model, d_model, bias=bias)  # h query heads side by side
         self.W_K = nn.Linear(d_model, d_model, bias=bias)
         self.W_V = nn.Linear(d_model, d_model, bias=bias)
@@ -129,7 +129,7 @@ class MultiHeadAttention(nn.Module):
         k = _split_heads(self.W_K(key), self.n_heads)
         v = _split_heads(self.W_V(value), self.n_heads)
         # 2. attend in every head at once: (b, h, t_q, d_k) -> (b, h, t_q, d_k), weights (b, h, t_q, t_k)
-        dropout_p = self.dropout if self.training else 0.0
+        dropout_p = self.dropout_p if self.training else 0.0
         heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
         # 3. concatenate the heads and mix them: (b, h, t_q, d_k) -> (b, t_q, d_model)
         return self.W_O(_merge_heads(heads)), weights
@@ -145,7 +145,7 @@ class CausalSelfAttention(nn.Module):
         self.n_heads = n_heads
         self.d_k = d_model // n_heads
         self.max_len = max_len
-        self.dropout = dropout
+        self.dropout_p = dropout  # on the attention weights, in training mode only
         self.W_Q = nn.Linear(d_model, d_model)
         self.W_K = nn.Linear(d_model, d_model)
         self.W_V = nn.Linear(d_model, d_model)
@@ -162,7 +162,7 @@ class CausalSelfAttention(nn.Module):
         q = _split_heads(self.W_Q(x), self.n_heads)  # (b, h, t, d_k)
         k = _split_heads(self.W_K(x), self.n_heads)  # (b, h, t, d_k)
         v = _split_heads(self.W_V(x), self.n_heads)  # (b, h, t, d_k)
-        dropout_p = self.dropout if self.training else 0.0
+        dropout_p = self.dropout_p if self.training else 0.0
         mask = self.mask[:t, :t]  # (t, t): the future of every query is blocked
         heads, _ = scaled_dot_product_attention(q, k, v, mask, dropout_p=dropout_p)
         return self.W_O(_merge_heads(heads))  # (b, h, t, d_k) -> (b, t, d_model)

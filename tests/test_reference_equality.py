@@ -19,7 +19,7 @@ from reference_model import (  # noqa: E402
     scaled_dot_product_attention,
 )
 
-ATOL = 1e-6  # float32; the issue asks for 1e-5 or better
+ATOL = 2e-6  # float32; the issue asks for 1e-5 or better. Measured worst case: 9.5e-7 (DecoderLayer)
 B, T, D_MODEL, N_HEADS, D_FF = 2, 7, 32, 4, 64
 
 
@@ -210,7 +210,7 @@ def test_encoder_layer_equals_torch_in_eval_fast_path(norm_first):
     copy_encoder_layer(ours, theirs)
     x = torch.randn(B, T, D_MODEL)
     with torch.no_grad():  # eval + no_grad lets torch take its fused kernel
-        assert_close(ours(x), theirs(x), atol=1e-5)
+        assert_close(ours(x), theirs(x))
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
@@ -226,3 +226,21 @@ def test_decoder_layer_equals_torch(norm_first):
     # Ours applies the causal mask itself; torch's layer is given it explicitly.
     expected = theirs(x, memory, tgt_mask=causal_mask(T), memory_key_padding_mask=memory_padding, tgt_is_causal=True)
     assert_close(ours(x, memory, memory_mask=memory_padding[:, None, None, :]), expected)
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_encoder_stack_equals_torch_transformer_encoder(norm_first):
+    from reference_model import Encoder
+
+    ours = Encoder(D_MODEL, N_HEADS, D_FF, n_layers=3, norm_first=norm_first)
+    layer = nn.TransformerEncoderLayer(
+        D_MODEL, N_HEADS, D_FF, dropout=0.0, activation="gelu", batch_first=True, norm_first=norm_first
+    )
+    final_norm = nn.LayerNorm(D_MODEL) if norm_first else None
+    theirs = nn.TransformerEncoder(layer, num_layers=3, norm=final_norm, enable_nested_tensor=False)
+    for our_layer, their_layer in zip(ours.layers, theirs.layers):
+        copy_encoder_layer(our_layer, their_layer)
+    if norm_first:
+        copy_norm(ours.norm, theirs.norm)
+    x = torch.randn(B, T, D_MODEL)
+    assert_close(ours(x), theirs(x))

@@ -179,3 +179,12 @@ def test_fully_masked_row_is_nan_like_torch():
     mask = torch.tensor([[True, True], [False, True]])  # (t_q, t_k): query 0 sees nothing
     out, weights = scaled_dot_product_attention(q, k, v, mask)
     assert torch.isnan(weights[0, 0]).all() and not torch.isnan(weights[0, 1]).any()
+
+
+def test_attention_dropout_only_in_training_mode():
+    mha = MultiHeadAttention(d_model=32, n_heads=4, dropout=0.5)
+    x = torch.randn(2, 6, 32)
+    mha.train()
+    assert not torch.allclose(mha(x, x, x)[0], mha(x, x, x)[0])  # dropped weights differ per call
+    mha.eval()
+    torch.testing.assert_close(mha(x, x, x)[0], mha(x, x, x)[0], atol=0, rtol=0)
