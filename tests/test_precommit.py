@@ -1,0 +1,141 @@
+"""The pre-commit hook works for real: ``pre-commit try-repo`` on a copy of this checkout.
+
+pre-commit installs the hook repository (its committed HEAD) into a virtualenv with pip, so the test
+copies the package into a temporary git repository and commits it there: it works the same on a
+fresh CI clone and on a working tree with uncommitted changes. The install needs PyPI (libcst, rich,
+...) for each
+of the two runs, which go in parallel.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+#: What the hook repository needs to be pip-installed (see pyproject.toml's package list).
+HOOK_REPO_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "shapecheck", "reference_model")
+
+CLEAN = "import torch\n\n\ndef scale(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n"
+
+#: Buggy files the hook must reject: (file name, source, the code it must report).
+BUGGY = [
+    ("syntax.py", "def forward(self, x)\n    return x\n", "SC001"),
+    (
+        "shared_qk.py",
+        "import torch.nn as nn\n\n\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self, d_model=32):\n"
+        "        super().__init__()\n"
+        "        self.W_Q = nn.Linear(d_model, d_model)\n"
+        "        self.W_K = self.W_Q\n"
+        "        self.W_V = nn.Linear(d_model, d_model)\n\n"
+        "    def forward(self, x):\n"
+        "        q, k, v = self.W_Q(x), self.W_K(x), self.W_V(x)\n"
+        "        return (q @ k.transpose(-2, -1) / 32 ** 0.5).softmax(dim=-1) @ v\n",
+        "SC401",
+    ),
+]
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "shapecheck tests",
+    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
+    "GIT_COMMITTER_NAME": "shapecheck tests",
+    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(
+        ["git", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={**os.environ, **GIT_ENV},
+    )
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in HOOK_REPO_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif source.is_file():
+            shutil.copy2(source, repo / name)
+    if not (repo / "README.md").exists():
+        (repo / "README.md").write_text("shapecheck\n")
+    git("init", "-q", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "snapshot for the pre-commit test", cwd=repo)
+    return repo
+
+
+def try_repo(hook_repo: Path, project: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1", "PRE_COMMIT_COLOR": "never"}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "shapecheck", "--files", *files],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def firing() -> list[tuple[str, str, str]]:
+    """The buggy cases whose rule fires in this checkout (SC001 always does)."""
+    from shapecheck.linter import lint_source
+
+    return [case for case in BUGGY if case[2] in {d.code for d in lint_source(case[1], case[0]).diagnostics}]
+
+
+@pytest.fixture(scope="session")
+def runs(hook_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+    """Both pre-commit runs at once: try-repo installs the hook afresh each time (about a minute)."""
+    clean = tmp_path_factory.mktemp("clean-project")
+    buggy = tmp_path_factory.mktemp("buggy-project")
+    for project in (clean, buggy):
+        git("init", "-q", cwd=project)
+        (project / "clean.py").write_text(CLEAN)
+    for name, source, _ in firing():
+        (buggy / name).write_text(source)
+    for project in (clean, buggy):
+        git("add", ".", cwd=project)
+    buggy_files = sorted(path.name for path in buggy.glob("*.py"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        clean_run = pool.submit(try_repo, hook_repo, clean, "clean.py")
+        buggy_run = pool.submit(try_repo, hook_repo, buggy, *buggy_files)
+        return {"clean": clean_run.result(), "buggy": buggy_run.result()}
+
+
+def test_clean_file_passes(runs) -> None:
+    done = runs["clean"]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Passed" in done.stdout
+
+
+@pytest.mark.parametrize(("name", "source", "code"), BUGGY, ids=[code for _, _, code in BUGGY])
+def test_buggy_file_fails(runs, name: str, source: str, code: str) -> None:
+    if (name, source, code) not in firing():
+        pytest.skip(f"{code} does not fire on this snippet in this checkout yet")
+    done = runs["buggy"]
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Failed" in done.stdout
+    assert f"{name}:" in done.stdout and code in done.stdout
+    assert "clean.py:" not in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
