@@ -84,7 +84,6 @@ class MiniGPT(nn.Module):
         self.blocks = nn.ModuleList(GPTBlock(d_model, n_heads, max_len, dropout) for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(d_model)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
-        self.apply(_init_weights)
 
     @classmethod
     def from_config(cls, config: GPTConfig) -> "MiniGPT":
@@ -118,10 +117,3 @@ class MiniGPT(nn.Module):
             idx = torch.cat((idx, next_id), dim=1)  # (b, t + 1)
         return idx
 
-
-def _init_weights(module: nn.Module) -> None:
-    """GPT-2 style init: N(0, 0.02) weights, zero biases."""
-    if isinstance(module, (nn.Linear, nn.Embedding)):
-        nn.init.normal_(module.weight, mean=0.0, std=0.02)
-    if isinstance(module, nn.Linear) and module.bias is not None:
-        nn.init.zeros_(module.bias)
