@@ -23,7 +23,7 @@ from shapecheck.reporters.base import LintReport
 from shapecheck.rules.base import Registry
 from shapecheck.selection import RuleSelection, resolve
 
-#: Fixes can uncover or enable other fixes; a file is fixed again at most this many times.
+#: Fixes that clashed with others are applied in further passes, at most this many in all.
 MAX_FIX_PASSES = 10
 
 
@@ -89,7 +89,8 @@ def _fix(target: Target, result: FileResult, selected: frozenset[str], options: 
     applied = 0
     try:
         for _ in range(MAX_FIX_PASSES):
-            if current.module is None or current.source is None or not any(d.fix for d in current.diagnostics):
+            fixable = sum(1 for d in current.diagnostics if d.fix)
+            if current.module is None or current.source is None or not fixable:
                 break
             step = fix_module(current.module, current.source, current.diagnostics, target.display)
             if not step.changed:
@@ -98,6 +99,10 @@ def _fix(target: Target, result: FileResult, selected: frozenset[str], options: 
             current = _lint_source(step.fixed, target.display, selected)
             if current.error is not None:
                 raise FixError(current.error.message)
+            # Go again only for fixes that clashed with this pass's, and only while that converges:
+            # a fix that does not make its finding go away must not be applied over and over.
+            if not step.skipped or sum(1 for d in current.diagnostics if d.fix) >= fixable:
+                break
         if current.source is None or current.source == original:
             return result
         if options.diff:

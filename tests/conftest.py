@@ -151,9 +151,49 @@ class CrashingRule(Rule):
         return iter(())
 
 
+class StubbornRule(Rule):
+    """Test-only: its fix wraps ``wrap_me`` in a call, after which it still fires."""
+
+    code = "SC993"
+    name = "stubborn-fix"
+    fixable = True
+
+    def check(self, facts: object) -> Iterator[Report]:
+        for node in _names(facts, "wrap_me"):
+            replacement = cst.Call(func=cst.Name("f"), args=[cst.Arg(node)])
+            yield Report(node, "wrap_me is bare", fix=Fix("wrap it", (Edit(node, replacement),)))
+
+
+class ClashingRule(Rule):
+    """Test-only: rewrites the whole call ``pair(...)`` as ``pair2(...)``, enclosing other fixes."""
+
+    code = "SC994"
+    name = "clashing-fix"
+    fixable = True
+
+    def check(self, facts: object) -> Iterator[Report]:
+        for name in _names(facts, "pair"):
+            calls = _Calls(name)
+            getattr(facts, "module").visit(calls)
+            for call in calls.found:
+                fix = Fix("rename", (Edit(call, call.with_changes(func=cst.Name("pair2"))),))
+                yield Report(call, "pair() is old", fix=fix)
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self, func: cst.Name) -> None:
+        super().__init__()
+        self.func = func
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node.func is self.func:
+            self.found.append(node)
+
+
 @pytest.fixture
 def test_rules(monkeypatch: pytest.MonkeyPatch) -> Registry:
     """The shipped rules plus the test-only ones, for this test only."""
-    extended = Registry([*registry(), BadNameRule, BrokenFixRule, CrashingRule])
+    extended = Registry([*registry(), BadNameRule, BrokenFixRule, CrashingRule, StubbornRule, ClashingRule])
     monkeypatch.setattr("shapecheck.linter.registry", lambda: extended)
     return extended

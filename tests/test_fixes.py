@@ -131,3 +131,21 @@ def test_crlf_files_keep_their_line_ends(cli, tmp_path: Path, test_rules) -> Non
 def test_unified_diff_without_final_newline() -> None:
     diff = unified_diff("m.py", "a = 1", "b = 1")
     assert diff.endswith("+b = 1\n\\ No newline at end of file\n")
+
+
+def test_a_fix_that_does_not_help_is_applied_once(cli, tmp_path: Path, test_rules) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("x = wrap_me\n")
+    ran = cli("lint", "m.py", "--fix", "--select", "SC993", "--format", "json", cwd=tmp_path)
+    assert path.read_text() == "x = f(wrap_me)\n"
+    assert [d["code"] for d in json.loads(ran.out)["diagnostics"]] == ["SC993"]
+    assert ran.code == 1
+
+
+def test_clashing_fixes_are_applied_in_a_second_pass(cli, tmp_path: Path, test_rules) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("y = pair(bad_name, 1)\n")
+    ran = cli("lint", "m.py", "--fix", "--select", "SC990,SC994", cwd=tmp_path)
+    assert path.read_text() == "y = pair2(good_name, 1)\n"
+    assert ran.code == 0
+    assert "Fixed 2 problems." in ran.out
