@@ -97,7 +97,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     print(f"torch {torch.__version__}, {args.threads} thread(s), best of {args.repeats} x {args.calls} calls")
-    header = f"{'workload':44} {'checks on':>10} {'off':>10} {'+per call':>10} {'on vs off':>10} {'off vs on':>10} {'per check':>10}"
+    columns = ("checks on", "off", "+per call", "on vs off", "off vs on", "per check")
+    header = f"{'workload':44} " + " ".join(f"{c:>10}" for c in columns)
     print(header)
     print("-" * len(header))
     for name, n_checked, fn in workloads():

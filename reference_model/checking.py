@@ -14,6 +14,8 @@ What ``@typechecked`` adds to ``jaxtyped(typechecker=beartype)``:
    that is also an ``int`` attribute of the module (``self.d_model``, ``self.vocab_size``) is
    bound to that attribute first, so ``Float[Tensor, "b t d_model"]`` rejects a (2, 5, 384) input
    to a d_model=512 encoder, and the error lists ``d_model=512`` among the dims bound so far.
+   (This is done by annotating ``self`` with a ``ModuleDims['...']`` type listing the candidate
+   names; that is the ``self:`` annotation you see in the "Parameter annotations" line.)
 
 The error raised is jaxtyping's ``TypeCheckError`` (a ``TypeError``); its message names the
 function, the argument, the expected annotation and the dims bound so far:

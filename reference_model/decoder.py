@@ -91,7 +91,8 @@ class DecoderLayer(nn.Module):
     def _cross_attend(
         self, x: Float[Tensor, "b t d_model"], memory: Float[Tensor, "b s d_model"], mask: MemoryMask | None
     ) -> Float[Tensor, "b t d_model"]:
-        out, _ = self.cross_attn(x, memory, memory, mask)  # queries from the target, keys/values from the source
+        # queries from the target, keys and values from the source: weights (b, h, t, s)
+        out, _ = self.cross_attn(x, memory, memory, mask)
         return self.dropout2(out)
 
 

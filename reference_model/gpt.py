@@ -88,7 +88,8 @@ class MiniGPT(nn.Module):
     @classmethod
     def from_config(cls, config: GPTConfig) -> "MiniGPT":
         """Build a model from a ``GPTConfig``."""
-        return cls(config.vocab_size, config.d_model, config.n_heads, config.n_layers, config.max_len, config.dropout)
+        c = config
+        return cls(c.vocab_size, c.d_model, c.n_heads, c.n_layers, c.max_len, c.dropout)
 
     @typechecked
     def embed(self, idx: Int[Tensor, "b t"]) -> Float[Tensor, "b t d_model"]:

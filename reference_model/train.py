@@ -127,7 +127,8 @@ def estimate_loss(
     model.eval()
     try:
         generator = torch.Generator().manual_seed(seed)  # the same batches at every evaluation
-        losses = [_lm_loss(model, *get_batch(data, batch_size, block_size, generator)) for _ in range(n_batches)]
+        batches = [get_batch(data, batch_size, block_size, generator) for _ in range(n_batches)]
+        losses = [_lm_loss(model, x, y) for x, y in batches]
         return torch.stack(losses).mean().item()
     finally:
         model.train(was_training)
@@ -182,7 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    parser = argparse.ArgumentParser(prog="python -m reference_model.train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m reference_model.train", description=__doc__.splitlines()[0]
+    )
     defaults = TrainConfig()
     parser.add_argument("--steps", type=int, default=defaults.steps)
     parser.add_argument("--lr", type=float, default=defaults.lr)
@@ -191,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-layers", type=int, default=defaults.n_layers)
     parser.add_argument("--dropout", type=float, default=defaults.dropout)
     parser.add_argument("--seed", type=int, default=defaults.seed)
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest for this size)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads (1 is fastest at this size)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     config = TrainConfig(
@@ -216,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
             ),
         )
     n_params = sum(p.numel() for p in result.model.parameters())
-    console.print(f"{n_params:,} parameters, {result.seconds:.1f} s, final val loss {result.final_val_loss:.4f}")
+    console.print(
+        f"{n_params:,} parameters, {result.seconds:.1f} s, "
+        f"final val loss {result.final_val_loss:.4f}"
+    )
     prompt = result.vocab.encode("To be")[None, :]  # (1, 5)
     sample = result.model.generate(prompt, max_new_tokens=60)  # model is in eval mode
     console.print(f"sample: {result.vocab.decode(sample[0])!r}")

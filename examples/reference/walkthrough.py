@@ -13,7 +13,12 @@ import math
 
 import torch
 
-from reference_model import EncoderLayer, SinusoidalPositionalEncoding, causal_mask, scaled_dot_product_attention
+from reference_model import (
+    EncoderLayer,
+    SinusoidalPositionalEncoding,
+    causal_mask,
+    scaled_dot_product_attention,
+)
 
 B, T, D_MODEL, N_HEADS, D_FF, VOCAB = 1, 5, 512, 8, 2048, 30522
 D_K = D_MODEL // N_HEADS  # 64
