@@ -59,3 +59,12 @@ def test_ci_runs_the_readme_test_command() -> None:
 )
 def test_readme_sections(heading: str) -> None:
     assert f"\n{heading}\n" in (REPO / "README.md").read_text()
+
+
+def test_readme_quick_start_shows_findings() -> None:
+    from conftest import run_subprocess
+
+    done = run_subprocess(["lint", "examples/", "--format", "concise"], cwd=REPO)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "examples/bugs/" in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1].startswith("Found ")
