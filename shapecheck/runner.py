@@ -63,6 +63,7 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
         if key not in cache:
             cache[key] = resolve([config.selection, options.selection, file_layer], registry)
         _check(target, cache[key], options, outcome)
+    outcome.report.sort()
     return outcome
 
 

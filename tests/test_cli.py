@@ -179,3 +179,13 @@ def test_explain_unknown_and_unwritten(cli) -> None:
     ran = cli("explain", "SC9999")
     assert ran.code == 2
     assert_no_traceback(ran.err)
+
+
+def test_json_is_sorted_across_arguments_and_folders(cli, tmp_path: Path) -> None:
+    for name in ("b/z.py", "b/a/y.py", "a.py", "c.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = (\n")
+    ran = cli("lint", "--format", "json", "c.py", "b", "a.py", "missing2.py", "missing1.py", cwd=tmp_path)
+    data = json.loads(ran.out)
+    assert [d["path"] for d in data["diagnostics"]] == ["a.py", "b/a/y.py", "b/z.py", "c.py"]
+    assert [e["path"] for e in data["errors"]] == ["missing1.py", "missing2.py"]

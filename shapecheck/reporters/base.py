@@ -27,8 +27,13 @@ class LintReport:
     rules: Sequence[type] = ()
 
     def __post_init__(self) -> None:
+        self.sort()
+
+    def sort(self) -> None:
+        """Findings by path, line, column (then code); errors and notes by path."""
         self.diagnostics.sort(key=lambda d: d.sort_key())
-        self.errors.sort(key=lambda e: e.path)
+        self.errors.sort(key=lambda e: (e.path, e.message))
+        self.notes.sort(key=lambda e: e.path)
 
     @property
     def fixable(self) -> int:
