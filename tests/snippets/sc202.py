@@ -98,8 +98,7 @@ class Encoder(nn.Module):
         y, _ = self.attn(x, x, x, key_padding_mask=pad)  # <-
         return y
 '''),
-    ("Hugging Face: (B, T) padding bias added to (B, h, T, T) scores", '''\
-import math
+    ("Hugging Face-style 4-D (B, 1, 1, T) extended mask given to nn.MultiheadAttention", '''\
 from dataclasses import dataclass
 
 import torch
@@ -108,26 +107,24 @@ from torch import nn
 
 @dataclass
 class Config:
-    hidden_size: int = 64
+    vocab_size: int = 100
+    hidden_size: int = 32
     num_attention_heads: int = 4
+    max_position_embeddings: int = 64
 
 
-class SelfAttention(nn.Module):
+class Encoder(nn.Module):
     def __init__(self, config):
         super().__init__()
-        self.h = config.num_attention_heads
-        self.head_size = config.hidden_size // config.num_attention_heads
-        self.query = nn.Linear(config.hidden_size, config.hidden_size)
-        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.attention = nn.MultiheadAttention(config.hidden_size, config.num_attention_heads, batch_first=True)
 
-    def forward(self, hidden_states, attention_mask):
-        B, T, _ = hidden_states.shape
-        q = self.query(hidden_states).view(B, T, self.h, self.head_size).permute(0, 2, 1, 3)
-        k = self.key(hidden_states).view(B, T, self.h, self.head_size).permute(0, 2, 1, 3)
-        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size)
-        bias = (1.0 - attention_mask.to(scores.dtype)) * torch.finfo(scores.dtype).min
-        scores = scores + bias  # <-
-        return nn.functional.softmax(scores, dim=-1)
+    def forward(self, input_ids, attention_mask):
+        T = input_ids.size(1)
+        x = self.word_embeddings(input_ids) + self.position_embeddings(torch.arange(T, device=input_ids.device))
+        padding = (attention_mask == 0)[:, None, None, :]
+        return self.attention(x, x, x, attn_mask=padding)[0]  # <-
 '''),
     ("einsum, `import torch as th`, block_size causal buffer in where()", '''\
 import torch as th

@@ -157,6 +157,7 @@ class FeedForwardBlock(nn.Module):
         return self.norm(x)
 '''),
     ("seed 2 GPTBlock, pre-norm, two residual lines", '''\
+import torch
 import torch.nn as nn
 
 
@@ -169,8 +170,10 @@ class GPTBlock(nn.Module):
         self.ffn = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
 
     def forward(self, x):
+        T = x.size(1)
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
         h = self.ln1(x)
-        x = x + self.attn(h, h, h, need_weights=False)[0]
+        x = x + self.attn(h, h, h, attn_mask=future, need_weights=False)[0]
         x = x + self.ffn(self.ln2(x))
         return x
 '''),

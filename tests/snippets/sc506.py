@@ -7,27 +7,25 @@ contradicts the return annotation. Annotation dim names unify with the module's 
 """
 
 INVALID = [
-    ("forward annotated to return (b, t, d_model) returns the attention weights", '''\
-import math
-
+    ("forward annotated to return (b, t, d_model) returns the (b, h, t, t) attention weights", '''\
 import torch
 from beartype import beartype
 from jaxtyping import Float, jaxtyped
 from torch import Tensor, nn
 
 
-class SelfAttention(nn.Module):
-    def __init__(self, d_model=32):
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model=64, n_heads=4):
         super().__init__()
-        self.W_Q = nn.Linear(d_model, d_model)
-        self.W_K = nn.Linear(d_model, d_model)
-        self.W_V = nn.Linear(d_model, d_model)
+        self.n_heads, self.d_k = n_heads, d_model // n_heads
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
 
     @jaxtyped(typechecker=beartype)
     def forward(self, x: Float[Tensor, "b t d_model"]) -> Float[Tensor, "b t d_model"]:
-        scores = self.W_Q(x) @ self.W_K(x).transpose(-2, -1) / math.sqrt(x.size(-1))
-        attn = torch.softmax(scores, dim=-1)
-        out = attn @ self.W_V(x)
+        b, t, d_model = x.shape
+        q, k, v = self.W_QKV(x).view(b, t, 3, self.n_heads, self.d_k).permute(2, 0, 3, 1, 4)
+        attn = torch.softmax(q @ k.transpose(-2, -1) / self.d_k ** 0.5, dim=-1)
+        out = (attn @ v).transpose(1, 2).reshape(b, t, d_model)
         return attn  # <-
 '''),
     ("4-D annotated attention() helper called with unsplit (b, t, d_model) tensors", '''\
@@ -51,7 +49,7 @@ class MultiHeadAttention(nn.Module):
         self.n_heads = n_heads
         self.qkv = nn.Linear(d_model, 3 * d_model)
 
-    def forward(self, x):
+    def forward(self, x: Float[Tensor, "b t d_model"]):
         q, k, v = self.qkv(x).chunk(3, dim=-1)
         return attention(q, k, v)  # <-
 '''),
