@@ -642,14 +642,14 @@ class Interpreter:
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
             if forward is None:
-                return UNKNOWN
+                return ops.unknown_call(call)
             return self.inline(forward, callee.cls.qualname + "." + forward.name.value, callee.cls, call, frame, callee)
         if isinstance(callee, ClassValue):
             return self.instantiate(callee.info, call, frame)
         if isinstance(callee, FunctionValue):
             owner = callee.owner
             return self.inline(callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner)
-        return UNKNOWN
+        return ops.unknown_call(call)
 
     def inline(
         self,
@@ -662,9 +662,9 @@ class Interpreter:
     ) -> Value:
         """Analyse a callee of this file with the actual arguments (interprocedural within a file)."""
         if frame.depth >= MAX_INLINE_DEPTH or node in self.call_stack or "*" in call.kwargs or "**" in call.kwargs:
-            return UNKNOWN
+            return ops.unknown_call(call)
         if self.budget.steps < 200:
-            return UNKNOWN
+            return ops.unknown_call(call)
         bindings = self.bind_parameters(node, call.args, call.kwargs, standalone=False, skip_self=self_value is not None)
         if self_value is not None and node.params.params:
             bindings[node.params.params[0].name.value] = self_value

@@ -36,6 +36,7 @@ from shapecheck.engine.values import (
     Opaque,
     PositionTag,
     ProjectionTag,
+    ScaleTag,
     TensorValue,
     TokenEmbeddingTag,
     TriangleTag,
@@ -157,7 +158,9 @@ def forward(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Fram
 
     name = "module." + module.kind
     if name not in OPS:
-        return UNKNOWN
+        from shapecheck.engine.ops import unknown_call
+
+        return unknown_call(call)
     full = Call(call.node, (module,) + call.args, call.kwargs, (None,) + call.arg_nodes, call.kwarg_nodes)
     return apply(interp, name, full, frame)
 
@@ -259,7 +262,8 @@ def _layer_norm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     module: ModuleValue = call.args[0]  # type: ignore[assignment]
     normalized = dim_of(module.param("normalized_shape"))
     x = _refine_input(interp, call, frame, normalized)
-    result = TensorValue(x.shape, x.dtype or "float", lineage(x), call.node)
+    # A norm has a learned gain: a normalised query or key (QK-norm) sets its own scale.
+    result = TensorValue(x.shape, x.dtype or "float", lineage(x) + (ScaleTag(None, call.node),), call.node)
     layer = x.tag(LayerOutputTag)
     return result.with_tag(layer) if layer is not None else result
 

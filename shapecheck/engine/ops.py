@@ -30,6 +30,7 @@ from shapecheck.engine.values import (
     FunctionValue,
     IntValue,
     MaskedTag,
+    with_mask,
     ModuleValue,
     ObjectValue,
     Opaque,
@@ -158,12 +159,12 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
             name = qualname[len(prefix) :]
             if name in OPS:
                 return apply(interp, name, call, frame)
-            return UNKNOWN
+            return unknown_call(call)
     if qualname.startswith("einops."):
         return apply(interp, "einops." + qualname.rsplit(".", 1)[-1], call, frame)
     if qualname.startswith("jaxtyping."):
         return UNKNOWN
-    return UNKNOWN
+    return unknown_call(call)
 
 
 QUALIFIED = {
@@ -201,7 +202,7 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         method = receiver.cls.methods.get(name)
         if method is not None:
             return interp.inline(method, f"{receiver.cls.qualname}.{name}", receiver.cls, call, frame, receiver)
-        return UNKNOWN
+        return unknown_call(call)
     if isinstance(receiver, ModuleValue):
         return nn_modules.call_module_method(interp, receiver, name, call, frame)
     if isinstance(receiver, (TupleValue, Repeated)) or isinstance(receiver, ConstValue):
@@ -217,7 +218,7 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         if isinstance(call.node, cst.Call) and isinstance(call.node.func, cst.Attribute):
             receiver_node = call.node.func.value
         return apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
-    return UNKNOWN
+    return unknown_call(call.with_receiver(receiver, None))
 
 
 METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "cat", "masked_fill_": "masked_fill",
@@ -242,6 +243,21 @@ def label_module(value: Value, label: str) -> None:
         projection = value.tag(ProjectionTag)
         if projection is not None and not projection.ident.label.startswith("self."):
             projection.ident.label = label
+
+
+def unknown_call(call: Call) -> Value:
+    """A callee the engine cannot see (an imported helper, a layer it does not know) applied to
+    tensors: the result may be a tensor that was scaled, normalised or given positions there, so it
+    carries "maybe" tags that keep rules from concluding what the callee may have done."""
+    tensors = [value for value in list(call.args) + list(call.kwargs.values()) if isinstance(value, TensorValue)]
+    if not tensors:
+        return UNKNOWN
+    tags = lineage(*tensors)
+    tags = tuple(tag for tag in tags if type(tag) is not PositionTag) + (
+        PositionTag(call.node, "unknown"),
+        ScaleTag(None, call.node),
+    )
+    return TensorValue(None, None, tags, call.node)
 
 
 # ------------------------------------------------------------------------------------ attributes
@@ -782,6 +798,8 @@ def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return result.with_tag(tag) if tag is not None else result
     if name in ("sin", "cos"):
         return result.with_tag(frequencies.Trig(name, source.tag(frequencies.Phase)))
+    if name in ("normalize", "layer_norm", "rms_norm"):
+        return result.with_tag(ScaleTag(None, call.node))  # cosine / QK-norm attention: own scale
     return result
 
 
@@ -835,8 +853,7 @@ def _masked_fill(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     triangle = mask_tensor.tag(TriangleTag)
     result_tensor = TensorValue(shape, source.dtype, source.tags + lineage(mask_tensor), call.node)
     if source.has(ScoresTag) or source.has(ProbsTag):
-        result_tensor = result_tensor.with_tag(
-            MaskedTag(call.node, mask_tensor, fill, True, triangle is not None and triangle.true_is_future is not None)
+        result_tensor = with_mask(result_tensor, MaskedTag(call.node, mask_tensor, fill, True, triangle is not None and triangle.true_is_future is not None)
         )
     return result_tensor
 
@@ -859,8 +876,7 @@ def _where(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if scores is not None:
         other = b if base is ta else a
         triangle = condition.tag(TriangleTag)
-        result = result.with_tag(
-            MaskedTag(call.node, condition, filled_value(other), base is tb, triangle is not None and triangle.true_is_future is not None)
+        result = with_mask(result, MaskedTag(call.node, condition, filled_value(other), base is tb, triangle is not None and triangle.true_is_future is not None)
         )
     return result
 
@@ -1488,6 +1504,15 @@ def binary(interp: "Interpreter", operator: str, left: Value, right: Value, node
     operands = _operand_nodes(node)
     if len(operands) == 2:
         left, right = _refreshed(left, operands[0], frame), _refreshed(right, operands[1], frame)
+    if operator in ("mul", "truediv") and (
+        (left is UNKNOWN and is_scalar(right)) or (right is UNKNOWN and is_scalar(left) and operator == "mul")
+    ):
+        # An unknown value scaled by a number: if it is a tensor (``q = norm(q) * self.scale``),
+        # it is now scaled; if it is a number, nothing reads these tags.
+        factor = scale_of(right if left is UNKNOWN else left)
+        if factor is not None and operator == "truediv":
+            factor = Scale() / factor
+        return TensorValue(None, None, (ScaleTag(factor, node),), node)
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         if operator == "matmul":
             call = Call(node, (as_tensor(left), as_tensor(right)), {}, _operand_nodes(node))

@@ -173,3 +173,62 @@ def mask_applications(facts: FileFacts) -> list[MaskApplication]:
         scores = event.tensor(2, "other") if tag.blocked_when else event.tensor(1, "input")
         found.append(MaskApplication(event, scores, tag.mask, tag.fill, bool(tag.blocked_when), event.arg_node(0, "condition")))
     return found
+
+
+@dataclass(frozen=True)
+class AttentionFacts:
+    """Which softmaxes are attention: their probabilities are contracted with values (``p @ v``).
+
+    A softmax over a ``q @ k^T``-shaped product that is never applied to values (a matching score,
+    a pointer network, a similarity for a loss) is not attention, and attention rules leave it be.
+    """
+
+    softmaxes: frozenset[cst.CSTNode]
+    mask_nodes: frozenset[cst.CSTNode]  # mask applications whose scores reach those softmaxes
+    renormalized: frozenset[cst.CSTNode]  # softmaxes whose output is divided by its own sum (slots)
+
+
+def attention_facts(facts: FileFacts) -> AttentionFacts:
+    cached = getattr(facts, "_attention", None)
+    if cached is not None:
+        return cached
+    from shapecheck.engine.ops import AttentionOutputTag
+    from shapecheck.engine.values import MaskedTag, ProbsTag
+
+    softmaxes: set[cst.CSTNode] = set()
+    for event in facts.events:
+        result = event.result
+        if isinstance(result, TensorValue):
+            tag = result.tag(AttentionOutputTag)
+            if tag is not None and tag.node is event.node and tag.softmax is not None:
+                softmaxes.add(tag.softmax)
+    # Probabilities returned to a caller the file does not show: the values product is elsewhere.
+    from shapecheck.engine.values import TupleValue
+
+    for run in facts.runs:
+        returned = run.returns.items if isinstance(run.returns, TupleValue) else (run.returns,)
+        for value in returned:
+            if isinstance(value, TensorValue):
+                probs = value.tag(ProbsTag)
+                if probs is not None and probs.scores.has(ScoresTag):
+                    softmaxes.add(probs.node)
+    masks: set[cst.CSTNode] = set()
+    for event in facts.events_of("softmax") + facts.events_of("log_softmax"):
+        if event.node in softmaxes:
+            masked = event.tensor(0, "input").tag(MaskedTag)
+            if masked is not None:
+                masks.update(tag.node for tag in masked.chain())
+    renormalized: set[cst.CSTNode] = set()
+    for event in facts.events_of("sum"):
+        probs = event.tensor(0, "input").tag(ProbsTag)
+        if probs is not None:
+            renormalized.add(probs.node)
+    answer = AttentionFacts(frozenset(softmaxes), frozenset(masks), frozenset(renormalized))
+    facts._attention = answer  # type: ignore[attr-defined]
+    return answer
+
+
+def attention_softmaxes(facts: FileFacts) -> list[OpEvent]:
+    """Softmax events over attention scores whose probabilities reach the values."""
+    nodes = attention_facts(facts).softmaxes
+    return [event for event in softmax_over_scores(facts) if event.node in nodes]

@@ -21,6 +21,7 @@ from shapecheck.engine.values import (
     ConstValue,
     FloatValue,
     MaskedTag,
+    with_mask,
     Opaque,
     PositionTag,
     ProbsTag,
@@ -94,12 +95,12 @@ def tensor_binary(
         other = b if scores_side is a else a
         kept = replace(scores_side, shape=shape, dtype=dtype, node=node, tags=scores_side.tags + lineage(other))
         triangle = other.tag(TriangleTag)
-        return kept.with_tag(MaskedTag(node, other, None, None, triangle is not None))
+        return with_mask(kept, MaskedTag(node, other, None, None, triangle is not None))
     if scores_side is not None and operator == "mul" and isinstance(left, TensorValue) and isinstance(right, TensorValue):
         other = b if scores_side is a else a
         kept = replace(scores_side, shape=shape, dtype=dtype, node=node)
         triangle = other.tag(TriangleTag)
-        return kept.with_tag(MaskedTag(node, other, Scale(0.0), False, triangle is not None))
+        return with_mask(kept, MaskedTag(node, other, Scale(0.0), False, triangle is not None))
 
     # Probabilities masked after softmax keep their role (the rule reads the event).
     probs_side = a if a.has(ProbsTag) else (b if b.has(ProbsTag) else None)
@@ -107,7 +108,7 @@ def tensor_binary(
         other = b if probs_side is a else a
         kept = replace(probs_side, shape=shape, dtype=dtype, node=node)
         triangle = other.tag(TriangleTag)
-        return kept.with_tag(MaskedTag(node, other, Scale(0.0) if operator == "mul" else None, False, triangle is not None))
+        return with_mask(kept, MaskedTag(node, other, Scale(0.0) if operator == "mul" else None, False, triangle is not None))
 
     # A mask turned into an additive one: (1 - mask) * -1e9, mask * float("-inf"), ...
     for side, other in ((a, right), (b, left)):

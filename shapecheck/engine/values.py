@@ -261,6 +261,16 @@ class MaskedTag:
     fill: Scale | None  # the fill value for masked_fill; None for an additive mask
     blocked_when: bool | None  # masked_fill: positions where the mask is True are blocked
     causal: bool  # the mask applied is a causal (triangular) mask
+    previous: "MaskedTag | None" = field(default=None, compare=False)  # a mask applied before this one
+
+    def chain(self) -> "list[MaskedTag]":
+        """This mask and every mask applied before it, latest first."""
+        found: list[MaskedTag] = []
+        tag: MaskedTag | None = self
+        while tag is not None and len(found) < 32:
+            found.append(tag)
+            tag = tag.previous
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +390,14 @@ class TensorValue(Value):
 
 
 UNKNOWN_TENSOR = TensorValue()
+
+
+def with_mask(tensor: TensorValue, tag: MaskedTag) -> TensorValue:
+    """``tensor`` with one more mask applied (earlier masks stay reachable through ``previous``)."""
+    earlier = tensor.tag(MaskedTag)
+    if earlier is not None:
+        tag = replace(tag, previous=earlier)
+    return tensor.with_tag(tag)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import in_every_context, softmax_over_scores
+from shapecheck.engine.queries import in_every_context, attention_softmaxes
 from shapecheck.engine.values import ScaleTag, ScoresTag
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -48,7 +48,7 @@ class MissingAttentionScale(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        for event in in_every_context(softmax_over_scores(facts), _unscaled):
+        for event in in_every_context(attention_softmaxes(facts), _unscaled):
             scores = event.tensor(0, "input")
             tag = scores.tag(ScoresTag)
             head_dim = tag.head_dim
@@ -65,6 +65,11 @@ class MissingAttentionScale(Rule):
             )
 
 
-def _unscaled(event: OpEvent) -> bool:
+def _unscaled(event: OpEvent) -> bool | None:
     scores = event.tensor(0, "input")
-    return scores.has(ScoresTag) and not scores.has(ScaleTag)
+    tag = scores.tag(ScoresTag)
+    if tag is None or scores.has(ScaleTag):
+        return False
+    if tag.head_dim is None:
+        return None  # this context cannot tell the head dim (it might be 1)
+    return not (tag.head_dim.is_const and tag.head_dim.value == 1)

@@ -8,7 +8,7 @@ from fractions import Fraction
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.dims import Dim, Truth, equal
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import given, in_every_context, softmax_over_scores
+from shapecheck.engine.queries import given, in_every_context, attention_softmaxes
 from shapecheck.engine.values import Scale, ScaleTag, ScoresTag, scale_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -50,7 +50,7 @@ class WrongAttentionScale(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        events = [e for e in softmax_over_scores(facts) if e.tensor(0, "input").has(ScaleTag)]
+        events = [e for e in attention_softmaxes(facts) if e.tensor(0, "input").has(ScaleTag)]
         for event in in_every_context(events, lambda e: _problem(e) is not None):
             problem = _problem(event)
             scale = event.tensor(0, "input").tag(ScaleTag)

@@ -9,7 +9,7 @@ import libcst as cst
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
 from shapecheck.engine.ops import AttentionOutputTag
-from shapecheck.engine.queries import in_every_context, softmax_dim, softmax_over_scores
+from shapecheck.engine.queries import attention_facts, attention_softmaxes, in_every_context, softmax_dim
 from shapecheck.engine.values import ScoresTag
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -51,7 +51,10 @@ class SoftmaxWrongDim(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         key_axes = _contracted_key_axes(facts)
-        for event in in_every_context(softmax_over_scores(facts), lambda e: _verdict(e, key_axes)):
+        # Slot attention normalises over the queries on purpose, then renormalises over the keys.
+        renormalized = attention_facts(facts).renormalized
+        events = [e for e in attention_softmaxes(facts) if e.node not in renormalized]
+        for event in in_every_context(events, lambda e: _verdict(e, key_axes)):
             dim = softmax_dim(event)
             key_axis = _key_axis(event, key_axes)
             scores = event.tensor(0, "input")

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import MaskApplication, in_every_context, mask_applications
+from shapecheck.engine.queries import AttentionFacts, MaskApplication, attention_facts, in_every_context, mask_applications
 from shapecheck.engine.values import MaskedTag, ProbsTag, ScoresTag, TensorValue, TriangleTag
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -51,8 +51,9 @@ class MaskAfterSoftmax(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
+        attention = attention_facts(facts)
         fills = facts.events_of("masked_fill")
-        for event in in_every_context(fills, _masks_probabilities):
+        for event in in_every_context(fills, lambda e: _masks_probabilities(e, attention)):
             yield Report(
                 event.node,
                 "mask applied to attention probabilities after softmax; the rows no longer sum to 1 and "
@@ -60,7 +61,7 @@ class MaskAfterSoftmax(Rule):
                 hint='mask the scores before softmax: scores.masked_fill(mask, float("-inf"))',
             )
         applications = {id(a.event): a for a in mask_applications(facts)}
-        events = [a.event for a in applications.values()]
+        events = [a.event for a in applications.values() if a.event.node in attention.mask_nodes]
         for event in in_every_context(events, lambda e: _weak_fill(applications[id(e)])):
             fill = applications[id(event)].fill
             yield Report(
@@ -69,7 +70,7 @@ class MaskAfterSoftmax(Rule):
                 "position still gets weight exp(fill), use -inf or a very negative number",
                 hint='use float("-inf") (or torch.finfo(scores.dtype).min) as the fill value',
             )
-        products = [e for e in facts.events_of("binary") if _operator(e) == "mul"]
+        products = [e for e in facts.events_of("binary") if _operator(e) == "mul" and _in_attention(e, attention)]
         for event in in_every_context(products, _multiplied_mask):
             result = event.result_tensor
             after = result.has(ProbsTag)
@@ -87,10 +88,18 @@ def _operator(event: OpEvent) -> str | None:
     return getattr(value, "value", None)
 
 
-def _masks_probabilities(event: OpEvent) -> bool:
+def _in_attention(event: OpEvent, attention: AttentionFacts) -> bool:
+    result = event.result_tensor
+    probs = result.tag(ProbsTag)
+    if probs is not None:
+        return probs.node in attention.softmaxes
+    return event.node in attention.mask_nodes
+
+
+def _masks_probabilities(event: OpEvent, attention: AttentionFacts) -> bool:
     source = event.tensor(0, "input")
     probs = source.tag(ProbsTag)
-    if probs is None:
+    if probs is None or probs.node not in attention.softmaxes:
         return False
     return not probs.scores.has(MaskedTag)
 

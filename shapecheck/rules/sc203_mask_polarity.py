@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import MaskApplication, given, in_some_context, mask_applications
+from shapecheck.engine.queries import MaskApplication, attention_facts, given, in_some_context, mask_applications
 from shapecheck.engine.values import ScoresTag, TriangleTag, scale_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -49,7 +49,8 @@ class MaskPolarity(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         applications = {id(a.event): a for a in mask_applications(facts)}
-        events = [a.event for a in applications.values()]
+        attention = attention_facts(facts).mask_nodes
+        events = [a.event for a in applications.values() if a.event.node in attention]
         for event in in_some_context(events, lambda e: _fill_blocks_past(applications[id(e)])):
             application = applications[id(event)]
             where = "where the mask is True" if application.true_blocks else "where the mask is False"

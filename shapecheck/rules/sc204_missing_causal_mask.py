@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.dims import Truth, equal
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import by_node, enclosing_classes, given, self_attention
+from shapecheck.engine.queries import attention_softmaxes, by_node, enclosing_classes, given, self_attention
 from shapecheck.engine.values import UNKNOWN_TENSOR, ClassInfo, ConstValue, MaskedTag, ScoresTag, dim_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -58,7 +58,7 @@ class MissingCausalMask(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         sites = (
-            [e for e in facts.events_of("softmax") if e.tensor(0, "input").has(ScoresTag)]
+            attention_softmaxes(facts)
             + facts.events_of("scaled_dot_product_attention")
             + facts.events_of("module.MultiheadAttention")
             + [e for kind in LAYER_MASKS for e in facts.events_of("module." + kind)]

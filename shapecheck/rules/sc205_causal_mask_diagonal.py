@@ -8,7 +8,7 @@ import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import given, in_some_context, mask_applications
+from shapecheck.engine.queries import attention_facts, given, in_some_context, mask_applications
 from shapecheck.engine.values import MaskedTag, ScoresTag, TensorValue, TriangleTag, scale_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -51,13 +51,16 @@ class CausalMaskDiagonal(Rule):
     def check(self, facts: FileFacts) -> Iterator[Report]:
         seen: set[int] = set()
         candidates = []
+        attention = attention_facts(facts).mask_nodes
         for application in mask_applications(facts):
+            if application.event.node not in attention:
+                continue
             fill = application.fill
             if application.scores.has(ScoresTag) and fill is not None and fill.value is not None and fill.value <= -1e4:
                 candidates.append((application.event, application.mask, application.true_blocks))
         for event in facts.events_of("binary"):
             masked = event.result_tensor.tag(MaskedTag)
-            if masked is not None and masked.node is event.node and masked.fill is None and masked.mask is not None:
+            if masked is not None and masked.node is event.node and masked.fill is None and masked.mask is not None and event.node in attention:
                 if masked.mask.has(TriangleTag) and masked.mask.tag(TriangleTag).additive:
                     candidates.append((event, masked.mask, True))
         for event in facts.events_of("module.MultiheadAttention"):

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts
-from shapecheck.engine.queries import by_node
+from shapecheck.engine.queries import attention_softmaxes, by_node
 from shapecheck.engine.values import ModuleValue, ProjectionTag, ScoresTag, TensorValue
 from shapecheck.engine.ops import ParameterTag
 from shapecheck.rules import _examples
@@ -48,22 +48,21 @@ class SharedQKWeights(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        scores_events = [e for e in facts.events if e.result_tensor.has(ScoresTag)]
-        scores_events += facts.events_of("scaled_dot_product_attention")
+        scores_events = attention_softmaxes(facts) + facts.events_of("scaled_dot_product_attention")
         reported: set[int] = set()
         for node, events in by_node(scores_events).items():
             for event in events:
                 if event.op == "scaled_dot_product_attention":
                     query, key = event.tensor(0, "query"), event.tensor(1, "key")
                 else:
-                    tag = event.result_tensor.tag(ScoresTag)
+                    tag = event.tensor(0, "input").tag(ScoresTag)
                     query, key = tag.query, tag.key
                 shared = _shared(query, key)
                 if shared is None or id(shared.ident) in reported:
                     continue
                 reported.add(id(shared.ident))
                 key_projection = key.tag(ProjectionTag)
-                where = _second_binding(facts, shared.ident) or key_projection.node or node
+                where = _second_binding(facts, shared.ident) or key_projection.node or tag_node(event)
                 label = shared.ident.label
                 yield Report(
                     where,
@@ -72,6 +71,13 @@ class SharedQKWeights(Rule):
                     hint="give the key its own projection (a separate nn.Linear / nn.Parameter)",
                 )
                 break
+
+
+def tag_node(event):
+    """Where the scores were computed (the product), or the attention call itself."""
+    if event.op == "scaled_dot_product_attention":
+        return event.node
+    return event.tensor(0, "input").tag(ScoresTag).node
 
 
 def _shared(query: TensorValue, key: TensorValue) -> ProjectionTag | None:
