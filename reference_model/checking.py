@@ -40,7 +40,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import torch
-from beartype import beartype
+from beartype import BeartypeConf, beartype
 from jaxtyping import AbstractArray, Shaped, TypeCheckError, jaxtyped
 from torch import Tensor
 
@@ -162,9 +162,13 @@ def _bind_module_sizes(fn: Callable[..., Any]) -> Callable[..., Any]:
     return with_bound_sizes
 
 
+# PEP 484's numeric tower: an int is accepted where a float is annotated (dropout=0, lr=1).
+_beartype = beartype(conf=BeartypeConf(is_pep484_tower=True))
+
+
 def typechecked(fn: F) -> F:
     """Check ``fn``'s jaxtyping annotations with beartype on every call while checks are on."""
-    checked = jaxtyped(typechecker=beartype)(_bind_module_sizes(fn))
+    checked = jaxtyped(typechecker=_beartype)(_bind_module_sizes(fn))
 
     @functools.wraps(fn)
     def switch(*args: Any, **kwargs: Any) -> Any:

@@ -171,3 +171,21 @@ def test_public_api_is_explicit():
     assert sorted(reference_model.__all__) == sorted(set(reference_model.__all__))
     for name in reference_model.__all__:
         assert hasattr(reference_model, name), name
+
+
+def test_int_is_accepted_where_float_is_annotated():
+    """PEP 484 numeric tower: dropout=0 is a valid float argument, not a type error."""
+    mha = MultiHeadAttention(d_model=16, n_heads=2, dropout=0).train()
+    x = torch.randn(1, 3, 16)
+    assert mha(x, x, x)[0].shape == (1, 3, 16)
+    q = torch.randn(1, 3, 8)
+    assert reference_model.scaled_dot_product_attention(q, q, q, dropout_p=0)[0].shape == (1, 3, 8)
+
+
+def test_three_dimensional_mask_is_rejected():
+    """A (b, t, t) mask would broadcast b against the heads (seed 2, pitfall 7.2): use (b, 1, t, t)."""
+    mha = MultiHeadAttention(d_model=16, n_heads=2)
+    x = torch.randn(2, 4, 16)
+    with pytest.raises(TypeCheckError, match="parameter 'mask'"):
+        mha(x, x, x, torch.zeros(2, 4, 4, dtype=torch.bool))
+    assert mha(x, x, x, torch.zeros(2, 1, 4, 4, dtype=torch.bool))[1].shape == (2, 2, 4, 4)
