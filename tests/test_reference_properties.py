@@ -10,7 +10,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from reference_model import (  # noqa: E402
+    MiniBERT,
     MiniGPT,
+    Transformer,
     MultiHeadAttention,
     SinusoidalPositionalEncoding,
     scaled_dot_product_attention,
@@ -188,3 +190,32 @@ def test_attention_dropout_only_in_training_mode():
     assert not torch.allclose(mha(x, x, x)[0], mha(x, x, x)[0])  # dropped weights differ per call
     mha.eval()
     torch.testing.assert_close(mha(x, x, x)[0], mha(x, x, x)[0], atol=0, rtol=0)
+
+
+def test_transformer_is_causal_in_the_target_and_ignores_source_padding():
+    model = Transformer(src_vocab_size=30, tgt_vocab_size=20, d_model=32, n_heads=4, n_layers=2, d_ff=64, max_len=16)
+    model.eval()
+    src, tgt = torch.randint(1, 30, (2, 7)), torch.randint(0, 20, (2, 6))
+    padding = torch.zeros(2, 7, dtype=torch.bool)
+    padding[0, -3:] = True  # the first source sentence has 3 padding tokens
+    logits = model(src, tgt, padding)
+    later = tgt.clone()
+    later[:, 4:] = (later[:, 4:] + 1) % 20
+    torch.testing.assert_close(model(src, later, padding)[:, :4], logits[:, :4], atol=1e-6, rtol=0)
+    other_padding = src.clone()
+    other_padding[0, -3:] = 0  # whatever sits under the padding mask is never attended to
+    torch.testing.assert_close(model(other_padding, tgt, padding), logits, atol=1e-6, rtol=0)
+
+
+def test_bert_sees_both_directions_but_not_padding():
+    model = MiniBERT(vocab_size=50, d_model=32, n_heads=4, n_layers=2, max_len=16).eval()
+    ids = torch.randint(1, 50, (2, 8))
+    padding = torch.zeros(2, 8, dtype=torch.bool)
+    padding[1, -2:] = True
+    logits = model(ids, padding)
+    later = ids.clone()
+    later[:, 6] = (later[:, 6] + 1) % 50
+    assert (model(later, padding)[:, :6] - logits[:, :6]).abs().max() > 1e-4  # bidirectional
+    changed_padding = ids.clone()
+    changed_padding[1, -2:] = 0
+    torch.testing.assert_close(model(changed_padding, padding)[1, :6], logits[1, :6], atol=1e-6, rtol=0)
