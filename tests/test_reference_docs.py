@@ -26,3 +26,9 @@ def test_examples_walkthrough_runs(capsys):
     runpy.run_path(str(ROOT / "examples" / "reference" / "walkthrough.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "(1, 8, 5, 64)" in out and "(1, 5, 2048)" in out
+
+
+def test_examples_position_schemes_runs(capsys):
+    runpy.run_path(str(ROOT / "examples" / "reference" / "position_schemes.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "parameters: 0" in out and "parameters: 2048" in out and "(4, 5, 5)" in out
