@@ -37,38 +37,31 @@ CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 clock = CLOCKS["cpu"]
 
 
-def time_parse(sources: Sequence[str]) -> list[float]:
+def time_parse(sources: Sequence[str], names: Sequence[str] = (), failed: list[str] | None = None) -> list[float]:
     """Seconds to parse each source with a bare ``libcst.parse_module``.
 
     The tree is freed after the clock stops, as the lint pass frees its result after the clock.
+    Files libcst cannot parse are appended to ``failed`` (their time still counts).
     """
     import libcst as cst
 
     parse = cst.parse_module
     times = []
-    for source in sources:
+    for index, source in enumerate(sources):
         tree = None
         started = clock()
         try:
             tree = parse(source)
-        except Exception:  # a file libcst cannot parse still costs its time; counted in parse_failures
-            pass
+        except Exception as error:
+            times.append(clock() - started)
+            if failed is not None:
+                name = names[index] if index < len(names) else f"#{index}"
+                first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                failed.append(f"{name}: {type(error).__name__}: {first}")
+            continue
         times.append(clock() - started)
         del tree
     return times
-
-
-def parse_failures(sources: Sequence[str], names: Sequence[str]) -> list[str]:
-    import libcst as cst
-
-    failed = []
-    for name, source in zip(names, sources):
-        try:
-            cst.parse_module(source)
-        except Exception as error:
-            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
-            failed.append(f"{name}: {type(error).__name__}: {first}")
-    return failed
 
 
 def time_lint(sources: Sequence[str], names: Sequence[str], selected: set[str] | None):
@@ -172,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for run in range(args.runs):
         # Interleave the passes so that a slow phase of the machine hits both alike.
         gc.collect()
-        times = time_parse(sources)
+        failed: list[str] = []
+        times = time_parse(sources, names, failed)
         parse_runs.append(sum(times))
         parse_best = best(parse_best or None, times)
         progress = f"  run {run + 1}/{args.runs}: parse {parse_runs[-1]:.2f} s"
@@ -185,7 +179,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(progress, file=sys.stderr, flush=True)
 
     parse_s = min(parse_runs)
-    failed = parse_failures(sources, names)
     print()
     if not lint:
         print("| files | lines | parse s | parse lines/s |")
