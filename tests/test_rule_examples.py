@@ -87,3 +87,23 @@ def test_rule_matches_the_catalogue(rule: type[Rule]) -> None:
 def test_codes_and_names_are_unique() -> None:
     assert len({rule.code for rule in RULES}) == len(RULES)
     assert len({rule.name for rule in RULES}) == len(RULES)
+
+
+def _missed_cases() -> list:
+    from shapecheck.rules._examples import load_all
+
+    cases = []
+    for rule in RULES:
+        for index, (example, reason) in enumerate(load_all(rule.code)[2]):
+            cases.append(pytest.param(rule, example, reason, id=f"{rule.code}-missed-{index}"))
+    return cases
+
+
+@pytest.mark.parametrize(("rule", "example", "reason"), _missed_cases())
+def test_known_miss_is_still_missed(rule: type[Rule], example, reason: str) -> None:
+    """A known miss documents a limit of the engine. When the engine learns to see it, this fails:
+    move the example back into INVALID (delete its KNOWN_MISSES entry)."""
+    result = lint_source(example.code, "example.py", {rule.code})
+    lines = sorted({d.span.line for d in result.diagnostics if d.code == rule.code})
+    assert lines != example.expected_lines, f"{rule.code} now catches {example.title!r}: remove it from KNOWN_MISSES"
+    assert reason.strip()

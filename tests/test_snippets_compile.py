@@ -1,4 +1,4 @@
-"""The rule snippets in tests/snippets/ are well formed: every snippet parses, every INVALID snippet
+"""The rule examples in shapecheck/rules/examples/ are well formed: every snippet parses, every INVALID snippet
 marks exactly one line with ``# <-``, and no VALID snippet carries a marker."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from shapecheck.rules.base import EXPECT_MARKER
 
-SNIPPETS = Path(__file__).parent / "snippets"
+SNIPPETS = Path(__file__).parents[1] / "shapecheck" / "rules" / "examples"
 FILES = sorted(SNIPPETS.glob("sc[0-9][0-9][0-9].py"))
 MIN_EXAMPLES = 6
 

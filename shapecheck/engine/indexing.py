@@ -16,6 +16,7 @@ from shapecheck.engine.values import (
     IntValue,
     ModuleValue,
     PositionTag,
+    ProjectionTag,
     ShapeValue,
     TensorValue,
     TriangleTag,
@@ -79,6 +80,14 @@ def _slice_shape(interp: "Interpreter", base: ShapeValue, part: cst.Slice, frame
     shape = base.shape
     lower = int_of(interp.eval(part.lower, frame)) if part.lower is not None else 0
     upper = int_of(interp.eval(part.upper, frame)) if part.upper is not None else None
+    if lower == 0 and upper is not None and upper < 0 and part.step is None and not base.extra:
+        # ``x.size()[:-1]``: the leading dims of x, whatever their number.
+        kept = None
+        if shape is not None and len(shape.dims) >= -upper:
+            kept = Shape(shape.dims[:upper], shape.variadic)
+        elif shape is not None and not shape.variadic:
+            return UNKNOWN
+        return ShapeValue(kept, base.source, base.base, base.dropped - upper, ())
     if shape is None or shape.variadic or part.step is not None or lower is None:
         return UNKNOWN
     if part.upper is not None and upper is None:
@@ -125,6 +134,13 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
     tags = base.tags
     if restricted:
         tags = tuple(_sliced(tag) for tag in tags)
+    picked = tuple(int_of(value) for kind, value in parts if kind == "int")  # type: ignore[arg-type]
+    if picked:
+        # ``qkv[0]`` / ``qkv[1]``: different pieces of one fused projection.
+        tags = tuple(
+            replace(tag, part=tag.part + tuple(-1 if p is None else p for p in picked)) if isinstance(tag, ProjectionTag) else tag
+            for tag in tags
+        )
     result = replace(base, tags=tags, node=node)
     shape = base.shape
     if shape is None or any(kind in ("tensor", "unknown") for kind, _ in parts):

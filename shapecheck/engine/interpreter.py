@@ -100,9 +100,9 @@ class Interpreter:
         self.pending_name: str | None = None
         self._fresh_counter = 0
 
-    def fresh_name(self, hint: str) -> str:
+    def fresh_name(self, hint: str, use_target: bool = True) -> str:
         """A symbol for a size nobody named: the assignment target when there is one (``T``)."""
-        if self.pending_name is not None:
+        if use_target and self.pending_name is not None:
             name, self.pending_name = self.pending_name, None
             return name
         self._fresh_counter += 1
@@ -385,7 +385,8 @@ class Interpreter:
         elif isinstance(small, cst.Return):
             value = self.eval(small.value, frame) if small.value is not None else ConstValue(None)
             function = frame.run.node
-            if isinstance(value, TensorValue) and function is not None and function.returns is not None:
+            # Inlined, a wrong return is the echo of wrong arguments, reported at the call.
+            if isinstance(value, TensorValue) and function is not None and function.returns is not None and not frame.run.inlined:
                 declared = self._annotation_value(function.returns, "return")
                 if isinstance(declared, TensorValue):
                     ops.check_annotation(self, value, declared, small, frame, f"the value returned by `{function.name.value}`")

@@ -306,7 +306,7 @@ TENSOR_ATTRIBUTES = {"shape", "T", "mT", "ndim", "dtype", "size", "view", "resha
 def tensor_attribute(interp: "Interpreter", base: TensorValue, attr: str, node: cst.CSTNode, frame: "Frame") -> Value:
     if attr == "shape":
         receiver = node.value if isinstance(node, cst.Attribute) else None
-        return ShapeValue(base.shape, receiver)
+        return ShapeValue(base.shape, receiver, base)
     if attr in ("T", "mT"):
         call = Call(node, (base,), {}, (node.value if isinstance(node, cst.Attribute) else None,))
         return apply(interp, "T" if attr == "T" else "mT", call, frame)
@@ -425,10 +425,15 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     if len(call.args) == 2 and isinstance(call.args[1], DtypeValue):
         return same_values(source, None, call.args[1].dtype)
+    derived = _derived_view(interp, source, call, frame)
+    if derived is not None:
+        return derived
     sizes = size_args(call, 1, "shape")
     if sizes is None:
         return same_values(source, None)
     result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
+    if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
+        result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
     if result.conflict is not None and source.shape is not None:
         heads = _uneven_head_split(source.shape, sizes)
         if heads is not None:
@@ -455,6 +460,33 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
         _unify_numel(frame, source.shape.dims, result.shape.dims)
     return same_values(source, result.shape)
+
+
+def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame: "Frame") -> Value | None:
+    """``x.view(x.size()[:-1] + (h, d))``: keep x's leading dims, check the split trailing ones."""
+    target = call.arg(1, "shape") if len(call.args) == 2 or "shape" in call.kwargs else None
+    if not isinstance(target, ShapeValue) or target.base is not source or source.shape is None:
+        return None
+    dims = source.shape.dims
+    if target.dropped > len(dims):
+        return None
+    kept = dims[: len(dims) - target.dropped]
+    split = dims[len(dims) - target.dropped :]
+    old, new = product(split), product(target.extra)
+    if equal(old, new, frame.assumptions) is Truth.FALSE or equal(old, new, frame.assumptions, min_symbol=2) is Truth.FALSE:
+        heads = _uneven_head_split(Shape(split), list(target.extra)) if len(split) == 1 else None
+        conflict(
+            interp,
+            "heads" if heads is not None else "reshape",
+            call.node,
+            f"cannot view the trailing dims ({', '.join(map(str, split))}) of {source.shape} as "
+            f"({', '.join(map(str, target.extra))}): {old} elements vs {new}",
+            frame,
+            "view",
+        )
+        return same_values(source, None)
+    unify(frame, old, new) if len(split) == 1 and len(target.extra) == 1 else None
+    return same_values(source, Shape(kept + target.extra, source.shape.variadic))
 
 
 def _uneven_head_split(source: Shape, sizes: list[Dim]) -> tuple[int, int] | None:
@@ -626,6 +658,7 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if None in normalized or sorted(normalized) != list(range(rank)):  # type: ignore[type-var]
         return same_values(source, None)
     swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
+    shape = _with_rank(interp, shape, rank)
     new_shape = None
     if shape is not None and not shape.variadic and shape.rank == rank:
         new_shape = Shape(tuple(shape.dims[a] for a in normalized))  # type: ignore[index]
@@ -754,7 +787,7 @@ def _size(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     if not call.has(1, "dim"):
         receiver = call.arg_nodes[0] if call.arg_nodes else None
-        return ShapeValue(source.shape, receiver)
+        return ShapeValue(source.shape, receiver, source)
     axis = int_of(call.arg(1, "dim"))
     if axis is None or source.shape is None:
         return IntValue(fresh(interp, "size"))
@@ -1206,9 +1239,23 @@ def _reduce(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ matmul
 
 
+def _with_rank(interp: "Interpreter", shape: Shape | None, rank: int) -> Shape | None:
+    """An op that only works at one rank (``permute`` with 4 axes, ``bmm``) fixes the rank of a
+    shape known only by its trailing dims: the leading ones get fresh names."""
+    if shape is None or not shape.variadic or len(shape.dims) > rank:
+        return shape
+    leading = tuple(Dim.sym(interp.fresh_name("n", use_target=False)) for _ in range(rank - len(shape.dims)))
+    return Shape(leading + shape.dims)
+
+
 @op("matmul", "bmm", "mm")
 def _matmul(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     a, b = call.tensor(0), call.tensor(1)
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    if name in ("bmm", "mm"):
+        rank = 3 if name == "bmm" else 2
+        a = replace(a, shape=_with_rank(interp, a.shape, rank))
+        b = replace(b, shape=_with_rank(interp, b.shape, rank))
     return matmul_values(interp, a, b, call.node, frame, "matmul")
 
 
@@ -1530,7 +1577,22 @@ def _operand_nodes(node: cst.CSTNode) -> tuple[cst.CSTNode | None, ...]:
     return ()
 
 
+def _concat_sizes(left: Value, right: Value) -> Value | None:
+    """``x.size()[:-1] + (h, d)``: a size with dims appended."""
+    if not isinstance(left, ShapeValue) or not isinstance(right, TupleValue):
+        return None
+    extra = [dim_of(item) for item in right.items]
+    if any(d is None for d in extra):
+        return UNKNOWN
+    shape = Shape(left.shape.dims + tuple(extra), left.shape.variadic) if left.shape is not None else None  # type: ignore[arg-type]
+    return ShapeValue(shape, left.source, left.base, left.dropped, left.extra + tuple(extra))  # type: ignore[arg-type]
+
+
 def scalar_binary(operator: str, left: Value, right: Value, frame: "Frame") -> Value:
+    if operator == "add":
+        joined = _concat_sizes(left, right)
+        if joined is not None:
+            return joined
     a, b = dim_of(left), dim_of(right)
     if isinstance(left, IntValue) or isinstance(right, IntValue) or (a is not None and b is not None and operator in ("floordiv", "mod")):
         if a is not None and b is not None:

@@ -194,10 +194,18 @@ class TupleValue(Value):
 
 @dataclass(frozen=True, slots=True)
 class ShapeValue(Value):
-    """The result of ``x.shape`` / ``x.size()``: a torch.Size whose items are dims."""
+    """The result of ``x.shape`` / ``x.size()``: a torch.Size whose items are dims.
+
+    It remembers where it came from, for the Hugging Face idiom
+    ``x.view(x.size()[:-1] + (heads, head_dim))``: ``base`` is the tensor, ``dropped`` how many
+    trailing dims were sliced off, ``extra`` the dims appended since.
+    """
 
     shape: Shape | None
     source: "cst.CSTNode | None" = field(default=None, compare=False)  # the tensor expression
+    base: "Value | None" = field(default=None, compare=False)
+    dropped: int = 0
+    extra: tuple[Dim, ...] = ()
 
     def describe(self) -> str:
         return str(self.shape) if self.shape is not None else "size(?)"

@@ -9,7 +9,7 @@ from shapecheck.diagnostics import Severity
 from shapecheck.engine.dims import Truth, equal
 from shapecheck.engine.facts import FileFacts, OpEvent
 from shapecheck.engine.queries import attention_softmaxes, by_node, enclosing_classes, given, self_attention
-from shapecheck.engine.values import UNKNOWN_TENSOR, ClassInfo, ConstValue, MaskedTag, ScoresTag, dim_of
+from shapecheck.engine.values import UNKNOWN_TENSOR, ClassInfo, ConstValue, MaskedTag, ProbsTag, ScoresTag, dim_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -64,8 +64,15 @@ class MissingCausalMask(Rule):
             + [e for kind in LAYER_MASKS for e in facts.events_of("module." + kind)]
         )
         lm_evidence = _language_model_evidence(facts)
+        # A mask applied after the softmax is a mask in the wrong place (SC104), not a missing one.
+        masked_later = {
+            tag.node
+            for event in facts.events_of("masked_fill") + facts.events_of("binary")
+            if (tag := event.tensor(0, "input").tag(ProbsTag)) is not None
+            or (tag := event.tensor(1).tag(ProbsTag)) is not None
+        }
         for node, events in by_node(sites).items():
-            if any(_masked(event) for event in events):
+            if node in masked_later or any(_masked(event) for event in events):
                 continue
             for event in events:
                 if not _is_self_attention(event):

@@ -16,6 +16,7 @@ from shapecheck.linter import lint_source
 from shapecheck.rules.base import EXPECT_MARKER
 
 HERE = Path(__file__).parent
+CORPUS = HERE.parents[1] / "shapecheck" / "rules" / "examples"
 
 
 def _load(path: Path):
@@ -30,7 +31,7 @@ def _marked(code: str) -> list[int]:
 
 
 def main(argv: list[str]) -> int:
-    files = sorted(HERE.glob("sc[0-9][0-9][0-9].py"))
+    files = sorted(CORPUS.glob("sc[0-9][0-9][0-9].py"))
     if argv:
         files = [f for f in files if f.stem in argv]
     problems = total = 0

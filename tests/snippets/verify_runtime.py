@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 HERE = Path(__file__).parent
+CORPUS = HERE.parents[1] / "shapecheck" / "rules" / "examples"
 T = 6
 
 
@@ -192,7 +193,7 @@ def run_snippet(code: str) -> str:
 
 
 def main(argv: list[str]) -> None:
-    files = sorted(HERE.glob("sc*.py"))
+    files = sorted(CORPUS.glob("sc[0-9][0-9][0-9].py"))
     if argv:
         files = [f for f in files if f.stem in argv]
     for path in files:

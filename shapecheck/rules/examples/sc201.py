@@ -287,3 +287,93 @@ class Encoder(nn.Module):
         return y
 '''),
 ]
+
+#: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
+FIXED = {
+    'seed 2: triu(ones) buffer without .bool(), masked_fill crashes': '''\
+import torch
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model=64, n_head=4, max_len=32):
+        super().__init__()
+        self.n_head, self.d_k = n_head, d_model // n_head
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("mask", torch.triu(torch.ones(max_len, max_len), diagonal=1))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.W_QKV(x).reshape(B, T, 3, self.n_head, self.d_k).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-2, -1)) / (self.d_k ** 0.5)
+        scores = scores.masked_fill(self.mask[:T, :T].bool(), float("-inf"))  # <-
+        attn = scores.softmax(dim=-1)
+        return (attn @ v).transpose(1, 2).reshape(B, T, C)
+''',
+    'nanoGPT: float `1 - tril buffer` given to masked_fill': '''\
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd=64, n_head=4, block_size=16):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = att.masked_fill((1 - self.bias[:, :, :T, :T]).bool(), float("-inf"))  # <-
+        att = F.softmax(att, dim=-1)
+        return (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+''',
+    'integer tril mask (dtype=torch.long), `1 - mask` to masked_fill': '''\
+import math
+
+import torch
+from torch import nn
+
+
+class CausalHead(nn.Module):
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        T = x.size(1)
+        mask = torch.tril(torch.ones(T, T, dtype=torch.long))
+        scores = self.q(x) @ self.k(x).transpose(-2, -1) / math.sqrt(x.size(-1))
+        scores = scores.masked_fill((1 - mask).bool(), float("-inf"))  # <-
+        return torch.softmax(scores, dim=-1) @ self.v(x)
+''',
+    'einsum with a uint8 mask to masked_fill': '''\
+import torch
+from torch import nn
+
+
+class EinsumCausalAttention(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads, self.dim_head = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.dim_head).unbind(dim=2)
+        sim = torch.einsum("bihd,bjhd->bhij", q, k) * self.dim_head ** -0.5
+        future = torch.ones(n, n, dtype=torch.uint8, device=x.device).triu(1)
+        sim = sim.masked_fill(future.bool(), float("-inf"))  # <-
+        return torch.einsum("bhij,bjhd->bihd", sim.softmax(dim=-1), v).reshape(b, n, d)
+''',
+}

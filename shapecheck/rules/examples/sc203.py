@@ -295,3 +295,9 @@ class Decoder(nn.Module):
         return self.layer(tgt, memory, tgt_mask=tgt_mask)
 '''),
 ]
+
+#: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;
+#: tests/test_rule_examples.py checks that each is still missed (so a fix must move it back).
+KNOWN_MISSES = {
+    'keep-mask (ids != pad) given as key_padding_mask (True = padding)': 'the engine does not model padding masks built by comparing token ids (`ids != pad_id`) yet',
+}

@@ -266,3 +266,105 @@ class CausalHead(nn.Module):
         return torch.softmax(scores, dim=-1) @ v
 '''),
 ]
+
+#: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
+FIXED = {
+    'seed 2: triu(ones, diagonal=0) as the blocked set': '''\
+import torch
+import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model=64, n_head=4, max_len=32):
+        super().__init__()
+        self.n_head, self.d_k = n_head, d_model // n_head
+        self.W_QKV = nn.Linear(d_model, 3 * d_model)
+        mask = torch.triu(torch.ones(max_len, max_len), diagonal=1).bool()  # <-
+        self.register_buffer("mask", mask)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.W_QKV(x).reshape(B, T, 3, self.n_head, self.d_k).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-2, -1)) / (self.d_k ** 0.5)
+        scores = scores.masked_fill(self.mask[:T, :T], float("-inf"))
+        attn = scores.softmax(dim=-1)
+        return (attn @ v).transpose(1, 2).reshape(B, T, C)
+''',
+    'nn.MultiheadAttention given triu with the default diagonal': '''\
+import torch
+from torch import nn
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, d_model=32, n_heads=4):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x):
+        T = x.size(1)
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)  # <-
+        y, _ = self.self_attn(x, x, x, attn_mask=future)
+        return self.norm(x + y)
+''',
+    'Tensor.triu() method form on a registered buffer': '''\
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as G
+
+
+class MaskedAttention(nn.Module):
+    def __init__(self, d_model=32, max_len=16):
+        super().__init__()
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("blocked", torch.ones(max_len, max_len).triu(diagonal=1).bool())  # <-
+
+    def forward(self, x):
+        T = x.size(1)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        scores = scores.masked_fill(self.blocked[:T, :T], float("-inf"))
+        return G.softmax(scores, dim=-1) @ v
+''',
+    'einsum, `import torch as th`, where(blocked, -inf, sim) with triu(.., 0)': '''\
+import torch as th
+from torch import nn
+
+
+class EinsumCausalAttention(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads, self.dim_head = heads, dim // heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, self.dim_head).unbind(dim=2)
+        sim = th.einsum("bihd,bjhd->bhij", q, k) * self.dim_head ** -0.5
+        blocked = th.triu(th.ones(n, n, dtype=th.bool, device=x.device), 1)  # <-
+        sim = th.where(blocked, float("-inf"), sim)
+        return th.einsum("bhij,bjhd->bihd", sim.softmax(dim=-1), v).reshape(b, n, d)
+''',
+    'additive float mask: full(-inf).triu() keeps -inf on the diagonal': '''\
+import math
+
+import torch
+from torch import nn
+
+
+class CausalHead(nn.Module):
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        T = x.size(1)
+        bias = torch.full((T, T), float("-inf"), device=x.device).triu(diagonal=1)  # <-
+        scores = self.q(x) @ self.k(x).transpose(-2, -1) / math.sqrt(x.size(-1)) + bias
+        return torch.softmax(scores, dim=-1) @ self.v(x)
+''',
+}

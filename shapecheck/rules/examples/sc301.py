@@ -251,3 +251,129 @@ class PairEncoder(nn.Module):
         return self.tok(ids) + self.pos(torch.arange(T, device=ids.device))
 '''),
 ]
+
+#: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
+FIXED = {
+    'seed 2 MiniGPT: torch.cat([tok, pos], dim=-1)': '''\
+import torch
+import torch.nn as nn
+
+
+class MiniGPTEmbedding(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, max_len=64):
+        super().__init__()
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_len, d_model)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        tok = self.token_emb(idx)
+        pos = self.pos_emb(torch.arange(T, device=idx.device))
+        x = tok + pos.expand(B, T, -1)  # <-
+        return x  # (B, T, 2 * d_model): every later d_model layer breaks
+''',
+    'seed 1 sinusoidal buffer concatenated on dim=2': '''\
+import math
+
+import torch
+from torch import nn
+
+
+class SinusoidalEmbedding(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, max_len=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        pos = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(pos * div)
+        pe[:, 1::2] = torch.cos(pos * div)
+        self.register_buffer("pe", pe)
+
+    def forward(self, tokens):
+        B, T = tokens.shape
+        x = self.embed(tokens) * math.sqrt(self.embed.embedding_dim)
+        return x + self.pe[:T].expand(B, T, -1)  # <-
+''',
+    'Hugging Face embeddings module with config.hidden_size': '''\
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class Config:
+    vocab_size: int = 50
+    hidden_size: int = 32
+    max_position_embeddings: int = 64
+
+
+class Embeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+
+    def forward(self, input_ids):
+        position_ids = torch.arange(input_ids.size(1), device=input_ids.device).expand_as(input_ids)
+        inputs_embeds = self.word_embeddings(input_ids)
+        position_embeddings = self.position_embeddings(position_ids)
+        embeddings = inputs_embeds + position_embeddings  # <-
+        return embeddings
+''',
+    '`import torch as th`, th.concat of a learned parameter table': '''\
+import torch as th
+from torch import nn
+
+
+class TokenAndPosition(nn.Module):
+    def __init__(self, vocab_size=50, dim=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, dim)
+        self.pos = nn.Parameter(th.zeros(1, max_len, dim))
+
+    def forward(self, ids):
+        b, n = ids.shape
+        return self.tok(ids) + self.pos[:, :n].expand(b, -1, -1)  # <-
+''',
+    'einops repeat of the positional table, then torch.cat': '''\
+import torch
+from einops import repeat
+from torch import nn
+
+
+class Embed(nn.Module):
+    def __init__(self, vocab_size=50, dim=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, dim)
+        self.pos = nn.Embedding(max_len, dim)
+
+    def forward(self, ids):
+        b, n = ids.shape
+        pos = repeat(self.pos(torch.arange(n, device=ids.device)), "n d -> b n d", b=b)
+        return self.tok(ids) + pos  # <-
+''',
+    'functional embed() helper called from a module': '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def embed(ids, token_table, pos_table):
+    T = ids.size(1)
+    tok = F.embedding(ids, token_table)
+    pos = F.embedding(torch.arange(T, device=ids.device), pos_table).unsqueeze(0).expand_as(tok)
+    return tok + pos  # <-
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab_size=50, d_model=32, max_len=64):
+        super().__init__()
+        self.token_table = nn.Parameter(torch.randn(vocab_size, d_model) * 0.02)
+        self.pos_table = nn.Parameter(torch.randn(max_len, d_model) * 0.02)
+
+    def forward(self, ids):
+        return embed(ids, self.token_table, self.pos_table)
+''',
+}

@@ -251,3 +251,36 @@ class PatchEmbed(nn.Module):
         return x + self.pos_embed
 '''),
 ]
+
+#: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;
+#: tests/test_rule_examples.py checks that each is still missed (so a fix must move it back).
+KNOWN_MISSES = {
+    'seed 1 LearnedPositionalEncoding: the whole Embedding weight added': 'the input length is unknown and a learned table may legitimately match a fixed length (ViT); the engine needs the token sequence length',
+    'learned (1, max_len, d) parameter, `x += table`': "the token ids are an unannotated input of unknown rank, so the embeddings' sequence length is unknown",
+    'Hugging Face: position_ids buffer of max_position_embeddings, not sliced': "the token ids are an unannotated input of unknown rank, so the embeddings' sequence length is unknown",
+    'einops rearrange of the whole table, `import torch as th`': "the table's length is not compared with a known sequence length (the input is unannotated)",
+}
+
+#: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
+FIXED = {
+    'seed 1 sinusoidal buffer added whole': '''\
+import math
+
+import torch
+from torch import nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model=32, max_len=64):
+        super().__init__()
+        pos = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(pos * div)
+        pe[:, 1::2] = torch.cos(pos * div)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        return x + self.pe[:x.size(-2)]  # <-
+''',
+}

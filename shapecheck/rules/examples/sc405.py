@@ -255,3 +255,10 @@ class BertLayerTail(nn.Module):
         return self.output(self.intermediate(attention_output), attention_output)
 '''),
 ]
+
+#: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;
+#: tests/test_rule_examples.py checks that each is still missed (so a fix must move it back).
+KNOWN_MISSES = {
+    'single head of size d_k added back to the d_model stream': "the forward input is unannotated and of unknown rank, so the matmul result's shape is unknown",
+    'Hugging Face BertOutput: dense keeps intermediate_size': 'the sizes are two different config fields; the config parameter is unannotated, so their values are unknown',
+}
