@@ -26,7 +26,8 @@ def main() -> None:
     # 1-2. Absolute tables are added to the embeddings, sliced to the first t rows.
     sinusoidal = SinusoidalPositionalEncoding(D_MODEL, MAX_LEN)  # table (max_len, d_model), no parameters
     learned = LearnedPositionalEncoding(D_MODEL, MAX_LEN)  # nn.Embedding(max_len, d_model), trained
-    for name, pe, how in (("sinusoidal", sinusoidal, "x + table[:t]"), ("learned", learned, "x + embedding(arange(t))")):
+    schemes = (("sinusoidal", sinusoidal, "x + table[:t]"), ("learned", learned, "x + embedding(arange(t))"))
+    for name, pe, how in schemes:
         n_params = sum(p.numel() for p in pe.parameters())
         print(f"{name + ':':11}", tuple(pe(x).shape), f"= {how}; parameters: {n_params}")
 
