@@ -9,7 +9,8 @@ stops the run: it becomes a ``FileError`` for that file.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,8 @@ class LintOptions:
     isolated: bool = False
     fix: bool = False
     diff: bool = False
+    #: Called after each file with its display path and the seconds it took (``--verbose``).
+    progress: Callable[[str, float], None] | None = None
 
 
 @dataclass
@@ -62,7 +65,10 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
         key = (id(config), file_layer.ignore)
         if key not in cache:
             cache[key] = resolve([config.selection, options.selection, file_layer], registry)
+        started = time.perf_counter()
         _check(target, cache[key], options, outcome)
+        if options.progress is not None:
+            options.progress(target.display, time.perf_counter() - started)
     outcome.report.sort()
     return outcome
 

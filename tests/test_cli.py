@@ -189,3 +189,9 @@ def test_json_is_sorted_across_arguments_and_folders(cli, tmp_path: Path) -> Non
     data = json.loads(ran.out)
     assert [d["path"] for d in data["diagnostics"]] == ["a.py", "b/a/y.py", "b/z.py", "c.py"]
     assert [e["path"] for e in data["errors"]] == ["missing1.py", "missing2.py"]
+
+
+def test_verbose_prints_each_file(cli, project: Path) -> None:
+    ran = cli("lint", "pkg", "--verbose", cwd=project)
+    lines = [line for line in ran.err.splitlines() if "checked in" in line]
+    assert [line.split(":")[0] for line in lines] == ["pkg/broken.py", "pkg/clean.py"]

@@ -39,6 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     config.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     output = parser.add_argument_group("output")
     output.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
+    output.add_argument(
+        "-v", "--verbose", action="store_true", help="print each file and the time it took to stderr"
+    )
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     output.add_argument(
         "--color", choices=("auto", "always", "never"), default="auto", help="colour text output (default: auto)"
@@ -66,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         isolated=args.isolated,
         fix=args.fix and not args.diff,
         diff=args.diff,
+        progress=_progress if args.verbose else None,
     )
     try:
         from shapecheck.linter import registry
@@ -96,6 +100,11 @@ def run(args: argparse.Namespace) -> int:
     if report.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _progress(path: str, seconds: float) -> None:
+    sys.stderr.write(f"{path}: checked in {seconds:.3f}s\n")
+    sys.stderr.flush()
 
 
 def _print_diff(outcome, args: argparse.Namespace) -> int:
