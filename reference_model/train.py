@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 import torch.nn.functional as F
-from jaxtyping import Int
+from jaxtyping import Float, Int
 from torch import Tensor
 
 from reference_model.checking import typechecked
@@ -84,10 +84,10 @@ class CharVocab:
     def __len__(self) -> int:
         return len(self.chars)
 
-    def encode(self, text: str) -> Tensor:
+    def encode(self, text: str) -> Int[Tensor, " n"]:
         return torch.tensor([self.stoi[c] for c in text], dtype=torch.long)
 
-    def decode(self, ids: Tensor) -> str:
+    def decode(self, ids: Int[Tensor, " n"]) -> str:
         return "".join(self.chars[i] for i in ids.tolist())
 
 
@@ -102,13 +102,16 @@ def get_batch(
     return x, y
 
 
-def _lm_loss(model: MiniGPT, x: Tensor, y: Tensor) -> Tensor:
+def _lm_loss(model: MiniGPT, x: Int[Tensor, "b t"], y: Int[Tensor, "b t"]) -> Float[Tensor, ""]:
     logits = model(x)  # (b, t, vocab_size)
     b, t, vocab_size = logits.shape
     return F.cross_entropy(logits.view(b * t, vocab_size), y.view(b * t))
 
 
-def train_step(model: MiniGPT, optimizer: torch.optim.Optimizer, x: Tensor, y: Tensor) -> float:
+@typechecked
+def train_step(
+    model: MiniGPT, optimizer: torch.optim.Optimizer, x: Int[Tensor, "b t"], y: Int[Tensor, "b t"]
+) -> float:
     """One AdamW step in training mode; returns the batch loss."""
     model.train()
     loss = _lm_loss(model, x, y)
@@ -119,8 +122,9 @@ def train_step(model: MiniGPT, optimizer: torch.optim.Optimizer, x: Tensor, y: T
 
 
 @torch.no_grad()
+@typechecked
 def estimate_loss(
-    model: MiniGPT, data: Tensor, batch_size: int, block_size: int, n_batches: int, seed: int = 1234
+    model: MiniGPT, data: Int[Tensor, " n"], batch_size: int, block_size: int, n_batches: int, seed: int = 1234
 ) -> float:
     """Mean loss over ``n_batches`` fixed batches in eval mode; restores the previous mode."""
     was_training = model.training
