@@ -37,6 +37,8 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
         if isinstance(base, ShapeValue) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
             return _slice_shape(interp, base, elements[0].slice, frame)
+        if isinstance(base, (TupleValue, SplitTuple, Repeated)) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
+            return _slice_sequence(interp, base, elements[0].slice, frame)
         for element in elements:
             _eval_slice_parts(interp, element.slice, frame)
         return UNKNOWN
@@ -64,6 +66,22 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
         return base.items[0] if len(base.items) == 1 else UNKNOWN
     if isinstance(base, Repeated):
         return base.element
+    return UNKNOWN
+
+
+def _slice_sequence(interp: "Interpreter", base: Value, part: cst.Slice, frame: "Frame") -> Value:
+    """``pieces[1:]`` of a tuple or of the pieces of a split."""
+    bounds = [int_of(interp.eval(b, frame)) if b is not None else None for b in (part.lower, part.upper, part.step)]
+    known = all(
+        b is not None or node is None for b, node in zip(bounds, (part.lower, part.upper, part.step))
+    )
+    items = base.items if isinstance(base, TupleValue) else (base.pieces if isinstance(base, SplitTuple) else None)
+    if items is not None and known:
+        return TupleValue(tuple(items[slice(*bounds)]))
+    if isinstance(base, SplitTuple):
+        return Repeated(base.template)
+    if isinstance(base, Repeated):
+        return base
     return UNKNOWN
 
 

@@ -330,6 +330,27 @@ def tensor_shape(value: Value) -> Shape | None:
     return None
 
 
+def dtype_class(value: Value | None) -> str | None:
+    """``torch.bool`` / ``torch.float16`` / the builtin ``bool``, ``int``, ``float`` as a dtype class."""
+    if isinstance(value, DtypeValue):
+        return value.dtype
+    if isinstance(value, QualifiedValue) and value.qualname in ("builtins.bool", "builtins.int", "builtins.float"):
+        return value.qualname.split(".")[1]
+    return None
+
+
+def keep_scale(*tensors: TensorValue) -> tuple[object, ...]:
+    """A ScaleTag for a value-linear combination (cat, sum, +) of tensors one of which was scaled:
+    the factor when they all agree, else unknown. Precision first: "maybe scaled" silences SC101."""
+    tags = [t.tag(ScaleTag) for t in tensors]
+    present = [t for t in tags if t is not None]
+    if not present:
+        return ()
+    factors = {t.factor for t in present}
+    factor = present[0].factor if len(factors) == 1 and len(present) == len(tags) else None
+    return (ScaleTag(factor, present[0].node),)
+
+
 def dims_from(values: tuple[Value, ...]) -> list[Dim] | None:
     """Sizes given as ``view(b, t, h, d)`` or ``view((b, t, h, d))`` or ``view(x.shape)``."""
     if len(values) == 1 and isinstance(values[0], (TupleValue, ShapeValue)):
@@ -972,8 +993,7 @@ def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         sizes = dims_from((call.arg(0, "size"),))
     else:
         sizes = size_args(call, 0)
-    dtype = call.kwargs.get("dtype")
-    dtype_class = dtype.dtype if isinstance(dtype, DtypeValue) else ("float" if name != "full" else None)
+    dtype_class = dtype_class_of_kwarg(call) or ("float" if name != "full" else None)
     if name == "full" and dtype_class is None:
         fill = call.arg(1, "fill_value")
         if isinstance(fill, ConstValue) and isinstance(fill.value, bool):
@@ -1004,7 +1024,12 @@ def _factory_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _eye(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     n = dim_of(call.arg(0, "n"))
     m = dim_of(call.arg(1, "m")) if call.has(1, "m") else n
-    return TensorValue(Shape((n, m)) if n is not None and m is not None else None, "float", (), call.node)
+    dtype = dtype_class_of_kwarg(call) or "float"
+    return TensorValue(Shape((n, m)) if n is not None and m is not None else None, dtype, (), call.node)
+
+
+def dtype_class_of_kwarg(call: Call) -> str | None:
+    return dtype_class(call.kwargs.get("dtype"))
 
 
 @op("arange")
@@ -1065,9 +1090,9 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
     if items is None or axis is None:
-        return TensorValue(None, None, (), call.node)
+        return _joined_unknown(call.arg(0, "tensors"), call.node)
     tensors = [as_tensor(item) for item in items]
-    tags = lineage(*tensors)
+    tags = lineage(*tensors) + keep_scale(*tensors)
     shapes = [t.shape for t in tensors]
     dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
     if any(s is None or s.variadic for s in shapes) or not shapes:
@@ -1095,22 +1120,32 @@ def _stack(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
     if items is None or axis is None:
-        return TensorValue(None, None, (), call.node)
+        return _joined_unknown(call.arg(0, "tensors"), call.node)
     tensors = [as_tensor(item) for item in items]
+    tags = lineage(*tensors) + keep_scale(*tensors)
     first = tensors[0].shape if tensors else None
     if first is None or first.variadic or any(t.shape != first for t in tensors):
-        return TensorValue(None, tensors[0].dtype if tensors else None, lineage(*tensors), call.node)
+        return TensorValue(None, tensors[0].dtype if tensors else None, tags, call.node)
     a = norm_axis(axis, first.rank + 1)  # type: ignore[operator]
     if a is None:
-        return TensorValue(None, tensors[0].dtype, lineage(*tensors), call.node)
+        return TensorValue(None, tensors[0].dtype, tags, call.node)
     dims = first.dims[:a] + (Dim.const(len(tensors)),) + first.dims[a:]
-    return TensorValue(Shape(dims), tensors[0].dtype, lineage(*tensors), call.node)
+    return TensorValue(Shape(dims), tensors[0].dtype, tags, call.node)
 
 
 def _sequence_items(value: Value) -> tuple[Value, ...] | None:
     if isinstance(value, TupleValue):
         return value.items
     return None
+
+
+def _joined_unknown(value: Value, node: cst.CSTNode) -> TensorValue:
+    """cat / stack of a list of unknown length (a comprehension, ``pieces[1:]``): shape unknown,
+    provenance that of its items."""
+    if isinstance(value, Repeated) and isinstance(value.element, TensorValue):
+        element = value.element
+        return TensorValue(None, element.dtype, lineage(element) + keep_scale(element), node)
+    return TensorValue(None, None, (), node)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1231,6 +1266,8 @@ def _reduce(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                 (Dim.const(1) if keepdim else None) if i in normalized else d for i, d in enumerate(shape.dims)
             )
             result = TensorValue(Shape(tuple(d for d in dims if d is not None)), dtype, lineage(source), call.node)
+    if name in ("sum", "mean") and isinstance(result, TensorValue):
+        result = replace(result, tags=result.tags + keep_scale(source))
     if name in ("max", "min") and isinstance(result, TensorValue):
         return TupleValue((result, replace(result, dtype="int")))
     return result

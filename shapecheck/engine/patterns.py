@@ -132,6 +132,13 @@ def _attention_role(
         (query_free in left and query_free not in right and key_free in right and key_free not in left)
         or (query_free in right and query_free not in left and key_free in left and key_free not in right)
     )
+    transposed = b.tag(KeyTransposed)
+    if not scores_like and transposed is not None and left[-1] == c and len(right) >= 2 and right[-2] == c:
+        # ``einsum("bntc,bncs->bnts", q, k.transpose(2, 3))``: the written-out q @ k^T.
+        if output[-1] == right[-1] and output[-2] == left[-2]:
+            tagged = result.with_tag(ScoresTag(call.node, a, transposed.source, sizes.get(c), -1))
+            factor = _combined_scale(a, b)
+            return tagged.with_tag(factor) if factor is not None else tagged
     if scores_like:
         tagged = result.with_tag(ScoresTag(call.node, a, b, sizes.get(c), None))
         factor = _combined_scale(a, b)

@@ -205,7 +205,10 @@ def attention_facts(facts: FileFacts) -> AttentionFacts:
     # Probabilities returned to a caller the file does not show: the values product is elsewhere.
     from shapecheck.engine.values import TupleValue
 
+    called = {id(run.node) for run in facts.runs if run.inlined}
     for run in facts.runs:
+        if id(run.node) in called:
+            continue  # its callers are in the file: what they do with the result is visible
         returned = run.returns.items if isinstance(run.returns, TupleValue) else (run.returns,)
         for value in returned:
             if isinstance(value, TensorValue):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine import shapes as shape_ops
-from shapecheck.engine.ops import LayerOutputTag, ParameterTag, conflict, lineage
+from shapecheck.engine.ops import LayerOutputTag, ParameterTag, conflict, keep_scale, lineage
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.values import (
     UNKNOWN_TENSOR,
@@ -74,6 +74,8 @@ def tensor_binary(
     shape = _result_shape(interp, operator, left, right, a, b, node, frame)
     dtype = _result_dtype(operator, left, right, a, b)
     result = TensorValue(shape, dtype, lineage(a, b), node)
+    if operator in ("add", "sub") and left_tensor and right_tensor:
+        result = replace(result, tags=result.tags + keep_scale(a, b))
     layer = a.tag(LayerOutputTag) or b.tag(LayerOutputTag)
     if layer is not None:
         result = result.with_tag(layer)  # a gated product (SwiGLU) keeps the layer width

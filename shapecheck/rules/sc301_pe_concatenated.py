@@ -79,7 +79,8 @@ def _concatenates_positions(event: OpEvent) -> bool:
 
 def _positional(tensor: TensorValue) -> bool:
     """A positional table or embedding: built from positions, or a per-position parameter."""
-    if tensor.has(PositionTag):
+    tag = tensor.tag(PositionTag)
+    if tag is not None and tag.kind in ("table", "embedding", "learned"):
         return True
     parameter = tensor.tag(ParameterTag)
     return parameter is not None and parameter.per_position

@@ -71,8 +71,6 @@ def _unsliced(event: OpEvent):
             continue
         seq = _sequence_dim(table, other, length)
         if seq is None:
-            if other.shape is None and not other.tags and table.tag(PositionTag) is not None:
-                return index, length, "unknown (whatever the caller passes)"
             continue
         if equal(seq, length, event.assumptions) is Truth.TRUE or (seq.is_const and seq.value == 1):
             continue
