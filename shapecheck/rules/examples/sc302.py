@@ -5,6 +5,29 @@ embedding of all ``max_len`` positions) to a length-``T`` sequence.
 """
 
 INVALID = [
+    ('token and sinusoidal embeddings in one module, the whole (max_len, d) buffer added', '''\
+import math
+
+import torch
+from torch import nn
+
+
+class SinusoidalEmbedding(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        position = torch.arange(max_len).unsqueeze(1).float()
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.tok(ids) * math.sqrt(self.tok.embedding_dim)
+        return x + self.pe  # <-
+'''),
     ("seed 1 sinusoidal buffer added whole", '''\
 import math
 
@@ -264,6 +287,29 @@ KNOWN_MISSES = {
 
 #: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
 FIXED = {
+    'token and sinusoidal embeddings in one module, the whole (max_len, d) buffer added': '''\
+import math
+
+import torch
+from torch import nn
+
+
+class SinusoidalEmbedding(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        position = torch.arange(max_len).unsqueeze(1).float()
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.tok(ids) * math.sqrt(self.tok.embedding_dim)
+        return x + self.pe[:x.size(-2)]  # <-
+''',
     'seed 1 sinusoidal buffer added whole': '''\
 import math
 
