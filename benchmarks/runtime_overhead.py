@@ -2,14 +2,15 @@
 
     python benchmarks/runtime_overhead.py [--repeats 7] [--threads 1]
 
-For each workload, times a call with checks on and with checks off (``typechecking(True/False)``,
-the same switch as REFERENCE_MODEL_TYPECHECK=0), interleaved, and prints the best times (the least
-disturbed by other processes), the absolute overhead per call, and the overhead both ways: how much
-slower checking makes a call, and how much faster turning it off makes it. Every checked forward
-adds a roughly constant cost, so the relative overhead is large for tiny models, small for big ones.
+For each workload, times calls with checks on and off alternately (``typechecking(True/False)``,
+the same switch as REFERENCE_MODEL_TYPECHECK=0) and prints the median times, the absolute overhead
+per call, and the overhead both ways: how much slower checking makes a call, and how much faster
+turning it off makes it. Every checked forward adds a roughly constant cost, so the relative
+overhead is large for tiny models and small for big ones.
 """
 
 import argparse
+import statistics
 import time
 from collections.abc import Callable
 
@@ -20,26 +21,24 @@ from reference_model import Encoder, MiniGPT, typechecking
 from reference_model.train import TEXT, CharVocab, TrainConfig, get_batch
 
 
-def _time(fn: Callable[[], object], calls: int) -> float:
-    """Seconds per call, over ``calls`` calls."""
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - start) / calls
-
-
 def measure(fn: Callable[[], object], calls: int, repeats: int) -> tuple[float, float]:
-    """Best seconds per call with checks on and off (min over repeats), interleaved."""
+    """Median seconds per call with checks on and off.
+
+    Calls alternate on, off, on, off ... so that both see the same background load, and the median
+    of the single-call times ignores the calls that another process slowed down.
+    """
     for enabled in (True, False):  # warm up both paths
         with typechecking(enabled):
-            _time(fn, max(1, calls // 5))
-    on, off = [], []
-    for _ in range(repeats):
-        with typechecking(True):
-            on.append(_time(fn, calls))
-        with typechecking(False):
-            off.append(_time(fn, calls))
-    return min(on), min(off)
+            for _ in range(3):
+                fn()
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(calls * repeats):
+        for enabled in (True, False):
+            with typechecking(enabled):
+                start = time.perf_counter()
+                fn()
+                times[enabled].append(time.perf_counter() - start)
+    return statistics.median(times[True]), statistics.median(times[False])
 
 
 def workloads() -> list[tuple[str, int, Callable[[], object]]]:
@@ -96,7 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    print(f"torch {torch.__version__}, {args.threads} thread(s), best of {args.repeats} x {args.calls} calls")
+    print(f"torch {torch.__version__}, {args.threads} thread(s), median of {args.repeats * args.calls} alternating calls each")
     columns = ("checks on", "off", "+per call", "on vs off", "off vs on", "per check")
     header = f"{'workload':44} " + " ".join(f"{c:>10}" for c in columns)
     print(header)
