@@ -99,6 +99,8 @@ class Interpreter:
         self.call_stack: list[cst.FunctionDef] = []
         self.pending_name: str | None = None
         self._fresh_counter = 0
+        self.depth_limit = MAX_INLINE_DEPTH
+        self.nested_classes: set[str] = set()  # classes instantiated by another class of the file
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:
         """A symbol for a size nobody named: the assignment target when there is one (``T``)."""
@@ -662,7 +664,7 @@ class Interpreter:
         self_value: ObjectValue | None,
     ) -> Value:
         """Analyse a callee of this file with the actual arguments (interprocedural within a file)."""
-        if frame.depth >= MAX_INLINE_DEPTH or node in self.call_stack or "*" in call.kwargs or "**" in call.kwargs:
+        if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs or "**" in call.kwargs:
             return ops.unknown_call(call)
         if self.budget.steps < 200:
             return ops.unknown_call(call)
@@ -734,6 +736,9 @@ class Interpreter:
 
     def instantiate(self, info: ClassInfo, call: "ops.Call", frame: Frame) -> Value:
         self.facts.instantiations.append((call.node, info))
+        owner = frame.run.cls
+        if owner is not None and owner is not info:
+            self.nested_classes.add(info.qualname)
         obj = ObjectValue(info, {}, ModuleIdent(info.name + "(...)", call.node))
         if info.is_dataclass and "__init__" not in info.methods:
             names = list(info.fields)
@@ -979,10 +984,16 @@ def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
     lines = source.count("\n") + 1
     interpreter = Interpreter(facts, imports, Budget(200 + 60 * lines))
     interpreter.load_module(module)
+    classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
+    instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}
+    for info in classes:
+        # A class that other classes of the file build is analysed in full through them; on its
+        # own it inlines only its direct children, so a deep model costs O(depth), not O(depth^2).
+        interpreter.depth_limit = 1 if info.qualname in interpreter.nested_classes else MAX_INLINE_DEPTH
+        _analyze_methods(interpreter, info, instances[info.qualname])
+    interpreter.depth_limit = MAX_INLINE_DEPTH
     for value in list(interpreter.globals.values()):
-        if isinstance(value, ClassValue) and value.info.is_module:
-            _analyze_class(interpreter, value.info)
-        elif isinstance(value, FunctionValue) and value.owner is None:
+        if isinstance(value, FunctionValue) and value.owner is None:
             bindings = interpreter.bind_parameters(value.node, (), {}, standalone=True, skip_self=False)
             interpreter.run_function(value.node, value.qualname, None, bindings, None, 0, inlined=False)
     _analyze_module_level_instances(interpreter)
@@ -1015,7 +1026,8 @@ def _analyze_module_level_instances(interpreter: Interpreter) -> None:
         )
 
 
-def _analyze_class(interpreter: Interpreter, info: ClassInfo) -> None:
+def _construct_standalone(interpreter: Interpreter, info: ClassInfo) -> ObjectValue:
+    """The class built with its constructor defaults and named unknowns."""
     obj = ObjectValue(info, {}, ModuleIdent(info.name))
     init = info.methods.get("__init__")
     if init is not None:
@@ -1023,6 +1035,10 @@ def _analyze_class(interpreter: Interpreter, info: ClassInfo) -> None:
         if init.params.params:
             bindings[init.params.params[0].name.value] = obj
         interpreter.run_function(init, f"{info.qualname}.__init__", info, bindings, obj, 0, inlined=False)
+    return obj
+
+
+def _analyze_methods(interpreter: Interpreter, info: ClassInfo, obj: ObjectValue) -> None:
     for name, method in info.methods.items():
         if name == "__init__":
             continue
