@@ -53,15 +53,15 @@ class FunctionRun:
     def origin(self) -> cst.CSTNode | None:
         """The outermost place that created the objects this run works on: the instantiation
         (``EncoderLayer(d_model=512, n_heads=6)``) whose arguments reached here, if any."""
-        found = None
+        instantiation = call = None
         for run in self.chain():
             ident = getattr(run.instance, "ident", None)
             node = getattr(ident, "node", None)
             if node is not None:
-                found = node
-            elif run.inlined and run.call_node is not None and run.instance is None:
-                found = run.call_node
-        return found
+                instantiation = node
+            elif call is None and run.inlined and run.call_node is not None and run.instance is None:
+                call = run.call_node
+        return instantiation or call
 
     @property
     def root(self) -> "FunctionRun":

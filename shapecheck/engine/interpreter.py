@@ -137,6 +137,9 @@ class Interpreter:
                         self.exec_small(small, frame)
                     except RecursionError:
                         pass
+        elif isinstance(statement, cst.If) and _is_main_guard(statement.test):
+            # ``if __name__ == "__main__":`` runs the models of the file on concrete inputs.
+            self.exec_block(statement.body.body, frame)
         elif isinstance(statement, (cst.If, cst.Try)):
             for inner in _blocks_of(statement):
                 for child in inner:
@@ -957,6 +960,16 @@ def _blocks_of(statement: cst.If | cst.Try) -> Iterator[Sequence[cst.BaseStateme
         yield statement.body.body
         for handler in statement.handlers:
             yield handler.body.body
+
+
+def _is_main_guard(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    names = {getattr(left, "value", None), getattr(right, "value", None)}
+    return "__name__" in names and any(
+        isinstance(side, cst.SimpleString) and side.evaluated_value == "__main__" for side in (left, right)
+    )
 
 
 def _block_raises(statements: Sequence[cst.BaseStatement]) -> bool:

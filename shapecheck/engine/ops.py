@@ -31,6 +31,7 @@ from shapecheck.engine.values import (
     IntValue,
     MaskedTag,
     with_mask,
+    ModuleIdent,
     ModuleValue,
     ObjectValue,
     Opaque,
@@ -240,9 +241,10 @@ def label_module(value: Value, label: str) -> None:
     elif isinstance(value, ObjectValue):
         value.ident.label = label
     elif isinstance(value, TensorValue):
-        projection = value.tag(ProjectionTag)
-        if projection is not None and not projection.ident.label.startswith("self."):
-            projection.ident.label = label
+        for tag in (value.tag(ProjectionTag), value.tag(ParameterTag)):
+            ident = getattr(tag, "ident", None)
+            if isinstance(ident, ModuleIdent) and not ident.label.startswith("self."):
+                ident.label = label
 
 
 def unknown_call(call: Call) -> Value:

@@ -221,14 +221,39 @@ def attention_facts(facts: FileFacts) -> AttentionFacts:
             masked = event.tensor(0, "input").tag(MaskedTag)
             if masked is not None:
                 masks.update(tag.node for tag in masked.chain())
-    renormalized: set[cst.CSTNode] = set()
-    for event in facts.events_of("sum"):
-        probs = event.tensor(0, "input").tag(ProbsTag)
-        if probs is not None:
-            renormalized.add(probs.node)
+    renormalized = _renormalized(facts)
     answer = AttentionFacts(frozenset(softmaxes), frozenset(masks), frozenset(renormalized))
     facts._attention = answer  # type: ignore[attr-defined]
     return answer
+
+
+def _renormalized(facts: FileFacts) -> set[cst.CSTNode]:
+    """Softmaxes whose probabilities are divided by their own sum (``p / (p.sum(-1) + eps)``):
+    slot attention normalises over another axis first, on purpose."""
+    from shapecheck.engine.values import ProbsTag
+
+    producer: dict[int, OpEvent] = {}
+    for event in facts.events_of("sum") + facts.events_of("binary"):
+        producer[id(event.result)] = event
+
+    def sums_of(value: object, node: cst.CSTNode, depth: int = 0) -> bool:
+        event = producer.get(id(value))
+        if event is None or depth > 3:
+            return False
+        if event.op == "sum":
+            probs = event.tensor(0, "input").tag(ProbsTag)
+            return probs is not None and probs.node is node
+        return any(sums_of(arg, node, depth + 1) for arg in event.args[:2])
+
+    found: set[cst.CSTNode] = set()
+    for event in facts.events_of("binary"):
+        operator = getattr(event.kwargs.get("operator"), "value", None)
+        if operator != "truediv" or len(event.args) < 2:
+            continue
+        probs = event.tensor(0).tag(ProbsTag)
+        if probs is not None and sums_of(event.args[1], probs.node):
+            found.add(probs.node)
+    return found
 
 
 def attention_softmaxes(facts: FileFacts) -> list[OpEvent]:

@@ -134,6 +134,15 @@ def tensor_binary(
     return result
 
 
+def _positional_table(tensor: TensorValue) -> bool:
+    """A positional table: its broadcast failure is the table's (SC302), not a residual's."""
+    tag = tensor.tag(PositionTag)
+    if tag is not None and tag.kind == "table":
+        return True
+    parameter = tensor.tag(ParameterTag)
+    return parameter is not None and parameter.per_position
+
+
 def _sequence_length(shape: Shape | None) -> object:
     if shape is None or shape.variadic or shape.rank is None or shape.rank < 2:
         return None
@@ -164,9 +173,10 @@ def _result_shape(
                 problem = result.mismatch
         if problem is not None:
             _, x, y = problem
+            positional = any(_positional_table(t) for t in (a, b))
             conflict(
                 interp,
-                "broadcast",
+                "positional-broadcast" if positional else "broadcast",
                 node,
                 f"`{_SYMBOL.get(operator, operator)}` of shapes {a.shape} and {b.shape}: {x} vs {y} cannot broadcast",
                 frame,
