@@ -495,21 +495,28 @@ def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame:
         return None
     kept = dims[: len(dims) - target.dropped]
     split = dims[len(dims) - target.dropped :]
-    old, new = product(split), product(target.extra)
+    extra = target.extra
+    if any(d.is_const and d.value == -1 for d in extra):
+        # ``x.size()[:-1] + (h, -1)``: the -1 is what is left of the split dims.
+        resolved = shape_ops.reshape(Shape(split), list(extra), frame.assumptions)
+        if resolved.shape is None or resolved.conflict is not None:
+            return same_values(source, None)
+        extra = resolved.shape.dims
+    old, new = product(split), product(extra)
     if equal(old, new, frame.assumptions) is Truth.FALSE or equal(old, new, frame.assumptions, min_symbol=2) is Truth.FALSE:
-        heads = _uneven_head_split(Shape(split), list(target.extra)) if len(split) == 1 else None
+        heads = _uneven_head_split(Shape(split), list(extra)) if len(split) == 1 else None
         conflict(
             interp,
             "heads" if heads is not None else "reshape",
             call.node,
             f"cannot view the trailing dims ({', '.join(map(str, split))}) of {source.shape} as "
-            f"({', '.join(map(str, target.extra))}): {old} elements vs {new}",
+            f"({', '.join(map(str, extra))}): {old} elements vs {new}",
             frame,
             "view",
         )
         return same_values(source, None)
-    unify(frame, old, new) if len(split) == 1 and len(target.extra) == 1 else None
-    return same_values(source, Shape(kept + target.extra, source.shape.variadic))
+    unify(frame, old, new) if len(split) == 1 and len(extra) == 1 else None
+    return same_values(source, Shape(kept + extra, source.shape.variadic))
 
 
 def _uneven_head_split(source: Shape, sizes: list[Dim]) -> tuple[int, int] | None:
@@ -889,7 +896,8 @@ def _softmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     result = TensorValue(source.shape, "float", lineage(source), call.node)
     if source.has(ScoresTag):
-        result = result.with_tag(ProbsTag(call.node, source))
+        log = isinstance(call.node, cst.Call) and _callee_name(call.node) == "log_softmax"
+        result = result.with_tag(ProbsTag(call.node, source, log))
     return result
 
 

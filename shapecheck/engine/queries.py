@@ -213,7 +213,7 @@ def attention_facts(facts: FileFacts) -> AttentionFacts:
         for value in returned:
             if isinstance(value, TensorValue):
                 probs = value.tag(ProbsTag)
-                if probs is not None and probs.scores.has(ScoresTag):
+                if probs is not None and not probs.log and probs.scores.has(ScoresTag):
                     softmaxes.add(probs.node)
     masks: set[cst.CSTNode] = set()
     for event in facts.events_of("softmax") + facts.events_of("log_softmax"):

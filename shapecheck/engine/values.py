@@ -287,6 +287,7 @@ class ProbsTag:
 
     node: "cst.CSTNode"
     scores: "TensorValue"
+    log: bool = False  # log_softmax: log-probabilities (losses, matching), never attention weights
 
 
 @dataclass(frozen=True, slots=True)

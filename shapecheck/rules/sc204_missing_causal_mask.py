@@ -108,7 +108,7 @@ def _flag_set(event: OpEvent, index: int, name: str) -> bool:
 
 
 def _masked(event: OpEvent) -> bool:
-    if event.op == "softmax":
+    if event.op in ("softmax", "log_softmax"):
         return event.tensor(0, "input").has(MaskedTag)
     if event.op == "scaled_dot_product_attention":
         return given(event, 3, "attn_mask") or _flag_set(event, 5, "is_causal")
@@ -119,7 +119,7 @@ def _masked(event: OpEvent) -> bool:
 
 
 def _is_self_attention(event: OpEvent) -> bool:
-    if event.op == "softmax":
+    if event.op in ("softmax", "log_softmax"):
         tag = event.tensor(0, "input").tag(ScoresTag)
         relation = self_attention(tag.query, tag.key)
     elif event.op == "scaled_dot_product_attention":
