@@ -398,6 +398,30 @@ BUGS = [
         marks=bug("sum of a bool tensor is int64 in torch; engine keeps bool"),
     ),
     case(
+        "y = bm * 2", "(t, t)", "int", id="bool-times-int-dtype",
+        marks=bug("bool * 2 is int64 in torch (bool + 1 is already int); engine says bool"),
+    ),
+    case(
+        "y = torch.cumsum(bm, -1)", "(t, t)", "int", id="cumsum-of-bool-dtype",
+        marks=bug("cumsum of a bool tensor is int64 in torch; engine keeps bool"),
+    ),
+    case(
+        "y = torch.sqrt(i)", "(b, t)", "float", id="sqrt-of-int-dtype",
+        marks=bug("sqrt of an int tensor is float in torch; engine keeps int"),
+    ),
+    case(
+        "y = i.exp()", "(b, t)", "float", id="exp-of-int-dtype",
+        marks=bug("exp of an int tensor is float in torch; engine keeps int"),
+    ),
+    case(
+        "y = torch.sigmoid(i)", "(b, t)", "float", id="sigmoid-of-int-dtype",
+        marks=bug("sigmoid of an int tensor is float in torch; engine keeps int"),
+    ),
+    case(
+        "y = torch.log(i)", "(b, t)", "float", id="log-of-int-dtype",
+        marks=bug("log of an int tensor is float in torch; engine keeps int"),
+    ),
+    case(
         "y = x.sum(-1, dtype=torch.long)", "(b, t)", "int", id="sum-dtype-kwarg",
         marks=bug("the dtype= keyword of a reduction is ignored"),
     ),
