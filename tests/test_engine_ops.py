@@ -243,6 +243,8 @@ OPS = [
     case("y = x[:, T - 1]", "(b, d)", id="index-symbolic"),
     case("y = x[:, :, 0:1]", "(b, t, 1)", id="slice-keeps-dim"),
     case("y = x[..., :]", "(b, t, d)", id="slice-everything"),
+    case("y = torch.zeros(2, 3, 4)[:, :5]", "(2, 3, 4)", id="slice-stop-clamped-concrete"),
+    case("y = torch.zeros(2, 3, 4)[:, 1:10]", "(2, 2, 4)", id="slice-both-clamped-concrete"),
     case("y = i[:, :, None]", "(b, t, 1)", "int", id="index-keeps-dtype"),
     case("y = p[..., 0]", "(*)", id="index-variadic"),
     case(
@@ -396,6 +398,10 @@ BUGS = [
     case(
         "y = bm.sum()", "()", "int", id="sum-all-of-bool-dtype",
         marks=bug("sum of a bool tensor is int64 in torch; engine keeps bool"),
+    ),
+    case(
+        "y = torch.zeros(2, 3, 4)[:, 4:]", "(2, 0, 4)", id="slice-start-past-end",
+        marks=bug("slicing 4: of a dim of 3 gives size -1; torch gives 0"),
     ),
     case(
         "y = bm * 2", "(t, t)", "int", id="bool-times-int-dtype",
