@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.dims import Dim
-from shapecheck.engine.ops import Repeated, SplitTuple, fresh, norm_axis, _piece
+from shapecheck.engine.ops import _piece, fresh, norm_axis
 from shapecheck.engine.shapes import Shape
+from shapecheck.engine.tags import Repeated, SplitTuple
 from shapecheck.engine.values import (
     UNKNOWN,
     ConstValue,

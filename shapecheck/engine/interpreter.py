@@ -27,6 +27,7 @@ from shapecheck.engine.facts import (
 from shapecheck.engine.imports import ImportTable, canonical, dotted_name
 from shapecheck.engine.joins import join_values
 from shapecheck.engine.literals import literal_value
+from shapecheck.engine.tags import Repeated, SplitTuple
 from shapecheck.engine.values import (
     UNKNOWN,
     BoundMethod,
@@ -825,7 +826,7 @@ class Interpreter:
             self.assign(comp.target, ops.iteration_element(iterable), inner, node)
             comp = comp.inner_for_in
         element = self.eval(node.elt, inner)
-        return ops.Repeated(element)
+        return Repeated(element)
 
     def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
         self.eval(node.test, frame)
@@ -931,7 +932,7 @@ def _known_items(value: Value) -> tuple[Value, ...] | None:
     items = None
     if isinstance(value, TupleValue):
         items = value.items
-    elif isinstance(value, ops.SplitTuple) and value.pieces is not None:
+    elif isinstance(value, SplitTuple) and value.pieces is not None:
         items = value.pieces
     return items if items is not None and 0 < len(items) <= 16 else None
 

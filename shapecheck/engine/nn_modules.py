@@ -13,18 +13,9 @@ import libcst as cst
 
 from shapecheck.engine.dims import Dim, Truth, equal
 from shapecheck.engine.facts import ModuleConstruction
-from shapecheck.engine.ops import (
-    AttentionOutputTag,
-    Call,
-    LayerOutputTag,
-    ParameterTag,
-    Repeated,
-    apply,
-    conflict,
-    lineage,
-    unify,
-)
+from shapecheck.engine.ops import Call, apply, conflict, lineage, unify
 from shapecheck.engine.shapes import Shape
+from shapecheck.engine.tags import AttentionOutputTag, LayerOutputTag, ParameterTag, Repeated
 from shapecheck.engine.values import (
     UNKNOWN,
     BoundMethod,

@@ -12,8 +12,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapecheck.engine.dims import Dim, Truth, equal, product
-from shapecheck.engine.ops import AttentionOutputTag, Call, KeyTransposed, _combined_scale, conflict, lineage
+from shapecheck.engine.op_products import _combined_scale
+from shapecheck.engine.ops import Call, conflict, lineage
 from shapecheck.engine.shapes import Shape
+from shapecheck.engine.tags import AttentionOutputTag, KeyTransposed
 from shapecheck.engine.values import (
     ConstValue,
     ProbsTag,
@@ -99,7 +101,7 @@ def einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     dtype = tensors[0].dtype if tensors else None
     result = TensorValue(shape, dtype, tags, call.node)
     if len(inputs) == 2:
-        from shapecheck.engine.ops import _weight_projection
+        from shapecheck.engine.op_products import _weight_projection
 
         projection = _weight_projection(tensors[0], tensors[1], call.node)
         if projection is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from shapecheck.engine.facts import FileFacts, FunctionRun, OpEvent
-from shapecheck.engine.ops import ParameterTag
+from shapecheck.engine.tags import ParameterTag
 from shapecheck.engine.values import (
     ClassInfo,
     ConstValue,
@@ -192,7 +192,7 @@ def attention_facts(facts: FileFacts) -> AttentionFacts:
     cached = getattr(facts, "_attention", None)
     if cached is not None:
         return cached
-    from shapecheck.engine.ops import AttentionOutputTag
+    from shapecheck.engine.tags import AttentionOutputTag
     from shapecheck.engine.values import MaskedTag, ProbsTag
 
     softmaxes: set[cst.CSTNode] = set()

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine import shapes as shape_ops
-from shapecheck.engine.ops import LayerOutputTag, ParameterTag, conflict, keep_scale, lineage
+from shapecheck.engine.ops import conflict, keep_scale, lineage
 from shapecheck.engine.shapes import Shape
+from shapecheck.engine.tags import LayerOutputTag, ParameterTag
 from shapecheck.engine.values import (
     UNKNOWN_TENSOR,
     ConstValue,

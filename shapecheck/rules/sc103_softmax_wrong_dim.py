@@ -8,8 +8,8 @@ import libcst as cst
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.ops import AttentionOutputTag
 from shapecheck.engine.queries import attention_facts, attention_softmaxes, in_every_context, softmax_dim
+from shapecheck.engine.tags import AttentionOutputTag
 from shapecheck.engine.values import ScoresTag
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule

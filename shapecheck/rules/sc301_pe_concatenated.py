@@ -8,8 +8,8 @@ import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.ops import ParameterTag
 from shapecheck.engine.queries import in_some_context
+from shapecheck.engine.tags import ParameterTag
 from shapecheck.engine.values import PositionTag, TensorValue, TokenEmbeddingTag, TupleValue, as_tensor, int_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule

@@ -10,7 +10,7 @@ from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.dims import Truth, equal
 from shapecheck.engine.facts import FileFacts, OpEvent
 from shapecheck.engine.queries import in_some_context
-from shapecheck.engine.ops import ParameterTag
+from shapecheck.engine.tags import ParameterTag
 from shapecheck.engine.values import Opaque, PositionTag, TensorValue, TokenEmbeddingTag, as_tensor
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts
 from shapecheck.engine.queries import attention_softmaxes, by_node
+from shapecheck.engine.tags import ParameterTag
 from shapecheck.engine.values import ModuleValue, ProjectionTag, ScoresTag, TensorValue
-from shapecheck.engine.ops import ParameterTag
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
