@@ -210,6 +210,6 @@ class FileFacts:
 
 def analyze(module: cst.Module, source: str, path: str) -> FileFacts:
     """Run the engine over one parsed module."""
-    from shapecheck.engine.interpreter import analyze_module
+    from shapecheck.engine.driver import analyze_module
 
     return analyze_module(module, source, path)
