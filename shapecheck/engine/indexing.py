@@ -238,6 +238,8 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
     if upper is None:
         if start.is_const and start.value < 0:
             return Dim.const(-start.value) if full.is_const and full.value >= -start.value else None
+        if start.is_const and full.is_const:
+            return Dim.const(max(0, full.value - start.value))  # x[:, 4:] of 3 is empty, not -1
         return full - start if not (start.is_const and start.value == 0) else full
     stop = dim_of(upper)
     if stop is None:

@@ -13,7 +13,7 @@ import libcst as cst
 from shapecheck.engine import frequencies
 from shapecheck.engine import shapes as shape_ops
 from shapecheck.engine.dims import Dim
-from shapecheck.engine.ops import Call, _callee_name, _negate, conflict, keep_scale, lineage, norm_axis, op
+from shapecheck.engine.ops import Call, _callee_name, _negate, conflict, dtype_class, keep_scale, lineage, norm_axis, op
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.tags import FilledTag, LayerOutputTag
 from shapecheck.engine.values import (
@@ -42,6 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 # ------------------------------------------------------------------------------------ elementwise
 
 
+#: Elementwise functions whose result is floating point whatever the input's dtype.
+FLOAT_VALUED = {
+    "sqrt", "rsqrt", "exp", "log", "sigmoid", "tanh", "sin", "cos", "erf", "log1p", "expm1", "reciprocal",
+    "softplus", "gelu", "silu", "mish", "elu", "selu", "celu", "normalize", "layer_norm", "rms_norm",
+}
+
+
 @op("relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos",
     "elu", "leaky_relu", "softplus", "mish", "erf", "square", "reciprocal", "sign", "clamp", "clip",
     "relu_", "gelu_", "nan_to_num", "log1p", "expm1", "hardtanh", "relu6", "selu", "celu", "glu_same",
@@ -49,7 +56,13 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     "layer_norm", "rms_norm", "normalize", "group_norm_same")
 def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
-    result = TensorValue(source.shape, source.dtype, lineage(source), call.node)
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    dtype = source.dtype
+    if name in FLOAT_VALUED and dtype in ("int", "bool"):
+        dtype = "float"  # sqrt, exp, sigmoid ... of integers are floating point in torch
+    elif name in ("cumsum", "cumprod") and dtype == "bool":
+        dtype = "int"
+    result = TensorValue(source.shape, dtype, lineage(source), call.node)
     layer = source.tag(LayerOutputTag)
     if layer is not None:
         result = result.with_tag(layer)
@@ -196,13 +209,27 @@ def _reduce(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
     dtype = "int" if name in ("argmax", "argmin", "count_nonzero") else ("bool" if name in ("all", "any") else source.dtype)
-    if not call.has(1, "dim"):
-        if name in ("max", "min") and call.has(1, "other"):
-            return TensorValue(source.shape, source.dtype, lineage(source), call.node)
+    if name in ("sum", "prod") and dtype == "bool":
+        dtype = "int"  # torch sums booleans as int64
+    requested = dtype_class(call.kwargs.get("dtype"))
+    if requested is not None:
+        dtype = requested
+    if name in ("max", "min") and (isinstance(call.arg(1, "other"), TensorValue)):
+        # torch.max(a, b): elementwise, not a reduction.
+        other = call.tensor(1, "other")
+        shape = None
+        if source.shape is not None and other.shape is not None:
+            shape = shape_ops.broadcast(source.shape, other.shape, frame.assumptions).shape
+        return TensorValue(shape, source.dtype if source.dtype == other.dtype else None, lineage(source, other), call.node)
+    # Positional layouts differ: norm(input, p, dim, keepdim); std / var(input, dim, unbiased, keepdim).
+    dim_index, keepdim_index = (2, 3) if name == "norm" else (1, 2)
+    if name in ("std", "var") and isinstance(call.arg(2), ConstValue) and len(call.args) >= 3:
+        keepdim_index = 3
+    if not call.has(dim_index, "dim"):
         return TensorValue(Shape(()), dtype, lineage(source), call.node)
-    keepdim_value = call.arg(2, "keepdim")
+    keepdim_value = call.arg(keepdim_index, "keepdim")
     keepdim = isinstance(keepdim_value, ConstValue) and keepdim_value.value is True
-    axes_value = call.arg(1, "dim")
+    axes_value = call.arg(dim_index, "dim")
     axes = [int_of(v) for v in axes_value.items] if isinstance(axes_value, TupleValue) else [int_of(axes_value)]
     shape = source.shape
     if shape is None or shape.variadic or None in axes:

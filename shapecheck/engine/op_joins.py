@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.dims import Dim, Truth, equal
+from shapecheck.engine.dims import Dim, Truth, divides, equal
 from shapecheck.engine.ops import (
     Call,
+    conflict,
     _axis_index,
     _callee_name,
     _piece,
@@ -58,6 +59,18 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     total = shapes[0].dims[a]  # type: ignore[union-attr]
     for s in shapes[1:]:
         total = total + s.dims[a]  # type: ignore[union-attr]
+    for other in shapes[1:]:
+        for i in range(rank):  # type: ignore[arg-type]
+            if i != a and equal(shapes[0].dims[i], other.dims[i], frame.assumptions) is Truth.FALSE:  # type: ignore[union-attr]
+                conflict(
+                    interp,
+                    "cat",
+                    call.node,
+                    f"cat along dim {axis} of {shapes[0]} and {other}: dim {i} differs ({shapes[0].dims[i]} vs {other.dims[i]})",  # type: ignore[union-attr]
+                    frame,
+                    "cat",
+                )
+                return TensorValue(None, dtype, tags, call.node)
     return TensorValue(shapes[0].with_dim(a, total), dtype, tags, call.node)  # type: ignore[union-attr]
 
 
@@ -118,17 +131,27 @@ def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if axis is None:
         return SplitTuple(None, same_values(source, None))
     full = shape.dim(axis) if shape is not None else None
+    index = _axis_index(shape, axis) if shape is not None else None
+
+    def piece_shape(size: Dim | None) -> Shape | None:
+        if shape is None or index is None or size is None:
+            return None
+        return shape.with_dim(index, size)
+
     if name == "chunk":
         count = int_of(size_value)
-        if count is None:
+        if count is None or count <= 0:
             return SplitTuple(None, same_values(source, None))
+        if full is not None and full.is_const:
+            # torch.chunk: pieces of ceil(full / count), the last one shorter, maybe fewer pieces.
+            size = -(-full.value // count) if full.value else 0
+            sizes = [size] * (full.value // size) + ([full.value % size] if size and full.value % size else []) if size else [0]
+            pieces = tuple(_piece(source, piece_shape(Dim.const(s)), i) for i, s in enumerate(sizes))
+            return SplitTuple(pieces, same_values(source, None))
         piece_dim = None
-        if full is not None:
-            try:
-                piece_dim = frame.assumptions.simplify(full // count)
-            except ArithmeticError:
-                piece_dim = None
-        pieces = tuple(_piece(source, shape.with_dim(_axis_index(shape, axis), piece_dim) if shape is not None and piece_dim is not None and _axis_index(shape, axis) is not None else None, i) for i in range(count))
+        if full is not None and divides(Dim.const(count), full, frame.assumptions) is Truth.TRUE:
+            piece_dim = frame.assumptions.simplify(full // count)
+        pieces = tuple(_piece(source, piece_shape(piece_dim), i) for i in range(count))
         return SplitTuple(pieces, same_values(source, None))
     if isinstance(size_value, TupleValue):
         sizes = [dim_of(item) for item in size_value.items]
@@ -140,18 +163,26 @@ def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     size = dim_of(size_value)
     if size is None:
         return SplitTuple(None, same_values(source, None))
-    index = _axis_index(shape, axis) if shape is not None else None
-    template_shape = shape.with_dim(index, size) if shape is not None and index is not None else None
+    template_shape = piece_shape(size)
+    if full is not None and full.is_const and size.is_const and size.value > 0:
+        # torch.split: pieces of `size`, the last one holding the rest.
+        count, rest = divmod(full.value, size.value)
+        sizes = [size.value] * count + ([rest] if rest else [])
+        if 0 < len(sizes) <= 64:
+            pieces = tuple(_piece(source, piece_shape(Dim.const(s)), i) for i, s in enumerate(sizes))
+            return SplitTuple(pieces, same_values(source, template_shape if not rest else None), exact=not rest)
     count = None
+    exact = False
     if full is not None:
         try:
             quotient = frame.assumptions.simplify(full // size)
-            count = quotient.value if quotient.is_const and equal(quotient * size, full, frame.assumptions) is Truth.TRUE else None
+            exact = equal(quotient * size, full, frame.assumptions) is Truth.TRUE
+            count = quotient.value if quotient.is_const and exact else None
         except ArithmeticError:
             count = None
     if count is not None and 0 < count <= 64:
-        return SplitTuple(tuple(_piece(source, template_shape, i) for i in range(count)), same_values(source, template_shape))
-    return SplitTuple(None, same_values(source, template_shape))
+        return SplitTuple(tuple(_piece(source, template_shape, i) for i in range(count)), same_values(source, template_shape), exact=True)
+    return SplitTuple(None, same_values(source, template_shape), exact=exact)
 
 
 @op("unbind")
@@ -167,5 +198,5 @@ def _unbind(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     rest = Shape(shape.dims[:a] + shape.dims[a + 1 :])
     count = shape.dims[a].value if shape.dims[a].is_const else None
     if count is not None and 0 < count <= 64:
-        return SplitTuple(tuple(_piece(source, rest, i) for i in range(count)), same_values(source, rest))
-    return SplitTuple(None, same_values(source, rest))
+        return SplitTuple(tuple(_piece(source, rest, i) for i in range(count)), same_values(source, rest), exact=True)
+    return SplitTuple(None, same_values(source, rest), exact=True)

@@ -155,6 +155,14 @@ def _unify_numel(frame: "Frame", source: tuple[Dim, ...], target: tuple[Dim, ...
         frame.assumptions.add_equal(a, b)
 
 
+@op("resize")
+def _resize(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.resize_(4, 5)``: the new sizes, whatever the old number of elements."""
+    source = call.tensor(0)
+    sizes = size_args(call, 1)
+    return same_values(source, Shape(tuple(sizes)) if sizes is not None else None)
+
+
 @op("flatten")
 def _flatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)

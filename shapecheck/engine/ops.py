@@ -206,19 +206,26 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         return UNKNOWN
     if isinstance(receiver, FinfoValue):
         return UNKNOWN
+    in_place = name.endswith("_") and not name.endswith("__")
+    if in_place:
+        name = name[:-1]  # x.masked_fill_(...), x.unsqueeze_(0), x.mul_(s): the result replaces x
     if name in METHOD_ALIASES:
         name = METHOD_ALIASES[name]
+    receiver_node = None
+    if isinstance(call.node, cst.Call) and isinstance(call.node.func, cst.Attribute):
+        receiver_node = call.node.func.value
     if name in OPS:
-        receiver_node = None
-        if isinstance(call.node, cst.Call) and isinstance(call.node.func, cst.Attribute):
-            receiver_node = call.node.func.value
-        return apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
-    return unknown_call(call.with_receiver(receiver, None))
+        result = apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
+    else:
+        result = unknown_call(call.with_receiver(receiver, None))
+    if in_place and isinstance(receiver_node, cst.Name) and isinstance(result, TensorValue):
+        frame.env[receiver_node.value] = result
+    return result
 
 
-METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "cat", "masked_fill_": "masked_fill",
-                  "add": "add_fn", "mul": "mul_fn", "div": "div_fn", "sub": "sub_fn", "tril_": "tril", "triu_": "triu",
-                  "logical_not": "logical_not", "__matmul__": "matmul"}
+METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "cat",
+                  "add": "add_fn", "mul": "mul_fn", "div": "div_fn", "sub": "sub_fn",
+                  "logical_not": "logical_not", "__matmul__": "matmul", "resize": "resize"}
 
 
 def call_module(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
@@ -618,7 +625,9 @@ def unpack(value: Value, count: int) -> list[Value]:
         if value.pieces is not None and len(value.pieces) == count:
             return list(value.pieces)
         if value.pieces is None:
-            return [_piece(value.template, value.template.shape, i) for i in range(count)]
+            # Unknown count: the last piece is shorter unless the split is known to be even.
+            last = value.template.shape if value.exact else None
+            return [_piece(value.template, value.template.shape if i < count - 1 else last, i) for i in range(count)]
         return [UNKNOWN] * count
     if isinstance(value, ShapeValue):
         shape = value.shape

@@ -40,6 +40,7 @@ class SplitTuple(Value):
 
     pieces: tuple[Value, ...] | None  # None: the number of pieces is unknown
     template: TensorValue
+    exact: bool = False  # every piece has the template's shape (the split divides evenly)
 
 
 @dataclass(frozen=True, slots=True)

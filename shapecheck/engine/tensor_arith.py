@@ -205,8 +205,10 @@ def _result_dtype(operator: str, left: Value, right: Value, a: TensorValue, b: T
         return "float"
     if None in dtypes:
         return None
-    if dtypes == {"bool"} and operator in ("add", "mul"):
-        return "int" if operator == "add" else "bool"
+    if dtypes == {"bool"}:
+        if isinstance(left, TensorValue) and isinstance(right, TensorValue):
+            return "bool"  # bool (+|*) bool stays bool in torch
+        return "int"  # bool (+|*) an int number is int64
     return "int" if "int" in dtypes else next(iter(dtypes), None)
 
 
