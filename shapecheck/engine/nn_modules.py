@@ -246,7 +246,7 @@ def _embedding(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         length = ids.shape.dim(-1) if ids.shape is not None else None
         tag: object = PositionTag(call.node, "table", length, sliced=False)
         return TensorValue(shape, "float", (tag,), call.node)
-    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node),) + lineage(ids), call.node)
+    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node, dim),) + lineage(ids), call.node)
 
 
 def _layer_norm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

@@ -175,12 +175,16 @@ def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     ids, weight = call.tensor(0), call.tensor(1, "weight")
     shape = None
-    if ids.shape is not None and weight.shape is not None and weight.shape.rank == 2:
-        shape = Shape(ids.shape.dims + weight.shape.dims[1:], ids.shape.variadic)
+    if weight.shape is not None and weight.shape.rank == 2:
+        if ids.shape is not None:
+            shape = Shape(ids.shape.dims + weight.shape.dims[1:], ids.shape.variadic)
+        else:
+            shape = Shape(weight.shape.dims[1:], variadic=True)  # whatever the ids, (..., width)
     if ids.has(PositionTag):
         rows = weight.shape.dims[0] if weight.shape is not None and weight.shape.rank == 2 else None
         return TensorValue(shape, "float", (PositionTag(call.node, "embedding", rows, sliced=True),), call.node)
-    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node),), call.node)
+    width = weight.shape.dims[1] if weight.shape is not None and weight.shape.rank == 2 else None
+    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node, width),), call.node)
 
 
 @op("cross_entropy", "nll_loss")

@@ -90,7 +90,12 @@ def tensor_binary(
             previous = tensor.tag(ScaleTag)
             if previous is not None:
                 factor = previous.factor * factor if previous.factor is not None and factor is not None else None
-            kept = replace(tensor, shape=shape if shape is not None else tensor.shape, dtype=dtype, node=node)
+            other = right if tensor is a else left
+            # A number keeps the shape; a value that may be a tensor (a parameter, an unknown) may
+            # broadcast it to something larger.
+            known_number = is_scalar(other) or (isinstance(other, TensorValue) and other.rank == 0)
+            kept_shape = shape if shape is not None else (tensor.shape if known_number else None)
+            kept = replace(tensor, shape=kept_shape, dtype=dtype, node=node)
             return kept.with_tag(ScaleTag(factor, node))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)

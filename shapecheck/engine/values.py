@@ -339,9 +339,11 @@ class PositionTag:
 
 @dataclass(frozen=True, slots=True)
 class TokenEmbeddingTag:
-    """The output of a token embedding lookup (nn.Embedding over token ids)."""
+    """The output of a token embedding lookup (nn.Embedding over token ids); ``width`` is the
+    embedding dim, so that a rule can tell whether the last axis is still the feature axis."""
 
     node: "cst.CSTNode"
+    width: Dim | None = None
 
 
 TAG_KINDS = (

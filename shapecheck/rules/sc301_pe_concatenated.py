@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
+from shapecheck.engine.dims import Truth, equal
 from shapecheck.engine.facts import FileFacts, OpEvent
 from shapecheck.engine.queries import in_some_context
 from shapecheck.engine.tags import ParameterTag
@@ -64,7 +65,7 @@ def _concatenates_positions(event: OpEvent) -> bool:
     if not isinstance(items, TupleValue) or len(items.items) < 2:
         return False
     tensors = [as_tensor(item) for item in items.items]
-    tokens = [t for t in tensors if t.has(TokenEmbeddingTag) and not _positional(t)]
+    tokens = [t for t in tensors if _token_features(t) and not _positional(t)]
     positions = [t for t in tensors if _positional(t) and not t.has(TokenEmbeddingTag)]
     if not tokens or not positions:
         return False
@@ -75,6 +76,15 @@ def _concatenates_positions(event: OpEvent) -> bool:
         return True
     ranks = {t.rank for t in tensors}
     return len(ranks) == 1 and None not in ranks and axis == next(iter(ranks)) - 1  # type: ignore[operator]
+
+
+def _token_features(tensor: TensorValue) -> bool:
+    """Token embeddings whose last axis is still the embedding's feature axis."""
+    tag = tensor.tag(TokenEmbeddingTag)
+    if tag is None or tag.width is None or tensor.shape is None:
+        return False
+    last = tensor.shape.dim(-1)
+    return last is not None and equal(last, tag.width) is Truth.TRUE
 
 
 def _positional(tensor: TensorValue) -> bool:
