@@ -5,6 +5,79 @@ embedding of all ``max_len`` positions) to a length-``T`` sequence.
 """
 
 INVALID = [
+    ('Hugging Face style: position embedding looked up with the full position_ids buffer', '''\
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class Config:
+    vocab_size: int = 50
+    hidden_size: int = 32
+    max_position_embeddings: int = 64
+
+
+class Embeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.register_buffer("position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)))
+
+    def forward(self, input_ids):
+        batch_size, seq_length = input_ids.shape
+        inputs_embeds = self.word_embeddings(input_ids)
+        return inputs_embeds + self.position_embeddings(self.position_ids)  # <-
+'''),
+    ('jaxtyping-annotated ids, sinusoidal buffer registered at max_len, `import torch as th`', '''\
+import math
+
+import torch as th
+from jaxtyping import Int
+from torch import Tensor, nn
+
+
+class Embed(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=128):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        pos = th.arange(max_len).unsqueeze(1).float()
+        div = th.exp(th.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        table = th.zeros(1, max_len, d_model)
+        table[0, :, 0::2] = th.sin(pos * div)
+        table[0, :, 1::2] = th.cos(pos * div)
+        self.register_buffer("table", table)
+
+    def forward(self, ids: Int[Tensor, "b t"]):
+        x = self.tok(ids)
+        return x + self.table  # <-
+'''),
+    ('nanoGPT config: learned (1, block_size, n_embd) parameter added whole to (b, t) token embeddings', '''\
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 50
+    block_size: int = 16
+    n_embd: int = 32
+
+
+class Embeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+        self.wpe = nn.Parameter(torch.zeros(1, config.block_size, config.n_embd))
+
+    def forward(self, idx):
+        b, t = idx.size()
+        return self.wte(idx) + self.wpe  # <-
+'''),
     ('token and sinusoidal embeddings in one module, the whole (max_len, d) buffer added', '''\
 import math
 
@@ -287,6 +360,29 @@ KNOWN_MISSES = {
 
 #: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
 FIXED = {
+    'jaxtyping-annotated ids, sinusoidal buffer registered at max_len, `import torch as th`': '''\
+import math
+
+import torch as th
+from jaxtyping import Int
+from torch import Tensor, nn
+
+
+class Embed(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=128):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        pos = th.arange(max_len).unsqueeze(1).float()
+        div = th.exp(th.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        table = th.zeros(1, max_len, d_model)
+        table[0, :, 0::2] = th.sin(pos * div)
+        table[0, :, 1::2] = th.cos(pos * div)
+        self.register_buffer("table", table)
+
+    def forward(self, ids: Int[Tensor, "b t"]):
+        x = self.tok(ids)
+        return x + self.table[:, :x.size(-2)]  # <-
+''',
     'token and sinusoidal embeddings in one module, the whole (max_len, d) buffer added': '''\
 import math
 
