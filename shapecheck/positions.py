@@ -12,7 +12,7 @@ from dataclasses import replace
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from shapecheck.diagnostics import Edit, Fix, Span
+from shapecheck.diagnostics import Fix, Span
 
 
 class PositionIndex:

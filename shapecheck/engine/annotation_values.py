@@ -87,7 +87,7 @@ def check_arguments(
 
     Dim names are bound across the arguments in order, as jaxtyping does: ``a: "b t d"`` and
     ``b: "b t d"`` must agree on d."""
-    from shapecheck.engine.annotations import Named, parse_dims, to_shape
+    from shapecheck.engine.annotations import Named, to_shape
 
     names: dict[str, Dim] = {}
     params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
@@ -112,7 +112,6 @@ def check_arguments(
             for spec, dim in zip(trailing, actual.shape.dims):
                 if isinstance(spec, Named) and spec.name not in names:
                     names[spec.name] = dim
-    _ = parse_dims
 
 
 def qualify(imports: ImportTable, dotted: str) -> str:

@@ -35,15 +35,7 @@ def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
             bindings = interpreter.bind_parameters(value.node, (), {}, standalone=True, skip_self=False)
             interpreter.run_function(value.node, value.qualname, None, bindings, None, 0, inlined=False)
     _analyze_module_level_instances(interpreter)
-    for info in list(facts.classes.values()):
-        if not info.is_module:
-            for name, method in info.methods.items():
-                if _touches_tensors(method):
-                    bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True)
-                    obj = ObjectValue(info, {}, ModuleIdent(info.name))
-                    if method.params.params:
-                        bindings[method.params.params[0].name.value] = obj
-                    interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)
+    # Methods of classes that are not modules (configs, tokenizers) run only when a module calls them.
     return facts
 
 
@@ -84,7 +76,3 @@ def _analyze_methods(interpreter: Interpreter, info: ClassInfo, obj: ObjectValue
         if method.params.params:
             bindings[method.params.params[0].name.value] = obj
         interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)
-
-
-def _touches_tensors(method: cst.FunctionDef) -> bool:
-    return False

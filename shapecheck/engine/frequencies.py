@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 import libcst as cst
 
@@ -134,5 +133,3 @@ def _tag(value: Value) -> object | None:
                 return tag
     return None
 
-
-_ = Fraction

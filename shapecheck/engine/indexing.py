@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.dims import Dim
-from shapecheck.engine.ops import _piece, fresh, norm_axis
+from shapecheck.engine.ops import _piece, fresh
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.tags import Repeated, SplitTuple
 from shapecheck.engine.values import (
@@ -266,5 +266,3 @@ def _sliced(tag: object) -> object:
         return replace(tag, sliced=True)
     return tag
 
-
-_ = norm_axis  # re-exported helper used by sibling modules

@@ -234,7 +234,6 @@ def _embedding(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     module: ModuleValue = call.args[0]  # type: ignore[assignment]
     ids = _input(call)
     dim = dim_of(module.param("embedding_dim"))
-    _ = ParameterTag
     shape = None
     if ids.shape is not None and dim is not None:
         shape = Shape(ids.shape.dims + (dim,), ids.shape.variadic)

@@ -302,9 +302,6 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
     return BoundMethod(base, attr)
 
 
-TENSOR_ATTRIBUTES = {"shape", "T", "mT", "ndim", "dtype", "size", "view", "reshape", "transpose", "permute",
-                     "contiguous", "masked_fill", "softmax", "unsqueeze", "squeeze", "flatten", "expand", "float", "bool"}
-
 
 def tensor_attribute(interp: "Interpreter", base: TensorValue, attr: str, node: cst.CSTNode, frame: "Frame") -> Value:
     if attr == "shape":
@@ -325,12 +322,6 @@ def tensor_attribute(interp: "Interpreter", base: TensorValue, attr: str, node: 
 
 
 # ------------------------------------------------------------------------------------ helpers
-
-
-def tensor_shape(value: Value) -> Shape | None:
-    if isinstance(value, TensorValue):
-        return value.shape
-    return None
 
 
 def dtype_class(value: Value | None) -> str | None:

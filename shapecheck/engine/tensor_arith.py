@@ -18,7 +18,6 @@ from shapecheck.engine.ops import conflict, keep_scale, lineage
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.tags import LayerOutputTag, ParameterTag
 from shapecheck.engine.values import (
-    UNKNOWN_TENSOR,
     ConstValue,
     FloatValue,
     MaskedTag,

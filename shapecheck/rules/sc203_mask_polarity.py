@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
 from shapecheck.engine.queries import MaskApplication, attention_facts, given, in_some_context, mask_applications
-from shapecheck.engine.values import ScoresTag, TriangleTag, scale_of
+from shapecheck.engine.values import ScoresTag, TriangleTag
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

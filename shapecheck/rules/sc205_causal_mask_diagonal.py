@@ -8,7 +8,7 @@ import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import attention_facts, given, in_some_context, mask_applications
+from shapecheck.engine.queries import attention_facts, given, mask_applications
 from shapecheck.engine.values import MaskedTag, ScoresTag, TensorValue, TriangleTag, scale_of
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule

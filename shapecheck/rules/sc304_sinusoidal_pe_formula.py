@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts import FileFacts, OpEvent
 from shapecheck.engine.frequencies import Trig, expected_slope, slope_ratio
-from shapecheck.engine.values import ConstValue, TensorValue
+from shapecheck.engine.values import TensorValue
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -109,5 +109,3 @@ def _frequency_problem(event: OpEvent, value: TensorValue):
         )
     return None
 
-
-_ = ConstValue
