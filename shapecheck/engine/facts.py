@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.arguments import Arguments
 from shapecheck.engine.values import (
     UNKNOWN,
     ClassInfo,
@@ -81,7 +82,7 @@ class Assignment:
 
 
 @dataclass(eq=False)
-class OpEvent:
+class OpEvent(Arguments):
     """One evaluated operation: ``op`` is canonical ("softmax", "matmul", "masked_fill", "add"...)."""
 
     op: str
@@ -93,27 +94,6 @@ class OpEvent:
     arg_nodes: tuple[cst.CSTNode | None, ...] = ()
     kwarg_nodes: dict[str, cst.CSTNode] = field(default_factory=dict)
     assumptions: object = None  # the dims.Assumptions of the path the op ran on
-
-    def arg(self, index: int, name: str | None = None) -> Value:
-        """An argument given by position or by keyword."""
-        if name is not None and name in self.kwargs:
-            return self.kwargs[name]
-        if 0 <= index < len(self.args):
-            return self.args[index]
-        return UNKNOWN
-
-    def arg_node(self, index: int, name: str | None = None) -> cst.CSTNode | None:
-        if name is not None and name in self.kwarg_nodes:
-            return self.kwarg_nodes[name]
-        if 0 <= index < len(self.arg_nodes):
-            return self.arg_nodes[index]
-        return None
-
-    def has_arg(self, index: int, name: str | None = None) -> bool:
-        return (name is not None and name in self.kwargs) or 0 <= index < len(self.args)
-
-    def tensor(self, index: int, name: str | None = None) -> TensorValue:
-        return as_tensor(self.arg(index, name))
 
     @property
     def result_tensor(self) -> TensorValue:

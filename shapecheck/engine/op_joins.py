@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine import shapes as shape_ops
 from shapecheck.engine.dims import Dim, Truth, divides, equal
 from shapecheck.engine.ops import (
     Call,
@@ -47,7 +48,7 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if shapes and all(s is not None for s in shapes) and axis < 0:
             # With a variadic prefix the joined trailing axis is still known.
             try:
-                total = _dim_sum([s.dim(axis) for s in shapes])  # type: ignore[union-attr]
+                total = shape_ops.product_sum([s.dim(axis) for s in shapes])  # type: ignore[union-attr]
                 result_shape = shapes[0].with_dim(len(shapes[0].dims) + axis, total) if total is not None else None  # type: ignore[union-attr]
             except (ArithmeticError, AttributeError):
                 result_shape = None
@@ -72,15 +73,6 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                 )
                 return TensorValue(None, dtype, tags, call.node)
     return TensorValue(shapes[0].with_dim(a, total), dtype, tags, call.node)  # type: ignore[union-attr]
-
-
-def _dim_sum(dims: list[Dim | None]) -> Dim | None:
-    total = Dim.const(0)
-    for dim in dims:
-        if dim is None:
-            return None
-        total = total + dim
-    return total
 
 
 @op("stack")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.arguments import Arguments
 from shapecheck.engine.dims import Dim, Truth, equal
 from shapecheck.engine.facts import OpEvent, ShapeConflict
 from shapecheck.engine.shapes import Shape
@@ -68,7 +69,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 
 @dataclass(eq=False)
-class Call:
+class Call(Arguments):
     """Evaluated arguments of one call, with the nodes they came from."""
 
     node: cst.CSTNode
@@ -77,21 +78,8 @@ class Call:
     arg_nodes: tuple[cst.CSTNode | None, ...] = ()
     kwarg_nodes: dict[str, cst.CSTNode] = field(default_factory=dict)
 
-    def arg(self, index: int, name: str | None = None) -> Value:
-        if name is not None and name in self.kwargs:
-            return self.kwargs[name]
-        if 0 <= index < len(self.args):
-            return self.args[index]
-        return UNKNOWN
-
-    def has(self, index: int, name: str | None = None) -> bool:
-        return (name is not None and name in self.kwargs) or 0 <= index < len(self.args)
-
     def with_receiver(self, receiver: Value, receiver_node: cst.CSTNode | None) -> "Call":
         return Call(self.node, (receiver,) + self.args, self.kwargs, (receiver_node,) + self.arg_nodes, self.kwarg_nodes)
-
-    def tensor(self, index: int, name: str | None = None) -> TensorValue:
-        return as_tensor(self.arg(index, name))
 
 
 OpRule = Callable[["Interpreter", Call, "Frame"], Value]
