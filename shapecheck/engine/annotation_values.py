@@ -23,8 +23,24 @@ _JAXTYPING_NAMES = {
 }
 
 
+def _without_none(imports: ImportTable, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``X | None`` / ``None | X`` / ``Optional[X]`` -> ``X``: a value of that annotation, when not None."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        for side, other in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(other, cst.Name) and other.value == "None":
+                return _without_none(imports, side)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        head = dotted_name(expr.value)
+        if head is not None and qualify(imports, head) in ("typing.Optional", "Optional"):
+            inner = expr.slice[0].slice
+            if isinstance(inner, cst.Index):
+                return inner.value
+    return expr
+
+
 def annotation_value(imports: ImportTable, annotation: cst.Annotation | None) -> Value | None:
-    """A tensor value from a jaxtyping annotation (``Float[Tensor, "b t d"]``), if any."""
+    """A tensor value from a jaxtyping annotation (``Float[Tensor, "b t d"]``, optionally
+    ``| None``), if any."""
     if annotation is None:
         return None
     expr = annotation.annotation
@@ -33,6 +49,7 @@ def annotation_value(imports: ImportTable, annotation: cst.Annotation | None) ->
             expr = cst.parse_expression(literal_string(expr) or "")
         except cst.ParserSyntaxError:
             return None
+    expr = _without_none(imports, expr)
     if not isinstance(expr, cst.Subscript) or len(expr.slice) != 2:
         text = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
         if text and qualify(imports, text) in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor"):
@@ -64,7 +81,7 @@ def annotation_specs(imports: ImportTable, annotation: cst.Annotation | None) ->
 
     if annotation is None:
         return None
-    expr = annotation.annotation
+    expr = _without_none(imports, annotation.annotation)
     if not isinstance(expr, cst.Subscript) or len(expr.slice) != 2:
         return None
     head = dotted_name(expr.value)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shapecheck.engine.dims import Dim
+from shapecheck.engine.shapes import Shape
 from shapecheck.engine.values import UNKNOWN, IntValue, TensorValue, TupleValue, Value
 
 
@@ -29,8 +31,27 @@ def join_values(left: Value, right: Value) -> Value:
     return UNKNOWN
 
 
+def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
+    """Shapes of the same rank keep their rank; a dim that differs between the paths becomes the
+    symbol ``a|b``, equal to nothing known (so never the ground for a finding)."""
+    if left == right:
+        return left
+    if left is None or right is None or left.variadic != right.variadic or len(left.dims) != len(right.dims):
+        return None
+    dims = []
+    for a, b in zip(left.dims, right.dims):
+        if a == b:
+            dims.append(a)
+            continue
+        try:
+            dims.append(Dim.sym(f"{a}|{b}"))
+        except ValueError:
+            return None
+    return Shape(tuple(dims), left.variadic)
+
+
 def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
-    shape = left.shape if left.shape == right.shape else None
+    shape = join_shapes(left.shape, right.shape)
     dtype = left.dtype if left.dtype == right.dtype else None
     kinds = {type(tag) for tag in left.tags}
     tags = left.tags + tuple(tag for tag in right.tags if type(tag) not in kinds)
