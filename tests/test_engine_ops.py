@@ -829,10 +829,6 @@ def test_instantiation_site_binds_constructor_args() -> None:
     assert _shape(values["y"]) == "(b, t, 8, 64)"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="limitation: in an inlined run an annotation dim (d_model) is not replaced by the constructor's value (512)",
-)
 def test_instantiation_site_binds_annotation_dims() -> None:
     src = ENCODER.format(default_d="", default_h="").replace("return y", "xx = x + 0\n        return y")
     src += "\nlayer = EncoderLayer(d_model=512, n_heads=8)\n"

@@ -4,6 +4,7 @@ annotated parameters of the callee. The grammar of the dim string itself is in `
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -38,7 +39,9 @@ def _without_none(imports: ImportTable, expr: cst.BaseExpression) -> cst.BaseExp
     return expr
 
 
-def annotation_value(imports: ImportTable, annotation: cst.Annotation | None) -> Value | None:
+def annotation_value(
+    imports: ImportTable, annotation: cst.Annotation | None, names: "Mapping[str, Dim] | None" = None
+) -> Value | None:
     """A tensor value from a jaxtyping annotation (``Float[Tensor, "b t d"]``, optionally
     ``| None``), if any."""
     if annotation is None:
@@ -71,7 +74,7 @@ def annotation_value(imports: ImportTable, annotation: cst.Annotation | None) ->
     from shapecheck.engine.annotations import dtype_of, parse_dims, to_shape
 
     specs = parse_dims(spec)
-    shape = to_shape(specs) if specs is not None else None
+    shape = to_shape(specs, names) if specs is not None else None
     return TensorValue(shape=shape, dtype=dtype_of(dtype_name), node=annotation)
 
 

@@ -48,7 +48,7 @@ def _analyze_module_level_instances(interpreter: Interpreter) -> None:
         forward = value.cls.methods.get("forward")
         if forward is None:
             continue
-        bindings = interpreter.bind_parameters(forward, (), {}, standalone=True, skip_self=True)
+        bindings = interpreter.bind_parameters(forward, (), {}, standalone=True, skip_self=True, self_value=value)
         if forward.params.params:
             bindings[forward.params.params[0].name.value] = value
         interpreter.run_function(
@@ -72,7 +72,7 @@ def _analyze_methods(interpreter: Interpreter, info: ClassInfo, obj: ObjectValue
     for name, method in info.methods.items():
         if name == "__init__":
             continue
-        bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True)
+        bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True, self_value=obj)
         if method.params.params:
             bindings[method.params.params[0].name.value] = obj
         interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)

@@ -20,7 +20,7 @@ import libcst as cst
 from shapecheck.engine import ops
 from shapecheck.engine.annotation_values import annotation_value, check_arguments
 from shapecheck.engine.classes import class_info
-from shapecheck.engine.dims import Assumptions
+from shapecheck.engine.dims import Assumptions, Dim
 from shapecheck.engine.expressions import ExpressionEvaluator
 from shapecheck.engine.facts import FileFacts, FunctionRun
 from shapecheck.engine.imports import ImportTable
@@ -175,6 +175,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             self.call_stack.pop()
         if node.name.value == "__init__" and self_value is not None:
             self_value.context = frame.assumptions
+            self_value.sizes = {name: value.dim for name, value in bindings.items() if isinstance(value, IntValue)}
         result = UNKNOWN
         if frame.returns:
             result = frame.returns[0]
@@ -190,8 +191,13 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         kwargs: dict[str, Value],
         standalone: bool,
         skip_self: bool,
+        self_value: ObjectValue | None = None,
     ) -> dict[str, Value]:
-        """Bind call arguments (or, standalone, defaults / annotations / named unknowns) to parameters."""
+        """Bind call arguments (or, standalone, defaults / annotations / named unknowns) to parameters.
+
+        Dim names of jaxtyping annotations are unified with the module's known sizes of the same
+        name (``self.d_model = 512`` makes ``"b t d_model"`` read ``(b, t, 512)``)."""
+        names = known_sizes(self_value)
         params = node.params
         positional = list(params.posonly_params) + list(params.params)
         if skip_self and positional:
@@ -205,19 +211,19 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             elif name in kwargs:
                 bindings[name] = kwargs[name]
             else:
-                bindings[name] = self._default_binding(param, standalone, is_init)
+                bindings[name] = self._default_binding(param, standalone, is_init, names)
         for param in params.kwonly_params:
             name = param.name.value
-            bindings[name] = kwargs[name] if name in kwargs else self._default_binding(param, standalone, is_init)
+            bindings[name] = kwargs[name] if name in kwargs else self._default_binding(param, standalone, is_init, names)
         if isinstance(params.star_arg, cst.Param):
             bindings[params.star_arg.name.value] = UNKNOWN
         if params.star_kwarg is not None:
             bindings[params.star_kwarg.name.value] = UNKNOWN
         return bindings
 
-    def _default_binding(self, param: cst.Param, standalone: bool, is_init: bool) -> Value:
+    def _default_binding(self, param: cst.Param, standalone: bool, is_init: bool, names: dict[str, Dim]) -> Value:
         name = param.name.value
-        annotated = annotation_value(self.imports, param.annotation)
+        annotated = annotation_value(self.imports, param.annotation, names)
         if annotated is not None:
             return annotated
         if param.default is not None:
@@ -266,7 +272,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return ops.unknown_call(call)
         if self.budget.steps < 200:
             return ops.unknown_call(call)
-        bindings = self.bind_parameters(node, call.args, call.kwargs, standalone=False, skip_self=self_value is not None)
+        bindings = self.bind_parameters(
+            node, call.args, call.kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value
+        )
         if self_value is not None and node.params.params:
             bindings[node.params.params[0].name.value] = self_value
         for param_name, value in list(bindings.items()):
@@ -346,3 +354,12 @@ def __getattr__(name: str) -> object:
 
         return analyze_module
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def known_sizes(owner: ObjectValue | None) -> dict[str, Dim]:
+    """The integer attributes of a module instance, by name (``d_model``, ``n_heads``)."""
+    if owner is None:
+        return {}
+    sizes = dict(owner.sizes)  # constructor arguments (d_model=512), then attributes (self.n_heads)
+    sizes.update((name, value.dim) for name, value in owner.attrs.items() if isinstance(value, IntValue))
+    return sizes

@@ -45,6 +45,12 @@ class StatementExecutor:
 
     # ------------------------------------------------------------------ statements
 
+    def _sizes(self, frame: "Frame") -> dict:
+        """The module's known sizes by name, to read annotations of its methods with."""
+        from shapecheck.engine.interpreter import known_sizes
+
+        return known_sizes(frame.self_value)
+
     def exec_block(self, statements: Sequence[cst.BaseStatement], frame: Frame) -> None:
         for statement in statements:
             if frame.terminated:
@@ -88,7 +94,7 @@ class StatementExecutor:
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
                 value = self.eval(small.value, frame)
-                declared = annotation_value(self.imports, small.annotation)
+                declared = annotation_value(self.imports, small.annotation, self._sizes(frame))
                 if declared is not None and isinstance(value, TensorValue):
                     ops.check_annotation(self, value, declared, small, frame, f"`{_target_text(small.target)}`")
                 self.assign(small.target, value, frame, small)
@@ -105,7 +111,7 @@ class StatementExecutor:
             function = frame.run.node
             # Inlined, a wrong return is the echo of wrong arguments, reported at the call.
             if isinstance(value, TensorValue) and function is not None and function.returns is not None and not frame.run.inlined:
-                declared = annotation_value(self.imports, function.returns)
+                declared = annotation_value(self.imports, function.returns, self._sizes(frame))
                 if isinstance(declared, TensorValue):
                     ops.check_annotation(self, value, declared, small, frame, f"the value returned by `{function.name.value}`")
             frame.returns.append(value)

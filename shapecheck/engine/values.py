@@ -444,6 +444,7 @@ class ObjectValue(Value):
     attrs: dict[str, Value]
     ident: ModuleIdent
     context: Any = None  # the analysis context that built it (bindings of the constructor)
+    sizes: dict[str, Dim] = field(default_factory=dict)  # integer constructor arguments, by name
 
     def describe(self) -> str:
         return self.cls.name
