@@ -83,7 +83,7 @@ def _explicit_known(*objects) -> bool | None:
 
 def _anonymous(dim) -> bool:
     try:
-        from shapecheck.engine.shapes import is_anonymous
+        from shapecheck.engine.symbolic.shapes import is_anonymous
     except ImportError:
         name = getattr(dim, "name", None)
         return isinstance(name, str) and name.startswith("_@")
@@ -128,7 +128,7 @@ def count_file(facts, counts: Counts, include_inlined: bool = False) -> None:
 
 def _count_runs(facts, counts: Counts, include_inlined: bool) -> None:
     try:
-        from shapecheck.engine.values import TensorValue
+        from shapecheck.engine.domain.values import TensorValue
     except ImportError as error:
         raise NotExposed(f"shapecheck.engine.values.TensorValue ({error})") from None
     for run in _items(facts.runs, "FileFacts.runs"):

@@ -17,7 +17,7 @@ from pathlib import Path
 import libcst as cst
 
 from shapecheck.engine import analyze
-from shapecheck.engine.values import TensorValue
+from shapecheck.engine.domain.values import TensorValue
 from shapecheck.linter import SourceError, read_source
 from shapecheck.positions import PositionIndex
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shapecheck.engine.annotations import (
+from shapecheck.engine.symbolic.annotations import (
     DTYPE_OF,
     Anonymous,
     Expr,
@@ -15,8 +15,8 @@ from shapecheck.engine.annotations import (
     parse_dims,
     to_shape,
 )
-from shapecheck.engine.dims import Truth, const, equal, sym
-from shapecheck.engine.shapes import Shape, is_anonymous
+from shapecheck.engine.symbolic.dims import Truth, const, equal, sym
+from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
 
 b, t, d, h = (sym(n) for n in ("b", "t", "d", "h"))
 

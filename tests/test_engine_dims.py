@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from shapecheck.engine.dims import (
+from shapecheck.engine.symbolic.dims import (
     MAX_DEPTH,
     Assumptions,
     Dim,

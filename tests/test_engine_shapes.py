@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shapecheck.engine.dims import Assumptions, Dim, const, equal, sym, Truth
-from shapecheck.engine.shapes import (
+from shapecheck.engine.symbolic.dims import Assumptions, Dim, Truth, const, equal, sym
+from shapecheck.engine.symbolic.shapes import (
     BroadcastResult,
     Shape,
     broadcast,

@@ -3,6 +3,7 @@
 It never imports or executes the code it reads, and never imports torch.
 """
 
-from shapecheck.engine.facts import FileFacts, analyze
+from shapecheck.engine.facts.records import FileFacts
+from shapecheck.engine.interpreter.driver import analyze_module as analyze
 
 __all__ = ["FileFacts", "analyze"]

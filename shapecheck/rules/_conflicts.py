@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapecheck.engine.facts import FileFacts
+from shapecheck.engine.facts.records import FileFacts
 from shapecheck.rules.base import Report
 
 

@@ -22,7 +22,7 @@ from shapecheck.diagnostics import Fix, Severity
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import libcst as cst
 
-    from shapecheck.engine.facts import FileFacts
+    from shapecheck.engine.facts.records import FileFacts
 
 CODE_PATTERN = re.compile(r"^SC\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import in_every_context, attention_softmaxes
-from shapecheck.engine.values import ScaleTag, ScoresTag
+from shapecheck.engine.domain.values import ScaleTag, ScoresTag
+from shapecheck.engine.facts.queries import attention_softmaxes, in_every_context
+from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.dims import Dim, Truth, equal
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import given, in_every_context, attention_softmaxes
-from shapecheck.engine.values import Scale, ScaleTag, ScoresTag, scale_of
+from shapecheck.engine.domain.values import Scale, ScaleTag, ScoresTag, scale_of
+from shapecheck.engine.facts.queries import attention_softmaxes, given, in_every_context
+from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

@@ -7,10 +7,15 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import attention_facts, attention_softmaxes, in_every_context, softmax_dim
-from shapecheck.engine.tags import AttentionOutputTag
-from shapecheck.engine.values import ScoresTag
+from shapecheck.engine.domain.tags import AttentionOutputTag
+from shapecheck.engine.domain.values import ScoresTag
+from shapecheck.engine.facts.queries import (
+    attention_facts,
+    attention_softmaxes,
+    in_every_context,
+    softmax_dim,
+)
+from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

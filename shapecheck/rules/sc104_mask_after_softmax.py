@@ -5,9 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import AttentionFacts, MaskApplication, attention_facts, in_every_context, mask_applications
-from shapecheck.engine.values import MaskedTag, ProbsTag, ScoresTag, TensorValue, TriangleTag
+from shapecheck.engine.domain.values import (
+    MaskedTag,
+    ProbsTag,
+    ScoresTag,
+    TensorValue,
+    TriangleTag,
+)
+from shapecheck.engine.facts.queries import (
+    AttentionFacts,
+    MaskApplication,
+    attention_facts,
+    in_every_context,
+    mask_applications,
+)
+from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import given, in_some_context
-from shapecheck.engine.values import TriangleTag
+from shapecheck.engine.domain.values import TriangleTag
+from shapecheck.engine.facts.queries import given, in_some_context
+from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.dims import Truth, equal
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import MaskApplication, given, in_some_context, mask_applications
-from shapecheck.engine.values import ModuleValue, ScoresTag, TriangleTag, dim_of
+from shapecheck.engine.domain.values import ModuleValue, ScoresTag, TriangleTag, dim_of
+from shapecheck.engine.facts.queries import (
+    MaskApplication,
+    given,
+    in_some_context,
+    mask_applications,
+)
+from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

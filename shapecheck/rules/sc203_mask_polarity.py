@@ -5,9 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import MaskApplication, attention_facts, given, in_some_context, mask_applications
-from shapecheck.engine.values import ScoresTag, TriangleTag
+from shapecheck.engine.domain.values import ScoresTag, TriangleTag
+from shapecheck.engine.facts.queries import (
+    MaskApplication,
+    attention_facts,
+    given,
+    in_some_context,
+    mask_applications,
+)
+from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

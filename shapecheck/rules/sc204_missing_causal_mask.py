@@ -6,10 +6,24 @@ import re
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.dims import Truth, equal
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import attention_softmaxes, by_node, enclosing_classes, given, self_attention
-from shapecheck.engine.values import UNKNOWN_TENSOR, ClassInfo, ConstValue, MaskedTag, ProbsTag, ScoresTag, dim_of
+from shapecheck.engine.domain.values import (
+    UNKNOWN_TENSOR,
+    ClassInfo,
+    ConstValue,
+    MaskedTag,
+    ProbsTag,
+    ScoresTag,
+    dim_of,
+)
+from shapecheck.engine.facts.queries import (
+    attention_softmaxes,
+    by_node,
+    enclosing_classes,
+    given,
+    self_attention,
+)
+from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

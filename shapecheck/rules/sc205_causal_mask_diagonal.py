@@ -7,9 +7,15 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import attention_facts, given, mask_applications
-from shapecheck.engine.values import MaskedTag, ScoresTag, TensorValue, TriangleTag, scale_of
+from shapecheck.engine.domain.values import (
+    MaskedTag,
+    ScoresTag,
+    TensorValue,
+    TriangleTag,
+    scale_of,
+)
+from shapecheck.engine.facts.queries import attention_facts, given, mask_applications
+from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

@@ -7,11 +7,18 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
-from shapecheck.engine.dims import Truth, equal
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import in_some_context
-from shapecheck.engine.tags import ParameterTag
-from shapecheck.engine.values import PositionTag, TensorValue, TokenEmbeddingTag, TupleValue, as_tensor, int_of
+from shapecheck.engine.domain.tags import ParameterTag
+from shapecheck.engine.domain.values import (
+    PositionTag,
+    TensorValue,
+    TokenEmbeddingTag,
+    TupleValue,
+    as_tensor,
+    int_of,
+)
+from shapecheck.engine.facts.queries import in_some_context
+from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

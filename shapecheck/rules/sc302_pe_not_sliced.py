@@ -7,11 +7,17 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
-from shapecheck.engine.dims import Truth, equal
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.queries import in_some_context
-from shapecheck.engine.tags import ParameterTag
-from shapecheck.engine.values import Opaque, PositionTag, TensorValue, TokenEmbeddingTag, as_tensor
+from shapecheck.engine.domain.tags import ParameterTag
+from shapecheck.engine.domain.values import (
+    Opaque,
+    PositionTag,
+    TensorValue,
+    TokenEmbeddingTag,
+    as_tensor,
+)
+from shapecheck.engine.facts.queries import in_some_context
+from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

@@ -6,8 +6,13 @@ import re
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.values import PositionTag, ScoresTag, TensorValue, TokenEmbeddingTag
+from shapecheck.engine.domain.values import (
+    PositionTag,
+    ScoresTag,
+    TensorValue,
+    TokenEmbeddingTag,
+)
+from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

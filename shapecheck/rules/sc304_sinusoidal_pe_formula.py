@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts, OpEvent
-from shapecheck.engine.frequencies import Trig, expected_slope, slope_ratio
-from shapecheck.engine.values import TensorValue
+from shapecheck.engine.domain.values import TensorValue
+from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.ops.frequencies import Trig, expected_slope, slope_ratio
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

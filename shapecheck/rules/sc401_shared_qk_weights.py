@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts
-from shapecheck.engine.queries import attention_softmaxes, by_node
-from shapecheck.engine.tags import ParameterTag
-from shapecheck.engine.values import ModuleValue, ProjectionTag, ScoresTag, TensorValue
+from shapecheck.engine.domain.tags import ParameterTag
+from shapecheck.engine.domain.values import (
+    ModuleValue,
+    ProjectionTag,
+    ScoresTag,
+    TensorValue,
+)
+from shapecheck.engine.facts.queries import attention_softmaxes, by_node
+from shapecheck.engine.facts.records import FileFacts
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

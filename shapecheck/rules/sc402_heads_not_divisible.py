@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts
-from shapecheck.engine.values import dim_of
+from shapecheck.engine.domain.values import dim_of
+from shapecheck.engine.facts.records import FileFacts
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 

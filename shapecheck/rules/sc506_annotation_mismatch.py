@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts import FileFacts
+from shapecheck.engine.facts.records import FileFacts
 from shapecheck.rules import _examples
 from shapecheck.rules._conflicts import conflict_reports
 from shapecheck.rules.base import Report, Rule

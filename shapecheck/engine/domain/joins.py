@@ -1,0 +1,64 @@
+"""Joining the values two control-flow paths give one name.
+
+The join keeps what both paths agree on. Provenance tags are unioned: a rule that asks "was the
+score matrix scaled / masked?" must not fire when one path did it (precision first); rules that look
+for a bad operation read the operation's own event, not the joined value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    IntValue,
+    TensorValue,
+    TupleValue,
+    Value,
+)
+from shapecheck.engine.symbolic.dims import Dim
+from shapecheck.engine.symbolic.shapes import Shape
+
+
+def join_values(left: Value, right: Value) -> Value:
+    if left is right:
+        return left
+    if isinstance(left, TensorValue) and isinstance(right, TensorValue):
+        return join_tensors(left, right)
+    if isinstance(left, IntValue) and isinstance(right, IntValue):
+        return left if left.dim == right.dim else UNKNOWN
+    if isinstance(left, TupleValue) and isinstance(right, TupleValue) and len(left.items) == len(right.items):
+        return TupleValue(tuple(join_values(a, b) for a, b in zip(left.items, right.items)))
+    try:
+        if left == right:
+            return left
+    except Exception:  # pragma: no cover - defensive: exotic equality
+        return UNKNOWN
+    return UNKNOWN
+
+
+def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
+    """Shapes of the same rank keep their rank; a dim that differs between the paths becomes the
+    symbol ``a|b``, equal to nothing known (so never the ground for a finding)."""
+    if left == right:
+        return left
+    if left is None or right is None or left.variadic != right.variadic or len(left.dims) != len(right.dims):
+        return None
+    dims = []
+    for a, b in zip(left.dims, right.dims):
+        if a == b:
+            dims.append(a)
+            continue
+        try:
+            dims.append(Dim.sym(f"{a}|{b}"))
+        except ValueError:
+            return None
+    return Shape(tuple(dims), left.variadic)
+
+
+def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
+    shape = join_shapes(left.shape, right.shape)
+    dtype = left.dtype if left.dtype == right.dtype else None
+    kinds = {type(tag) for tag in left.tags}
+    tags = left.tags + tuple(tag for tag in right.tags if type(tag) not in kinds)
+    return replace(left, shape=shape, dtype=dtype, tags=tags)

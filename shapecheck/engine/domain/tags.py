@@ -1,0 +1,92 @@
+"""Engine values and tensor tags that the op rules create and the rules read.
+
+Values: ``Repeated`` (a list of like items), ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags
+(attached to a ``TensorValue``): ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``,
+``LayerOutputTag``, ``FilledTag``. The general values and tags live in ``values``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from shapecheck.engine.domain.values import Scale, TensorValue, Value
+from shapecheck.engine.symbolic.shapes import Shape
+
+
+@dataclass(frozen=True, slots=True)
+class Repeated(Value):
+    """A list built by a comprehension: every item is like ``element``."""
+
+    element: Value
+
+
+@dataclass(frozen=True, slots=True)
+class DtypeValue(Value):
+    """``torch.float32``, ``torch.bool`` ...: the dtype class it stands for."""
+
+    dtype: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FinfoValue(Value):
+    """``torch.finfo(dtype)``: its ``.min`` is a large negative number."""
+
+
+@dataclass(frozen=True, slots=True)
+class SplitTuple(Value):
+    """The pieces of ``split`` / ``chunk`` / ``unbind``: each piece knows its index."""
+
+    pieces: tuple[Value, ...] | None  # None: the number of pieces is unknown
+    template: TensorValue
+    exact: bool = False  # every piece has the template's shape (the split divides evenly)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyTransposed:
+    """This tensor is ``source`` with its last two axes swapped (``k.transpose(-2, -1)``)."""
+
+    source: TensorValue
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionOutputTag:
+    """probs @ v: the attention output. ``softmax`` is the node that made the probabilities and
+    ``key_axis`` the axis of the probabilities contracted with the values: the real key axis."""
+
+    node: cst.CSTNode
+    softmax: cst.CSTNode | None = None
+    key_axis: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParameterTag:
+    """This tensor is a parameter or buffer of a module (a weight matrix); ``shape`` as declared."""
+
+    ident: object
+    shape: Shape | None = None
+
+    @property
+    def per_position(self) -> bool:
+        """Declared as a table with one row per position: (max_len, d) or (1, max_len, d)."""
+        shape = self.shape
+        if shape is None or shape.variadic or shape.rank is None or shape.rank < 2:
+            return False
+        rows = shape.dims[-2]
+        return not (rows.is_const and rows.value == 1)
+
+
+@dataclass(frozen=True, slots=True)
+class LayerOutputTag:
+    """The output of a width-changing layer (Linear, Embedding), through width-preserving ones
+    (activations, dropout, norms): what the next layer's in_features must match."""
+
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class FilledTag:
+    """Every element of this tensor is ``value`` (zeros, ones, full)."""
+
+    value: Scale

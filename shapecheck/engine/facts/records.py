@@ -1,0 +1,189 @@
+"""What rules read: the facts the engine computed about one file.
+
+The interpreter records every operation it evaluated as an ``OpEvent`` (the op, the node, the abstract
+arguments and result, the function it ran in), every provable shape contradiction as a
+``ShapeConflict``, every module it saw constructed as a ``ModuleConstruction``, and for
+``shapecheck shapes`` the value of every assignment. A node evaluated in several contexts (standalone
+and inlined into a caller) has several events; the linter reports each (rule, node) once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.arguments import Arguments
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    ClassInfo,
+    ModuleIdent,
+    TensorValue,
+    Value,
+    as_tensor,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.imports import ImportTable
+
+
+@dataclass(eq=False)
+class FunctionRun:
+    """One analysis of one function: standalone, or inlined at a call site."""
+
+    qualname: str
+    node: cst.FunctionDef
+    cls: ClassInfo | None
+    inlined: bool
+    parent: "FunctionRun | None" = None  # the run that called this one (inlined runs)
+    call_node: cst.CSTNode | None = None  # the call site that inlined it
+    instance: object = None  # values.ObjectValue bound to ``self``, if a method
+    assignments: list["Assignment"] = field(default_factory=list)
+    returns: Value = UNKNOWN
+
+    def chain(self) -> Iterator["FunctionRun"]:
+        """This run and the runs that called it, innermost first."""
+        run: FunctionRun | None = self
+        while run is not None:
+            yield run
+            run = run.parent
+
+    def origin(self) -> cst.CSTNode | None:
+        """The outermost place that created the objects this run works on: the instantiation
+        (``EncoderLayer(d_model=512, n_heads=6)``) whose arguments reached here, if any."""
+        instantiation = call = None
+        for run in self.chain():
+            ident = getattr(run.instance, "ident", None)
+            node = getattr(ident, "node", None)
+            if node is not None:
+                instantiation = node
+            elif call is None and run.inlined and run.call_node is not None and run.instance is None:
+                call = run.call_node
+        return instantiation or call
+
+    @property
+    def root(self) -> "FunctionRun":
+        run = self
+        while run.parent is not None:
+            run = run.parent
+        return run
+
+
+@dataclass(eq=False)
+class Assignment:
+    """A name bound at a statement, with the value it got (for ``shapecheck shapes``)."""
+
+    node: cst.CSTNode
+    name: str
+    value: Value
+
+
+@dataclass(eq=False)
+class OpEvent(Arguments):
+    """One evaluated operation: ``op`` is canonical ("softmax", "matmul", "masked_fill", "add"...)."""
+
+    op: str
+    node: cst.CSTNode
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+    result: Value
+    run: FunctionRun | None
+    arg_nodes: tuple[cst.CSTNode | None, ...] = ()
+    kwarg_nodes: dict[str, cst.CSTNode] = field(default_factory=dict)
+    assumptions: object = None  # the dims.Assumptions of the path the op ran on
+
+    @property
+    def result_tensor(self) -> TensorValue:
+        return as_tensor(self.result)
+
+
+@dataclass(eq=False)
+class ShapeConflict:
+    """A provable contradiction between two shapes at one node.
+
+    ``kind``: "matmul" (inner dims), "linear" (in_features vs input), "broadcast" (elementwise op),
+    "reshape" (numel), "annotation" (value vs jaxtyping annotation), "layer-chain" (consecutive
+    layers of a Sequential). ``detail`` is a complete human sentence naming both shapes.
+    """
+
+    kind: str
+    node: cst.CSTNode
+    detail: str
+    op: str = ""
+    run: FunctionRun | None = None
+
+
+@dataclass(eq=False)
+class ModuleConstruction:
+    """A torch.nn layer constructed in the file (``nn.Linear(d_model, d_model)``)."""
+
+    kind: str
+    node: cst.Call
+    ident: ModuleIdent
+    params: dict[str, Value]
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
+class AttributeAssignment:
+    """``self.name = value`` in a method of a class (``owner``)."""
+
+    owner: ClassInfo
+    name: str
+    node: cst.CSTNode
+    value: Value
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
+class Divisibility:
+    """A check the code makes that ``dividend % divisor == 0`` (assert or raise), and its verdict."""
+
+    node: cst.CSTNode
+    dividend: Value
+    divisor: Value
+    holds: bool | None  # None: not decidable with what is known
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
+class FileFacts:
+    """Everything the engine learned about one file."""
+
+    module: cst.Module
+    source: str
+    path: str
+    imports: "ImportTable | None" = None
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    runs: list[FunctionRun] = field(default_factory=list)
+    events: list[OpEvent] = field(default_factory=list)
+    conflicts: list[ShapeConflict] = field(default_factory=list)
+    constructions: list[ModuleConstruction] = field(default_factory=list)
+    attribute_assignments: list[AttributeAssignment] = field(default_factory=list)
+    divisibility: list[Divisibility] = field(default_factory=list)
+    instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
+    _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
+
+    def events_of(self, *ops: str) -> list[OpEvent]:
+        """All events of the given canonical ops, in evaluation order."""
+        if self._by_op is None:
+            table: dict[str, list[OpEvent]] = defaultdict(list)
+            for event in self.events:
+                table[event.op].append(event)
+            self._by_op = table
+        if len(ops) == 1:
+            return self._by_op.get(ops[0], [])
+        return [event for event in self.events if event.op in ops]
+
+    def conflicts_of(self, *kinds: str) -> Iterator[ShapeConflict]:
+        return (conflict for conflict in self.conflicts if conflict.kind in kinds)
+
+    def tensors_assigned(self) -> Iterable[tuple[FunctionRun, Assignment]]:
+        for run in self.runs:
+            for assignment in run.assignments:
+                if isinstance(assignment.value, TensorValue):
+                    yield run, assignment
+

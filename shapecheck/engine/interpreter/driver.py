@@ -1,0 +1,84 @@
+"""The driver: analyses one file. It loads the module, builds every nn.Module class standalone
+(constructor defaults and named unknowns), runs each method, function and module-level instance once
+on its own, and lets calls between them inline with the actual arguments (``Interpreter.inline``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from shapecheck.engine.domain.values import (
+    ClassInfo,
+    ClassValue,
+    FunctionValue,
+    ModuleIdent,
+    ObjectValue,
+)
+from shapecheck.engine.facts.records import FileFacts
+from shapecheck.engine.interpreter.core import MAX_INLINE_DEPTH, Budget, Interpreter
+from shapecheck.engine.interpreter.imports import ImportTable
+
+
+def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
+    """Analyse every class and function of a module that can hold tensor code."""
+    facts = FileFacts(module, source, path)
+    imports = ImportTable.from_module(module)
+    facts.imports = imports
+    if not imports.uses_torch():
+        return facts
+    lines = source.count("\n") + 1
+    interpreter = Interpreter(facts, imports, Budget(200 + 60 * lines))
+    interpreter.load_module(module)
+    classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
+    instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}
+    for info in classes:
+        # A class that other classes of the file build is analysed in full through them; on its
+        # own it inlines only its direct children, so a deep model costs O(depth), not O(depth^2).
+        interpreter.depth_limit = 1 if info.qualname in interpreter.nested_classes else MAX_INLINE_DEPTH
+        _analyze_methods(interpreter, info, instances[info.qualname])
+    interpreter.depth_limit = MAX_INLINE_DEPTH
+    for value in list(interpreter.globals.values()):
+        if isinstance(value, FunctionValue) and value.owner is None:
+            bindings = interpreter.bind_parameters(value.node, (), {}, standalone=True, skip_self=False)
+            interpreter.run_function(value.node, value.qualname, None, bindings, None, 0, inlined=False)
+    _analyze_module_level_instances(interpreter)
+    # Methods of classes that are not modules (configs, tokenizers) run only when a module calls them.
+    return facts
+
+
+def _analyze_module_level_instances(interpreter: Interpreter) -> None:
+    """Modules instantiated at module level with known arguments (``layer = EncoderLayer(512, 6)``):
+    run their forward with those constructor values."""
+    for value in list(interpreter.globals.values()):
+        if not isinstance(value, ObjectValue) or not value.cls.is_module or value.ident.node is None:
+            continue
+        forward = value.cls.methods.get("forward")
+        if forward is None:
+            continue
+        bindings = interpreter.bind_parameters(forward, (), {}, standalone=True, skip_self=True, self_value=value)
+        if forward.params.params:
+            bindings[forward.params.params[0].name.value] = value
+        interpreter.run_function(
+            forward, f"{value.cls.qualname}.forward", value.cls, bindings, value, 1, inlined=True, call_node=value.ident.node
+        )
+
+
+def _construct_standalone(interpreter: Interpreter, info: ClassInfo) -> ObjectValue:
+    """The class built with its constructor defaults and named unknowns."""
+    obj = ObjectValue(info, {}, ModuleIdent(info.name))
+    init = info.methods.get("__init__")
+    if init is not None:
+        bindings = interpreter.bind_parameters(init, (), {}, standalone=True, skip_self=True)
+        if init.params.params:
+            bindings[init.params.params[0].name.value] = obj
+        interpreter.run_function(init, f"{info.qualname}.__init__", info, bindings, obj, 0, inlined=False)
+    return obj
+
+
+def _analyze_methods(interpreter: Interpreter, info: ClassInfo, obj: ObjectValue) -> None:
+    for name, method in info.methods.items():
+        if name == "__init__":
+            continue
+        bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True, self_value=obj)
+        if method.params.params:
+            bindings[method.params.params[0].name.value] = obj
+        interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)

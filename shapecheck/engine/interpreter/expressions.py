@@ -1,0 +1,243 @@
+"""Expressions: the part of the interpreter that evaluates an expression to an abstract value.
+
+Names, attributes, calls (arguments evaluated, then ``Interpreter.call``), operators, subscripts,
+tuples and comprehensions, each through one handler found by node type in ``_EXPRESSIONS``.
+Mixed into ``Interpreter``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.joins import join_values
+from shapecheck.engine.domain.literals import literal_value
+from shapecheck.engine.domain.tags import Repeated, SplitTuple
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    ConstValue,
+    IntValue,
+    QualifiedValue,
+    ShapeValue,
+    TensorValue,
+    TupleValue,
+    Value,
+)
+from shapecheck.engine.ops import base, dispatch
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame
+
+
+class ExpressionEvaluator:
+    """Mixin of ``Interpreter``: evaluates expressions in a frame. Uses the interpreter's state
+    (``globals``, ``budget``) and its ``call`` / ``assign``."""
+
+    def eval(self, node: cst.BaseExpression | None, frame: Frame) -> Value:
+        if node is None:
+            return UNKNOWN
+        handler = _EXPRESSIONS.get(type(node))
+        if handler is None:
+            return UNKNOWN
+        return handler(self, node, frame)
+
+    def lookup(self, name: str, frame: Frame) -> Value:
+        if name in frame.env:
+            return frame.env[name]
+        if name in self.globals:
+            return self.globals[name]
+        return _BUILTINS.get(name, UNKNOWN)
+
+    def _eval_name(self, node: cst.Name, frame: Frame) -> Value:
+        return self.lookup(node.value, frame)
+
+    def _eval_attribute(self, node: cst.Attribute, frame: Frame) -> Value:
+        base = self.eval(node.value, frame)
+        return dispatch.attribute(self, base, node.attr.value, node, frame)
+
+    def _eval_call(self, node: cst.Call, frame: Frame) -> Value:
+        if not self.budget.spend():
+            return UNKNOWN
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            receiver = self.eval(func.value, frame)
+            callee: Value = dispatch.attribute(self, receiver, func.attr.value, func, frame)
+        else:
+            callee = self.eval(func, frame)
+        args: list[Value] = []
+        arg_nodes: list[cst.CSTNode] = []
+        kwargs: dict[str, Value] = {}
+        kwarg_nodes: dict[str, cst.CSTNode] = {}
+        for arg in node.args:
+            value = self.eval(arg.value, frame)
+            if arg.star == "*":
+                items = value.items if isinstance(value, TupleValue) else None
+                if items is None:
+                    args.append(UNKNOWN)
+                    arg_nodes.append(arg.value)
+                    kwargs["*"] = UNKNOWN
+                else:
+                    args.extend(items)
+                    arg_nodes.extend([arg.value] * len(items))
+            elif arg.star == "**":
+                kwargs["**"] = UNKNOWN
+            elif arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+                kwarg_nodes[arg.keyword.value] = arg.value
+            else:
+                args.append(value)
+                arg_nodes.append(arg.value)
+        call = base.Call(node, tuple(args), kwargs, tuple(arg_nodes), kwarg_nodes)
+        return self.call(callee, call, frame)
+
+    def _eval_binary(self, node: cst.BinaryOperation, frame: Frame) -> Value:
+        left = self.eval(node.left, frame)
+        right = self.eval(node.right, frame)
+        operator = _OPERATORS.get(type(node.operator))
+        if operator is None:
+            return UNKNOWN
+        return dispatch.binary(self, operator, left, right, node, frame)
+
+    def _eval_unary(self, node: cst.UnaryOperation, frame: Frame) -> Value:
+        value = self.eval(node.expression, frame)
+        return dispatch.unary(self, type(node.operator).__name__, value, node, frame)
+
+    def _eval_comparison(self, node: cst.Comparison, frame: Frame) -> Value:
+        left = self.eval(node.left, frame)
+        result: Value = UNKNOWN
+        for comparison in node.comparisons:
+            right = self.eval(comparison.comparator, frame)
+            result = dispatch.compare(self, type(comparison.operator).__name__, left, right, node, frame)
+            left = right
+        return result
+
+    def _eval_boolean(self, node: cst.BooleanOperation, frame: Frame) -> Value:
+        left = self.eval(node.left, frame)
+        right = self.eval(node.right, frame)
+        if isinstance(left, TensorValue) or isinstance(right, TensorValue):
+            return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
+        return join_values(left, right)
+
+    def _eval_subscript(self, node: cst.Subscript, frame: Frame) -> Value:
+        base = self.eval(node.value, frame)
+        return dispatch.subscript(self, base, node, frame)
+
+    def _eval_sequence(self, node: cst.Tuple | cst.List, frame: Frame) -> Value:
+        items: list[Value] = []
+        for element in node.elements:
+            value = self.eval(element.value, frame)
+            if isinstance(element, cst.StarredElement):
+                if isinstance(value, TupleValue):
+                    items.extend(value.items)
+                    continue
+                if isinstance(value, ShapeValue) and value.shape is not None and not value.shape.variadic:
+                    items.extend(IntValue(d) for d in value.shape.dims)
+                    continue
+                return UNKNOWN
+            items.append(value)
+        return TupleValue(tuple(items))
+
+    def _eval_comprehension(self, node: cst.ListComp | cst.GeneratorExp, frame: Frame) -> Value:
+        comp_for = node.for_in
+        if comp_for.inner_for_in is None and not comp_for.ifs:
+            iterable = self.eval(comp_for.iter, frame)
+            items = _known_items(iterable)
+            if items is not None:
+                results = []
+                for item in items:
+                    inner = frame.fork()
+                    self.assign(comp_for.target, item, inner, node)
+                    results.append(self.eval(node.elt, inner))
+                return TupleValue(tuple(results))
+        inner = frame.fork()
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            iterable = self.eval(comp.iter, inner)
+            self.assign(comp.target, base.iteration_element(iterable), inner, node)
+            comp = comp.inner_for_in
+        element = self.eval(node.elt, inner)
+        return Repeated(element)
+
+    def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
+        self.eval(node.test, frame)
+        return join_values(self.eval(node.body, frame), self.eval(node.orelse, frame))
+
+    def _eval_literal(self, node: cst.BaseExpression, frame: Frame) -> Value:
+        value = literal_value(node)
+        return value if value is not None else UNKNOWN
+
+    def _eval_paren_free(self, node: cst.NamedExpr, frame: Frame) -> Value:
+        value = self.eval(node.value, frame)
+        self.assign(node.target, value, frame, node)
+        return value
+
+    def _eval_dict(self, node: cst.Dict, frame: Frame) -> Value:
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                self.eval(element.value, frame)
+        return UNKNOWN
+
+    def _eval_await(self, node: cst.Await, frame: Frame) -> Value:
+        self.eval(node.expression, frame)
+        return UNKNOWN
+
+
+_EXPRESSIONS = {
+    cst.Name: ExpressionEvaluator._eval_name,
+    cst.Attribute: ExpressionEvaluator._eval_attribute,
+    cst.Call: ExpressionEvaluator._eval_call,
+    cst.BinaryOperation: ExpressionEvaluator._eval_binary,
+    cst.UnaryOperation: ExpressionEvaluator._eval_unary,
+    cst.Comparison: ExpressionEvaluator._eval_comparison,
+    cst.BooleanOperation: ExpressionEvaluator._eval_boolean,
+    cst.Subscript: ExpressionEvaluator._eval_subscript,
+    cst.Tuple: ExpressionEvaluator._eval_sequence,
+    cst.List: ExpressionEvaluator._eval_sequence,
+    cst.ListComp: ExpressionEvaluator._eval_comprehension,
+    cst.GeneratorExp: ExpressionEvaluator._eval_comprehension,
+    cst.IfExp: ExpressionEvaluator._eval_ifexp,
+    cst.Integer: ExpressionEvaluator._eval_literal,
+    cst.Float: ExpressionEvaluator._eval_literal,
+    cst.SimpleString: ExpressionEvaluator._eval_literal,
+    cst.ConcatenatedString: ExpressionEvaluator._eval_literal,
+    cst.FormattedString: ExpressionEvaluator._eval_literal,
+    cst.Ellipsis: ExpressionEvaluator._eval_literal,
+    cst.NamedExpr: ExpressionEvaluator._eval_paren_free,
+    cst.Dict: ExpressionEvaluator._eval_dict,
+    cst.Await: ExpressionEvaluator._eval_await,
+}
+
+
+_OPERATORS = {
+    cst.Add: "add",
+    cst.Subtract: "sub",
+    cst.Multiply: "mul",
+    cst.Divide: "truediv",
+    cst.FloorDivide: "floordiv",
+    cst.Modulo: "mod",
+    cst.Power: "pow",
+    cst.MatrixMultiply: "matmul",
+    cst.BitAnd: "and",
+    cst.BitOr: "or",
+    cst.BitXor: "xor",
+}
+
+
+_BUILTINS: dict[str, Value] = {
+    name: QualifiedValue("builtins." + name)
+    for name in ("int", "float", "len", "range", "zip", "enumerate", "min", "max", "abs", "round", "bool", "isinstance", "tuple", "list", "super", "getattr", "hasattr", "reversed", "sum")
+}
+_BUILTINS["None"] = ConstValue(None)
+_BUILTINS["True"] = ConstValue(True)
+_BUILTINS["False"] = ConstValue(False)
+
+
+def _known_items(value: Value) -> tuple[Value, ...] | None:
+    """The items of a tuple or split whose length is known and small."""
+    items = None
+    if isinstance(value, TupleValue):
+        items = value.items
+    elif isinstance(value, SplitTuple) and value.pieces is not None:
+        items = value.pieces
+    return items if items is not None and 0 < len(items) <= 16 else None

@@ -1,0 +1,246 @@
+"""Arithmetic and comparisons with tensors: broadcasting, and what they mean for provenance.
+
+Multiplying or dividing attention scores (or a query / key before the product) by a scalar records
+a scale factor; adding a tensor to scores records an additive mask or bias; adding a positional
+table or embedding to token embeddings records positional information.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import LayerOutputTag, ParameterTag
+from shapecheck.engine.domain.values import (
+    ConstValue,
+    FloatValue,
+    MaskedTag,
+    Opaque,
+    PositionTag,
+    ProbsTag,
+    Scale,
+    ScaleTag,
+    ScoresTag,
+    TensorValue,
+    TokenEmbeddingTag,
+    TriangleTag,
+    Value,
+    as_tensor,
+    is_scalar,
+    scale_of,
+    with_mask,
+)
+from shapecheck.engine.ops.base import conflict, keep_scale, lineage
+from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+           "and": "&", "or": "|", "xor": "^"}
+
+
+def _is_scalar_like(value: Value) -> bool:
+    """A number, a named unknown parameter, or a 0-dim tensor: scaling, not broadcasting."""
+    if is_scalar(value) or isinstance(value, Opaque):
+        return True
+    if isinstance(value, TensorValue):
+        return value.shape is not None and value.shape.rank == 0
+    return False
+
+
+def _scaling(a: TensorValue, b: TensorValue, left: Value, right: Value, operator: str) -> tuple[TensorValue, Scale | None] | None:
+    """(the scaled tensor, the factor) when this product / quotient scales one tensor by a scalar."""
+    left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
+    if left_tensor and (not right_tensor or _is_scalar_like(right)):
+        factor = scale_of(right) if not right_tensor else None
+        if factor is not None and operator == "truediv":
+            factor = Scale() / factor
+        return a, factor
+    if right_tensor and operator == "mul" and (not left_tensor or _is_scalar_like(left)):
+        return b, scale_of(left) if not left_tensor else None
+    return None
+
+
+def tensor_binary(
+    interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame"
+) -> Value:
+    a, b = as_tensor(left), as_tensor(right)
+    left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
+    shape = _result_shape(interp, operator, left, right, a, b, node, frame)
+    dtype = _result_dtype(operator, left, right, a, b)
+    result = TensorValue(shape, dtype, lineage(a, b), node)
+    if operator in ("add", "sub") and left_tensor and right_tensor:
+        result = replace(result, tags=result.tags + keep_scale(a, b))
+    layer = a.tag(LayerOutputTag) or b.tag(LayerOutputTag)
+    if layer is not None:
+        result = result.with_tag(layer)  # a gated product (SwiGLU) keeps the layer width
+
+    # Scaling of scores, or of a query / key before the product: a tensor times a non-tensor (a
+    # number, a parameter, anything not known to be a tensor) or a 0-dim tensor.
+    if operator in ("mul", "truediv"):
+        scaled = _scaling(a, b, left, right, operator)
+        if scaled is not None:
+            tensor, factor = scaled
+            previous = tensor.tag(ScaleTag)
+            if previous is not None:
+                factor = previous.factor * factor if previous.factor is not None and factor is not None else None
+            other = right if tensor is a else left
+            # A number keeps the shape; a value that may be a tensor (a parameter, an unknown) may
+            # broadcast it to something larger.
+            known_number = is_scalar(other) or (isinstance(other, TensorValue) and other.rank == 0)
+            kept_shape = shape if shape is not None else (tensor.shape if known_number else None)
+            kept = replace(tensor, shape=kept_shape, dtype=dtype, node=node)
+            return kept.with_tag(ScaleTag(factor, node))
+
+    scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
+    if scores_side is not None and operator in ("add", "sub"):
+        other = b if scores_side is a else a
+        kept = replace(scores_side, shape=shape, dtype=dtype, node=node, tags=scores_side.tags + lineage(other))
+        triangle = other.tag(TriangleTag)
+        return with_mask(kept, MaskedTag(node, other, None, None, triangle is not None))
+    if scores_side is not None and operator == "mul" and isinstance(left, TensorValue) and isinstance(right, TensorValue):
+        other = b if scores_side is a else a
+        kept = replace(scores_side, shape=shape, dtype=dtype, node=node)
+        triangle = other.tag(TriangleTag)
+        return with_mask(kept, MaskedTag(node, other, Scale(0.0), False, triangle is not None))
+
+    # Probabilities masked after softmax keep their role (the rule reads the event).
+    probs_side = a if a.has(ProbsTag) else (b if b.has(ProbsTag) else None)
+    if probs_side is not None and operator in ("mul", "add", "sub") and left_tensor and right_tensor:
+        other = b if probs_side is a else a
+        kept = replace(probs_side, shape=shape, dtype=dtype, node=node)
+        triangle = other.tag(TriangleTag)
+        return with_mask(kept, MaskedTag(node, other, Scale(0.0) if operator == "mul" else None, False, triangle is not None))
+
+    # A mask turned into an additive one: (1 - mask) * -1e9, mask * float("-inf"), ...
+    for side, other in ((a, right), (b, left)):
+        triangle = side.tag(TriangleTag)
+        if triangle is not None and operator in ("mul", "sub", "add"):
+            result = result.with_tag(replace(triangle, additive=True) if operator == "mul" else triangle)
+            break
+
+    # Positional information added to token embeddings.
+    if operator == "add" and left_tensor and right_tensor:
+        token_side = a if a.has(TokenEmbeddingTag) else (b if b.has(TokenEmbeddingTag) else None)
+        if token_side is not None:
+            other = b if token_side is a else a
+            position = other.tag(PositionTag)
+            parameter = other.tag(ParameterTag)
+            if position is None and parameter is not None and parameter.per_position:
+                # A per-position parameter added to token embeddings: a learned positional table.
+                position = PositionTag(node, "learned", _sequence_length(other.shape), sliced=False)
+            if position is not None:
+                result = result.with_tag(PositionTag(node, "added", position.full_length, position.sliced))
+    return result
+
+
+def _positional_table(tensor: TensorValue) -> bool:
+    """A positional table: its broadcast failure is the table's (SC302), not a residual's."""
+    tag = tensor.tag(PositionTag)
+    if tag is not None and tag.kind == "table":
+        return True
+    parameter = tensor.tag(ParameterTag)
+    return parameter is not None and parameter.per_position
+
+
+def _sequence_length(shape: Shape | None) -> object:
+    if shape is None or shape.variadic or shape.rank is None or shape.rank < 2:
+        return None
+    return shape.dims[-2]
+
+
+def _result_shape(
+    interp: "Interpreter",
+    operator: str,
+    left: Value,
+    right: Value,
+    a: TensorValue,
+    b: TensorValue,
+    node: cst.CSTNode,
+    frame: "Frame",
+) -> Shape | None:
+    left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
+    if left_tensor and right_tensor:
+        if a.shape is None or b.shape is None:
+            return None
+        result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions)
+        problem = result.conflict
+        if problem is None and operator in ("add", "sub") and result.mismatch is not None:
+            # Provably different symbolic sizes (d vs 4 * d) broadcast only if one is 1: for a
+            # residual connection that is a mismatch as well.
+            _, x, y = result.mismatch
+            if not x.is_const and not y.is_const:
+                problem = result.mismatch
+        if problem is not None:
+            _, x, y = problem
+            positional = any(_positional_table(t) for t in (a, b))
+            conflict(
+                interp,
+                "positional-broadcast" if positional else "broadcast",
+                node,
+                f"`{_SYMBOL.get(operator, operator)}` of shapes {a.shape} and {b.shape}: {x} vs {y} cannot broadcast",
+                frame,
+                operator,
+            )
+        return result.shape
+    tensor = a if left_tensor else b
+    other = right if left_tensor else left
+    if is_scalar(other) or (isinstance(other, ConstValue) and isinstance(other.value, (int, float, bool))):
+        return tensor.shape
+    return None
+
+
+def _result_dtype(operator: str, left: Value, right: Value, a: TensorValue, b: TensorValue) -> str | None:
+    if operator in ("and", "or", "xor"):
+        if a.dtype == "bool" and (b.dtype == "bool" or isinstance(right, ConstValue)):
+            return "bool"
+        return a.dtype if a.dtype == b.dtype else None
+    if operator == "truediv":
+        return "float"
+    dtypes = {t.dtype for t, v in ((a, left), (b, right)) if isinstance(v, TensorValue)}
+    if isinstance(left, FloatValue) or isinstance(right, FloatValue):
+        dtypes.add("float")
+    if "float" in dtypes:
+        return "float"
+    if None in dtypes:
+        return None
+    if dtypes == {"bool"}:
+        if isinstance(left, TensorValue) and isinstance(right, TensorValue):
+            return "bool"  # bool (+|*) bool stays bool in torch
+        return "int"  # bool (+|*) an int number is int64
+    return "int" if "int" in dtypes else next(iter(dtypes), None)
+
+
+_NEGATING = {"Equal": True, "NotEqual": False, "GreaterThan": False, "LessThanEqual": True}
+
+
+def tensor_compare(
+    interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame"
+) -> Value:
+    a, b = as_tensor(left), as_tensor(right)
+    shape = None
+    if isinstance(left, TensorValue) and isinstance(right, TensorValue):
+        if a.shape is not None and b.shape is not None:
+            shape = shape_ops.broadcast(a.shape, b.shape, frame.assumptions).shape
+    else:
+        shape = a.shape if isinstance(left, TensorValue) else b.shape
+    result = TensorValue(shape, "bool", lineage(a, b), node)
+    tensor, other = (a, right) if isinstance(left, TensorValue) else (b, left)
+    triangle = tensor.tag(TriangleTag)
+    zero = scale_of(other)
+    if triangle is not None and zero is not None and zero.value == 0 and operator in _NEGATING:
+        result = result.with_tag(replace(triangle, negated=triangle.negated != _NEGATING[operator]))
+    elif triangle is not None and zero is not None and zero.value == 1 and operator in ("Equal",):
+        result = result.with_tag(triangle)
+    return result
+
+
+def exponent_of(value: Value) -> Fraction | None:
+    scale = scale_of(value)
+    number = scale.value if scale is not None else None
+    return Fraction(number).limit_denominator(64) if number is not None else None

@@ -1,0 +1,338 @@
+"""What every op rule shares: the ``Call`` of evaluated arguments, the ``OPS`` registry and its
+``@op`` decorator, ``apply`` (run a rule and record its ``OpEvent``), conflicts, and the small helpers
+the rules use (axes, lineage of provenance tags, unification, pieces of split tensors).
+
+This module sits below every op rule and below ``dispatch``: it imports none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.arguments import Arguments
+from shapecheck.engine.domain.tags import (
+    DtypeValue,
+    KeyTransposed,
+    ParameterTag,
+    Repeated,
+    SplitTuple,
+)
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    IntValue,
+    ModuleValue,
+    PositionTag,
+    ProjectionTag,
+    QualifiedValue,
+    Scale,
+    ScaleTag,
+    ShapeValue,
+    TensorValue,
+    TokenEmbeddingTag,
+    TriangleTag,
+    TupleValue,
+    Value,
+    dim_of,
+)
+from shapecheck.engine.facts.records import OpEvent, ShapeConflict
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+@dataclass(eq=False)
+class Call(Arguments):
+    """Evaluated arguments of one call, with the nodes they came from."""
+
+    node: cst.CSTNode
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
+    arg_nodes: tuple[cst.CSTNode | None, ...] = ()
+    kwarg_nodes: dict[str, cst.CSTNode] = field(default_factory=dict)
+
+    def with_receiver(self, receiver: Value, receiver_node: cst.CSTNode | None) -> "Call":
+        return Call(self.node, (receiver,) + self.args, self.kwargs, (receiver_node,) + self.arg_nodes, self.kwarg_nodes)
+
+
+OpRule = Callable[["Interpreter", Call, "Frame"], Value]
+
+
+OPS: dict[str, OpRule] = {}
+
+
+def op(*names: str) -> Callable[[OpRule], OpRule]:
+    def register(rule: OpRule) -> OpRule:
+        for name in names:
+            OPS[name] = rule
+        return rule
+
+    return register
+
+
+def apply(interp: "Interpreter", name: str, call: Call, frame: "Frame") -> Value:
+    """Run op ``name``'s shape rule and record the event."""
+    rule = OPS.get(name)
+    if rule is None:
+        return UNKNOWN
+    try:
+        result = rule(interp, call, frame)
+    except (ArithmeticError, ValueError, TypeError, IndexError, RecursionError):
+        result = UNKNOWN
+    interp.facts.events.append(
+        OpEvent(name, call.node, call.args, call.kwargs, result, frame.run, call.arg_nodes, call.kwarg_nodes, frame.assumptions)
+    )
+    return result
+
+
+def conflict(interp: "Interpreter", kind: str, node: cst.CSTNode, detail: str, frame: "Frame", op_name: str = "") -> None:
+    interp.facts.conflicts.append(ShapeConflict(kind, node, detail, op_name, frame.run))
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def dtype_class(value: Value | None) -> str | None:
+    """``torch.bool`` / ``torch.float16`` / the builtin ``bool``, ``int``, ``float`` as a dtype class."""
+    if isinstance(value, DtypeValue):
+        return value.dtype
+    if isinstance(value, QualifiedValue) and value.qualname in ("builtins.bool", "builtins.int", "builtins.float"):
+        return value.qualname.split(".")[1]
+    return None
+
+
+def keep_scale(*tensors: TensorValue) -> tuple[object, ...]:
+    """A ScaleTag for a value-linear combination (cat, sum, +) of tensors one of which was scaled:
+    the factor when they all agree, else unknown. Precision first: "maybe scaled" silences SC101."""
+    tags = [t.tag(ScaleTag) for t in tensors]
+    present = [t for t in tags if t is not None]
+    if not present:
+        return ()
+    factors = {t.factor for t in present}
+    factor = present[0].factor if len(factors) == 1 and len(present) == len(tags) else None
+    return (ScaleTag(factor, present[0].node),)
+
+
+def dims_from(values: tuple[Value, ...]) -> list[Dim] | None:
+    """Sizes given as ``view(b, t, h, d)`` or ``view((b, t, h, d))`` or ``view(x.shape)``."""
+    if len(values) == 1 and isinstance(values[0], (TupleValue, ShapeValue)):
+        inner = values[0]
+        if isinstance(inner, ShapeValue):
+            return list(inner.shape.dims) if inner.shape is not None and not inner.shape.variadic else None
+        values = inner.items
+    dims = []
+    for value in values:
+        if isinstance(value, TupleValue) or isinstance(value, ShapeValue):
+            return None
+        dim = dim_of(value)
+        if dim is None:
+            return None
+        dims.append(dim)
+    return dims
+
+
+def size_args(call: Call, start: int, name: str = "size") -> list[Dim] | None:
+    if name in call.kwargs:
+        return dims_from((call.kwargs[name],))
+    return dims_from(call.args[start:])
+
+
+def norm_axis(axis: int, rank: int | None) -> int | None:
+    if rank is None:
+        return axis if axis < 0 else None
+    if -rank <= axis < rank:
+        return axis % rank
+    return None
+
+
+def _axis_index(shape: Shape | None, axis: int) -> int | None:
+    if shape is None:
+        return None
+    if shape.variadic:
+        index = len(shape.dims) + axis if axis < 0 else None
+        return index if index is not None and index >= 0 else None
+    return norm_axis(axis, shape.rank)
+
+
+def _with_rank(interp: "Interpreter", shape: Shape | None, rank: int) -> Shape | None:
+    """An op that only works at one rank (``permute`` with 4 axes, ``bmm``) fixes the rank of a
+    shape known only by its trailing dims: the leading ones get fresh names."""
+    if shape is None or not shape.variadic or len(shape.dims) > rank:
+        return shape
+    leading = tuple(Dim.sym(interp.fresh_name("n", use_target=False)) for _ in range(rank - len(shape.dims)))
+    return Shape(leading + shape.dims)
+
+
+def lineage(*values: Value) -> tuple[object, ...]:
+    """Tags that follow information through any computation: position and token provenance."""
+    tags: list[object] = []
+    kinds: set[type] = set()
+    for value in values:
+        if isinstance(value, TensorValue):
+            for tag in value.tags:
+                if type(tag) in (PositionTag, TokenEmbeddingTag) and type(tag) not in kinds:
+                    kinds.add(type(tag))
+                    tags.append(tag if type(tag) is not PositionTag else replace(tag, kind="added") if tag.kind == "index" else tag)
+    return tuple(tags)
+
+
+def same_values(value: TensorValue, shape: Shape | None = None, dtype: str | None | object = ...) -> TensorValue:
+    """A shape-only op: same tags (provenance survives view / transpose / dropout)."""
+    return replace(value, shape=shape, dtype=value.dtype if dtype is ... else dtype)  # type: ignore[arg-type]
+
+
+def _piece(source: TensorValue, shape: Shape | None, index: int) -> TensorValue:
+    piece = same_values(source, shape)
+    projection = source.tag(ProjectionTag)
+    if projection is not None:
+        piece = piece.with_tag(ProjectionTag(projection.ident, projection.part + (index,), projection.source, projection.node))
+    return piece
+
+
+def _negate(source: TensorValue, node: cst.CSTNode) -> TensorValue:
+    triangle = source.tag(TriangleTag)
+    result = TensorValue(source.shape, "bool" if source.dtype in ("bool", None) else source.dtype, lineage(source), node)
+    if triangle is not None:
+        result = result.with_tag(replace(triangle, negated=not triangle.negated))
+    return result
+
+
+def _callee_name(node: cst.Call) -> str:
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return ""
+
+
+def contradiction(actual: Shape, declared: Shape, assumptions: object) -> str | None:
+    """Why ``actual`` cannot be ``declared`` (provably), or None when it may be."""
+    if not actual.variadic and not declared.variadic and actual.rank != declared.rank:
+        return f"rank {actual.rank} vs {declared.rank}"
+    if not declared.variadic and actual.variadic and len(actual.dims) > len(declared.dims):
+        return f"at least rank {len(actual.dims)} vs rank {declared.rank}"
+    for offset in range(1, min(len(actual.dims), len(declared.dims)) + 1):
+        a, d = actual.dims[-offset], declared.dims[-offset]
+        if equal(a, d, assumptions) is Truth.FALSE:  # type: ignore[arg-type]
+            axis = (actual.rank - offset) if actual.rank is not None else -offset
+            return f"axis {axis} is {a}, expected {d}"
+    return None
+
+
+def unify(frame: "Frame", a: Dim, b: Dim) -> None:
+    """An op that only runs when two dims are equal (a Linear's input, a matmul's inner dims): when
+    their equality is unknown and one is a plain symbol, assume it on this path. Code after the op
+    only runs if it held."""
+    if equal(a, b, frame.assumptions) is not Truth.UNKNOWN:
+        return
+    if a.name is not None or b.name is not None:
+        frame.assumptions.add_equal(a, b)
+
+
+def fresh(interp: "Interpreter", hint: str) -> Dim:
+    return Dim.sym(interp.fresh_name(hint))
+
+
+# ------------------------------------------------------------------------------------ iteration
+
+
+def iteration_element(value: Value) -> Value:
+    if isinstance(value, Repeated):
+        return value.element
+    if isinstance(value, ModuleValue) and value.items:
+        return value.items[0] if len(value.items) == 1 or all(i is value.items[0] for i in value.items) else UNKNOWN
+    if isinstance(value, TupleValue) and value.items:
+        first = value.items[0]
+        return first if all(item is first for item in value.items) else UNKNOWN
+    if isinstance(value, SplitTuple):
+        return value.template
+    return UNKNOWN
+
+
+def unpack(value: Value, count: int) -> list[Value]:
+    if isinstance(value, TupleValue) and len(value.items) == count:
+        return list(value.items)
+    if isinstance(value, SplitTuple):
+        if value.pieces is not None and len(value.pieces) == count:
+            return list(value.pieces)
+        if value.pieces is None:
+            # Unknown count: the last piece is shorter unless the split is known to be even.
+            last = value.template.shape if value.exact else None
+            return [_piece(value.template, value.template.shape if i < count - 1 else last, i) for i in range(count)]
+        return [UNKNOWN] * count
+    if isinstance(value, ShapeValue):
+        shape = value.shape
+        if shape is not None and not shape.variadic and shape.rank == count:
+            return [IntValue(d) for d in shape.dims]
+        if shape is not None and shape.variadic and len(shape.dims) <= count:
+            missing = count - len(shape.dims)
+            return [UNKNOWN] * missing + [IntValue(d) for d in shape.dims]
+        return [UNKNOWN] * count
+    if isinstance(value, TensorValue) and value.shape is not None and not value.shape.variadic and value.shape.rank:
+        leading = value.shape.dims[0]
+        if leading.is_const and leading.value == count:
+            rest = Shape(value.shape.dims[1:])
+            return [_piece(value, rest, i) for i in range(count)]
+        return [UNKNOWN] * count
+    if isinstance(value, Repeated):
+        return [value.element] * count
+    return [UNKNOWN] * count
+
+
+def check_annotation(interp: "Interpreter", value: TensorValue, declared: TensorValue, node: cst.CSTNode, frame: "Frame", what: str) -> None:
+    """Record an ``annotation`` conflict when an inferred shape contradicts a jaxtyping annotation."""
+    if value.shape is None or declared.shape is None:
+        return
+    detail = contradiction(value.shape, declared.shape, frame.assumptions)
+    if detail is not None:
+        conflict(interp, "annotation", node, f"{what} has inferred shape {value.shape} but is annotated {declared.shape}: {detail}", frame, "annotation")
+
+
+def unknown_call(call: Call) -> Value:
+    """A callee the engine cannot see (an imported helper, a layer it does not know) applied to
+    tensors: the result may be a tensor that was scaled, normalised or given positions there, so it
+    carries "maybe" tags that keep rules from concluding what the callee may have done."""
+    tensors = [value for value in list(call.args) + list(call.kwargs.values()) if isinstance(value, TensorValue)]
+    if not tensors:
+        return UNKNOWN
+    tags = lineage(*tensors)
+    tags = tuple(tag for tag in tags if type(tag) is not PositionTag) + (
+        PositionTag(call.node, "unknown"),
+        ScaleTag(None, call.node),
+    )
+    return TensorValue(None, None, tags, call.node)
+
+
+def weight_projection(a: TensorValue, b: TensorValue, node: cst.CSTNode | None = None) -> ProjectionTag | None:
+    """x @ W (or W^T, or an einsum with W): the result is a projection by the parameter W."""
+    for weight, other in ((b, a), (a, b)):
+        parameter = weight.tag(ParameterTag)
+        if parameter is not None and not other.has(ParameterTag):
+            return ProjectionTag(parameter.ident, (), other, node)  # type: ignore[arg-type]
+        transposed = weight.tag(KeyTransposed)
+        if transposed is not None and transposed.source.has(ParameterTag) and not other.has(ParameterTag):
+            return ProjectionTag(transposed.source.tag(ParameterTag).ident, (), other, node)
+    return None
+
+
+def combined_scale(*tensors: TensorValue) -> ScaleTag | None:
+    factor: Scale | None = Scale()
+    node = None
+    for tensor in tensors:
+        tag = tensor.tag(ScaleTag)
+        if tag is None:
+            continue
+        node = tag.node
+        if tag.factor is None or factor is None:
+            factor = None
+        else:
+            factor = factor * tag.factor
+    if node is None:
+        return None
+    return ScaleTag(factor, node)

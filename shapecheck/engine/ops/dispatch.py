@@ -1,0 +1,362 @@
+"""The op dispatch layer: from a callee to its shape rule.
+
+``call_qualified`` / ``call_method`` map a callee (``torch.nn.functional.softmax``, ``Tensor.view``)
+to a canonical op name, and ``base.apply`` runs the op's rule and records an ``OpEvent``. Functional
+and method forms share one rule: the receiver of a method becomes argument 0. Operators, attributes
+and subscripts enter here too.
+
+The rules themselves, one small function per op registered with ``@op``, live in the modules of this
+package by kind (``shapes``, ``elementwise``, ``factories``, ``joins``, ``products``, ``scalars``,
+``nn_modules``), imported here so that they register themselves. They import only ``base``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import (
+    DtypeValue,
+    FilledTag,
+    FinfoValue,
+    ParameterTag,
+    Repeated,
+)
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    UNKNOWN_TENSOR,
+    BoundMethod,
+    ClassValue,
+    ConstValue,
+    FloatValue,
+    FunctionValue,
+    IntValue,
+    ModuleIdent,
+    ModuleValue,
+    ObjectValue,
+    Opaque,
+    ProjectionTag,
+    QualifiedValue,
+    Scale,
+    ScaleTag,
+    ShapeValue,
+    TensorValue,
+    TupleValue,
+    Value,
+    as_tensor,
+    int_of,
+    is_scalar,
+    scale_of,
+)
+from shapecheck.engine.facts.records import OpEvent
+from shapecheck.engine.ops import (  # noqa: F401 (registration)
+    elementwise,
+    factories,
+    joins,
+    nn_modules,
+    products,
+    scalars,
+    shapes,
+)
+from shapecheck.engine.ops.arithmetic import tensor_compare
+from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, unknown_call
+from shapecheck.engine.ops.indexing import index_value
+from shapecheck.engine.symbolic.dims import Dim
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+DTYPES = {
+    "float": "float", "float16": "float", "float32": "float", "float64": "float", "half": "float",
+    "double": "float", "bfloat16": "float", "bool": "bool", "long": "int", "int": "int",
+    "int64": "int", "int32": "int", "int16": "int", "int8": "int", "uint8": "int", "short": "int",
+}
+
+
+TORCH_PREFIXES = ("torch.nn.functional.", "torch.Tensor.", "torch.special.", "torch.linalg.", "torch.")
+
+
+def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Frame") -> Value:
+    if qualname.startswith("torch.nn.") and not qualname.startswith("torch.nn.functional."):
+        return nn_modules.construct(interp, qualname[len("torch.nn.") :], call, frame)
+    special = QUALIFIED.get(qualname)
+    if special is not None:
+        return apply(interp, special, call, frame)
+    for prefix in TORCH_PREFIXES:
+        if qualname.startswith(prefix):
+            name = qualname[len(prefix) :]
+            if name in OPS:
+                return apply(interp, name, call, frame)
+            return unknown_call(call)
+    if qualname.startswith("einops."):
+        return apply(interp, "einops." + qualname.rsplit(".", 1)[-1], call, frame)
+    if qualname.startswith("jaxtyping."):
+        return UNKNOWN
+    return unknown_call(call)
+
+
+QUALIFIED = {
+    "math.sqrt": "math.sqrt",
+    "numpy.sqrt": "math.sqrt",
+    "math.log": "math.log",
+    "builtins.int": "builtins.int",
+    "builtins.float": "builtins.float",
+    "builtins.len": "builtins.len",
+    "builtins.range": "builtins.range",
+    "builtins.min": "builtins.min",
+    "builtins.max": "builtins.max",
+    "builtins.abs": "builtins.abs",
+    "builtins.round": "builtins.int",
+    "builtins.enumerate": "builtins.enumerate",
+    "builtins.zip": "builtins.zip",
+    "builtins.super": "builtins.super",
+    "torch.finfo": "torch.finfo",
+    "torch.concat": "cat",
+    "torch.concatenate": "cat",
+    "torch.nn.functional.scaled_dot_product_attention": "scaled_dot_product_attention",
+    "torch.sqrt": "sqrt",
+    "torch.rsqrt": "rsqrt",
+    "torch.tensor": "tensor",
+    "torch.as_tensor": "tensor",
+}
+
+
+def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, frame: "Frame") -> Value:
+    if isinstance(receiver, ObjectValue):
+        if name == "register_buffer" or name == "register_parameter":
+            return nn_modules.register(interp, receiver, call, frame)
+        method = receiver.cls.methods.get(name)
+        if method is not None:
+            return interp.inline(method, f"{receiver.cls.qualname}.{name}", receiver.cls, call, frame, receiver)
+        return unknown_call(call)
+    if isinstance(receiver, ModuleValue):
+        return nn_modules.call_module_method(interp, receiver, name, call, frame)
+    if isinstance(receiver, (TupleValue, Repeated)) or isinstance(receiver, ConstValue):
+        return UNKNOWN
+    if isinstance(receiver, (IntValue, FloatValue)):
+        return UNKNOWN
+    if isinstance(receiver, FinfoValue):
+        return UNKNOWN
+    in_place = name.endswith("_") and not name.endswith("__")
+    if in_place:
+        name = name[:-1]  # x.masked_fill_(...), x.unsqueeze_(0), x.mul_(s): the result replaces x
+    if name in METHOD_ALIASES:
+        name = METHOD_ALIASES[name]
+    receiver_node = None
+    if isinstance(call.node, cst.Call) and isinstance(call.node.func, cst.Attribute):
+        receiver_node = call.node.func.value
+    if name in OPS:
+        result = apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
+    else:
+        result = unknown_call(call.with_receiver(receiver, None))
+    if in_place and isinstance(receiver_node, cst.Name) and isinstance(result, TensorValue):
+        frame.env[receiver_node.value] = result
+    return result
+
+
+METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "cat",
+                  "add": "add_fn", "mul": "mul_fn", "div": "div_fn", "sub": "sub_fn",
+                  "logical_not": "logical_not", "__matmul__": "matmul", "resize": "resize"}
+
+
+def call_module(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
+    return nn_modules.forward(interp, module, call, frame)
+
+
+def label_module(value: Value, label: str) -> None:
+    if isinstance(value, ModuleValue) and value.ident.label.endswith("(...)"):
+        value.ident.label = label
+    elif isinstance(value, ModuleValue) and not value.ident.label.startswith("self."):
+        value.ident.label = label
+    elif isinstance(value, ObjectValue):
+        value.ident.label = label
+    elif isinstance(value, TensorValue):
+        for tag in (value.tag(ProjectionTag), value.tag(ParameterTag)):
+            ident = getattr(tag, "ident", None)
+            if isinstance(ident, ModuleIdent) and not ident.label.startswith("self."):
+                ident.label = label
+
+
+
+
+# ------------------------------------------------------------------------------------ attributes
+
+
+def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, frame: "Frame") -> Value:
+    if isinstance(base, QualifiedValue):
+        qualified = base.qualname + "." + attr
+        if qualified.startswith("torch.") and attr in DTYPES and qualified.count(".") == 1:
+            return DtypeValue(DTYPES[attr])
+        return QualifiedValue(qualified)
+    if isinstance(base, TensorValue):
+        return tensor_attribute(interp, base, attr, node, frame)
+    if isinstance(base, ObjectValue):
+        if attr in base.attrs:
+            return base.attrs[attr]
+        method = base.cls.methods.get(attr)
+        if method is not None:
+            return FunctionValue(method, f"{base.cls.qualname}.{attr}", base)
+        if attr in ("register_buffer", "register_parameter"):
+            return BoundMethod(base, attr)
+        if base.cls.is_dataclass and attr in base.cls.fields:
+            return UNKNOWN
+        return UNKNOWN
+    if isinstance(base, ModuleValue):
+        return nn_modules.module_attribute(interp, base, attr, node, frame)
+    if isinstance(base, Opaque):
+        if attr in ("shape", "T", "mT", "ndim"):
+            return tensor_attribute(interp, UNKNOWN_TENSOR, attr, node, frame)
+        if attr in OPS or attr in METHOD_ALIASES:
+            return BoundMethod(base, attr)  # a tensor method, or (config.dim) read as a named value
+        return base.attribute(attr)
+    if isinstance(base, FinfoValue) and attr == "min":
+        return FloatValue(Scale(-3.4028234663852886e38))
+    if isinstance(base, ClassValue):
+        return UNKNOWN
+    return BoundMethod(base, attr)
+
+
+
+def tensor_attribute(interp: "Interpreter", base: TensorValue, attr: str, node: cst.CSTNode, frame: "Frame") -> Value:
+    if attr == "shape":
+        receiver = node.value if isinstance(node, cst.Attribute) else None
+        return ShapeValue(base.shape, receiver, base)
+    if attr in ("T", "mT"):
+        call = Call(node, (base,), {}, (node.value if isinstance(node, cst.Attribute) else None,))
+        return apply(interp, "T" if attr == "T" else "mT", call, frame)
+    if attr == "ndim":
+        return IntValue(Dim.const(base.rank)) if base.rank is not None else UNKNOWN
+    if attr == "dtype":
+        return DtypeValue(base.dtype)
+    if attr in ("device", "requires_grad", "is_cuda", "data_ptr"):
+        return UNKNOWN
+    if attr in ("data",):
+        return base
+    return BoundMethod(base, attr)
+
+
+# ------------------------------------------------------------------------------------ operators
+
+
+def _refreshed(value: Value, node: cst.CSTNode | None, frame: "Frame") -> Value:
+    """A parameter read before the other operand refined it (``x + self.mlp(self.ln(x))``)."""
+    if isinstance(value, Opaque) and isinstance(node, cst.Name):
+        current = frame.env.get(node.value)
+        if isinstance(current, TensorValue):
+            return current
+    return value
+
+
+def binary(interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame") -> Value:
+    operands = _operand_nodes(node)
+    if len(operands) == 2:
+        left, right = _refreshed(left, operands[0], frame), _refreshed(right, operands[1], frame)
+    if operator in ("mul", "truediv") and (
+        (left is UNKNOWN and is_scalar(right)) or (right is UNKNOWN and is_scalar(left) and operator == "mul")
+    ):
+        # An unknown value scaled by a number: if it is a tensor (``q = norm(q) * self.scale``),
+        # it is now scaled; if it is a number, nothing reads these tags.
+        factor = scale_of(right if left is UNKNOWN else left)
+        if factor is not None and operator == "truediv":
+            factor = Scale() / factor
+        return TensorValue(None, None, (ScaleTag(factor, node),), node)
+    if isinstance(left, TensorValue) or isinstance(right, TensorValue):
+        if operator == "matmul":
+            call = Call(node, (as_tensor(left), as_tensor(right)), {}, _operand_nodes(node))
+            return apply(interp, "matmul", call, frame)
+        call = Call(node, (left, right), {"operator": ConstValue(operator)}, _operand_nodes(node))
+        return apply(interp, "binary", call, frame)
+    return scalars.scalar_binary(operator, left, right, frame)
+
+
+def _operand_nodes(node: cst.CSTNode) -> tuple[cst.CSTNode | None, ...]:
+    if isinstance(node, cst.BinaryOperation):
+        return (node.left, node.right)
+    if isinstance(node, cst.AugAssign):
+        return (node.target, node.value)
+    return ()
+
+
+def unary(interp: "Interpreter", operator: str, value: Value, node: cst.CSTNode, frame: "Frame") -> Value:
+    if isinstance(value, TensorValue):
+        if operator in ("BitInvert", "Not"):
+            return _negate(value, node)
+        if operator == "Minus":
+            return TensorValue(value.shape, value.dtype, lineage(value), node)
+        return value
+    if operator == "Minus":
+        if isinstance(value, IntValue):
+            return IntValue(-value.dim)
+        if isinstance(value, FloatValue):
+            return FloatValue(Scale(-value.scale.coef, value.scale.factors))
+    if operator == "Not" and isinstance(value, ConstValue):
+        return ConstValue(not value.value)
+    return UNKNOWN if operator != "Plus" else value
+
+
+_ELEMENTWISE_COMPARISONS = {"Equal", "NotEqual", "LessThan", "GreaterThan", "LessThanEqual", "GreaterThanEqual"}
+
+
+def compare(interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame") -> Value:
+    if operator in _ELEMENTWISE_COMPARISONS and (
+        (isinstance(left, Opaque) and is_scalar(right)) or (isinstance(right, Opaque) and is_scalar(left))
+    ):
+        # ``ids == pad_id`` with ``ids`` a parameter: if it is a tensor, this is a bool mask.
+        return TensorValue(None, "bool", (), node)
+    if isinstance(left, TensorValue) or isinstance(right, TensorValue):
+        return tensor_compare(interp, operator, left, right, node, frame)
+    return UNKNOWN
+
+
+# ------------------------------------------------------------------------------------ subscripts
+
+
+def subscript(interp: "Interpreter", base: Value, node: cst.Subscript, frame: "Frame") -> Value:
+    return index_value(interp, base, node, frame)
+
+
+def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value, frame: "Frame", statement: cst.CSTNode) -> None:
+    """``pe[:, 0::2] = torch.sin(...)``: the written tensor gains the lineage of what is written."""
+    base_node = target.value
+    if not isinstance(base_node, cst.Name):
+        interp.eval(base_node, frame)
+        return
+    current = interp.lookup(base_node.value, frame)
+    key = _index_key(interp, target, frame)
+    interp.facts.events.append(
+        OpEvent("setitem", statement, (current, value), {"index": ConstValue(key), "name": ConstValue(base_node.value)},
+                UNKNOWN, frame.run, (base_node, getattr(statement, "value", None)), {}, frame.assumptions)
+    )
+    if isinstance(current, TensorValue) and isinstance(value, TensorValue):
+        extra = lineage(value)
+        kept = tuple(t for t in current.tags if type(t) is not FilledTag)
+        kinds = {type(t) for t in kept}
+        frame.env[base_node.value] = replace(current, tags=kept + tuple(t for t in extra if type(t) not in kinds))
+
+
+def _index_key(interp: "Interpreter", target: cst.Subscript, frame: "Frame") -> tuple | None:
+    """The index of ``t[...] = v`` as a comparable tuple of ints / slices, None if not constant."""
+    key: list[object] = []
+    for element in target.slice:
+        part = element.slice
+        if isinstance(part, cst.Index):
+            value = int_of(interp.eval(part.value, frame))
+            if value is None:
+                return None
+            key.append(value)
+        elif isinstance(part, cst.Slice):
+            bounds = []
+            for bound in (part.lower, part.upper, part.step):
+                if bound is None:
+                    bounds.append(None)
+                    continue
+                value = int_of(interp.eval(bound, frame))
+                if value is None:
+                    return None
+                bounds.append(value)
+            key.append(("slice", *bounds))
+    return tuple(key)
+
+

@@ -1,0 +1,124 @@
+"""Op rules that create tensors from sizes or data: ``ones`` / ``zeros`` / ``full`` / ``empty`` /
+``rand*`` and their ``*_like`` forms, ``eye``, ``arange``, ``tensor``. Registered in ``ops.OPS`` on import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import DtypeValue, FilledTag
+from shapecheck.engine.domain.values import (
+    ConstValue,
+    FloatValue,
+    IntValue,
+    PositionTag,
+    Scale,
+    TensorValue,
+    Value,
+    dim_of,
+    int_of,
+    scale_of,
+)
+from shapecheck.engine.ops import frequencies
+from shapecheck.engine.ops.base import (
+    Call,
+    _callee_name,
+    dims_from,
+    dtype_class,
+    op,
+    size_args,
+)
+from shapecheck.engine.symbolic.dims import Dim
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+@op("ones", "zeros", "empty", "rand", "randn", "full")
+def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    if name == "full":
+        sizes = dims_from((call.arg(0, "size"),))
+    else:
+        sizes = size_args(call, 0)
+    dtype_class = dtype_class_of_kwarg(call) or ("float" if name != "full" else None)
+    if name == "full" and dtype_class is None:
+        fill = call.arg(1, "fill_value")
+        if isinstance(fill, ConstValue) and isinstance(fill.value, bool):
+            dtype_class = "bool"
+        elif isinstance(fill, FloatValue):
+            dtype_class = "float"
+    shape = Shape(tuple(sizes)) if sizes is not None else None
+    fill = {"ones": Scale(1.0), "zeros": Scale(0.0)}.get(name)
+    if name == "full":
+        fill = scale_of(call.arg(1, "fill_value"))
+    tags = (FilledTag(fill),) if fill is not None else ()
+    return TensorValue(shape, dtype_class, tags, call.node)
+
+
+@op("ones_like", "zeros_like", "empty_like", "rand_like", "randn_like", "full_like")
+def _factory_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    dtype = call.kwargs.get("dtype")
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    fill = {"ones_like": Scale(1.0), "zeros_like": Scale(0.0)}.get(name)
+    if name == "full_like":
+        fill = scale_of(call.arg(1, "fill_value"))
+    tags = (FilledTag(fill),) if fill is not None else ()
+    return TensorValue(source.shape, dtype.dtype if isinstance(dtype, DtypeValue) else source.dtype, tags, call.node)
+
+
+@op("eye")
+def _eye(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    n = dim_of(call.arg(0, "n"))
+    m = dim_of(call.arg(1, "m")) if call.has(1, "m") else n
+    dtype = dtype_class_of_kwarg(call) or "float"
+    return TensorValue(Shape((n, m)) if n is not None and m is not None else None, dtype, (), call.node)
+
+
+def dtype_class_of_kwarg(call: Call) -> str | None:
+    return dtype_class(call.kwargs.get("dtype"))
+
+
+@op("arange")
+def _arange(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    positional = [call.arg(i) for i in range(len(call.args))]
+    start: Dim | None = Dim.const(0)
+    end: Dim | None
+    if "end" in call.kwargs:
+        end = dim_of(call.kwargs["end"])
+        start = dim_of(call.kwargs.get("start", positional[0] if positional else IntValue(Dim.const(0))))
+    elif len(positional) >= 2:
+        start, end = dim_of(positional[0]), dim_of(positional[1])
+    elif positional:
+        end = dim_of(positional[0])
+    else:
+        end = None
+    step = positional[2] if len(positional) >= 3 else call.kwargs.get("step")
+    dtype = call.kwargs.get("dtype")
+    dtype_class = dtype.dtype if isinstance(dtype, DtypeValue) else None
+    if dtype_class is None:
+        dtype_class = "float" if any(isinstance(v, FloatValue) for v in positional) else "int"
+    length = None
+    if start is not None and end is not None and (step is None or int_of(step) == 1):
+        length = end - start
+    shape = Shape((length,)) if length is not None else None
+    tags: tuple[object, ...] = (PositionTag(call.node, "index"),)
+    start_value = call.kwargs.get("start", positional[0] if len(positional) >= 2 else None)
+    index = frequencies.arange_index(start_value, step)
+    if index is not None:
+        tags += (index,)
+    return TensorValue(shape, dtype_class, tags, call.node)
+
+
+@op("tensor")
+def _tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    data = call.arg(0, "data")
+    dtype = call.kwargs.get("dtype")
+    if isinstance(data, (IntValue, FloatValue)):
+        dtype_class = dtype.dtype if isinstance(dtype, DtypeValue) else ("float" if isinstance(data, FloatValue) else "int")
+        return TensorValue(Shape(()), dtype_class, (), call.node)
+    return TensorValue(None, dtype.dtype if isinstance(dtype, DtypeValue) else None, (), call.node)

@@ -1,0 +1,268 @@
+"""Subscripts: ``x[:, :T]``, ``x[..., None]``, ``self.bias[:, :, :T, :T]``, ``x.shape[-1]``, ``qkv[0]``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import Repeated, SplitTuple
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    ConstValue,
+    IntValue,
+    ModuleValue,
+    PositionTag,
+    ProjectionTag,
+    ShapeValue,
+    TensorValue,
+    TriangleTag,
+    TupleValue,
+    Value,
+    dim_of,
+    int_of,
+)
+from shapecheck.engine.ops.base import _piece, fresh
+from shapecheck.engine.symbolic.dims import Dim
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: "Frame") -> Value:
+    elements = node.slice
+    if isinstance(base, TensorValue):
+        return _index_tensor(interp, base, elements, frame, node)
+    if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
+        if isinstance(base, ShapeValue) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
+            return _slice_shape(interp, base, elements[0].slice, frame)
+        if isinstance(base, (TupleValue, SplitTuple, Repeated)) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
+            return _slice_sequence(interp, base, elements[0].slice, frame)
+        for element in elements:
+            _eval_slice_parts(interp, element.slice, frame)
+        return UNKNOWN
+    index = interp.eval(elements[0].slice.value, frame)
+    position = int_of(index)
+    if isinstance(base, ShapeValue):
+        if base.shape is not None and position is not None:
+            dim = base.shape.dim(position)
+            if dim is not None:
+                return IntValue(dim)
+        return IntValue(fresh(interp, "size"))
+    if isinstance(base, TupleValue):
+        if position is not None and -len(base.items) <= position < len(base.items):
+            return base.items[position]
+        return UNKNOWN
+    if isinstance(base, SplitTuple):
+        if base.pieces is not None and position is not None and -len(base.pieces) <= position < len(base.pieces):
+            return base.pieces[position]
+        if position is not None and position >= 0:
+            return _piece(base.template, base.template.shape, position)
+        return base.template
+    if isinstance(base, ModuleValue) and base.items:
+        if position is not None and -len(base.items) <= position < len(base.items):
+            return base.items[position]
+        return base.items[0] if len(base.items) == 1 else UNKNOWN
+    if isinstance(base, Repeated):
+        return base.element
+    return UNKNOWN
+
+
+def _slice_sequence(interp: "Interpreter", base: Value, part: cst.Slice, frame: "Frame") -> Value:
+    """``pieces[1:]`` of a tuple or of the pieces of a split."""
+    bounds = [int_of(interp.eval(b, frame)) if b is not None else None for b in (part.lower, part.upper, part.step)]
+    known = all(
+        b is not None or node is None for b, node in zip(bounds, (part.lower, part.upper, part.step))
+    )
+    items = base.items if isinstance(base, TupleValue) else (base.pieces if isinstance(base, SplitTuple) else None)
+    if items is not None and known:
+        return TupleValue(tuple(items[slice(*bounds)]))
+    if isinstance(base, SplitTuple):
+        return Repeated(base.template)
+    if isinstance(base, Repeated):
+        return base
+    return UNKNOWN
+
+
+def _eval_slice_parts(interp: "Interpreter", part: cst.BaseSlice, frame: "Frame") -> None:
+    if isinstance(part, cst.Index):
+        interp.eval(part.value, frame)
+    elif isinstance(part, cst.Slice):
+        for bound in (part.lower, part.upper, part.step):
+            if bound is not None:
+                interp.eval(bound, frame)
+
+
+def _slice_shape(interp: "Interpreter", base: ShapeValue, part: cst.Slice, frame: "Frame") -> Value:
+    shape = base.shape
+    lower = int_of(interp.eval(part.lower, frame)) if part.lower is not None else 0
+    upper = int_of(interp.eval(part.upper, frame)) if part.upper is not None else None
+    if lower == 0 and upper is not None and upper < 0 and part.step is None and not base.extra:
+        # ``x.size()[:-1]``: the leading dims of x, whatever their number.
+        kept = None
+        if shape is not None and len(shape.dims) >= -upper:
+            kept = Shape(shape.dims[:upper], shape.variadic)
+        elif shape is not None and not shape.variadic:
+            return UNKNOWN
+        return ShapeValue(kept, base.source, base.base, base.dropped - upper, ())
+    if shape is None or shape.variadic or part.step is not None or lower is None:
+        return UNKNOWN
+    if part.upper is not None and upper is None:
+        return UNKNOWN
+    dims = shape.dims[lower:upper]
+    return TupleValue(tuple(IntValue(d) for d in dims))
+
+
+def _index_tensor(
+    interp: "Interpreter", base: TensorValue, elements: "tuple[cst.SubscriptElement, ...] | list[cst.SubscriptElement]", frame: "Frame", node: cst.Subscript
+) -> Value:
+    parts: list[tuple[str, object]] = []
+    for element in elements:
+        part = element.slice
+        if isinstance(part, cst.Slice):
+            lower = interp.eval(part.lower, frame) if part.lower is not None else None
+            upper = interp.eval(part.upper, frame) if part.upper is not None else None
+            step = interp.eval(part.step, frame) if part.step is not None else None
+            parts.append(("slice", (lower, upper, step)))
+        elif isinstance(part, cst.Index):
+            value = part.value
+            if isinstance(value, cst.Ellipsis):
+                parts.append(("ellipsis", None))
+                continue
+            if isinstance(value, cst.Name) and value.value == "None":
+                parts.append(("none", None))
+                continue
+            index = interp.eval(value, frame)
+            if isinstance(index, ConstValue) and index.value is None:
+                parts.append(("none", None))
+            elif isinstance(index, ConstValue) and index.value is Ellipsis:
+                parts.append(("ellipsis", None))
+            elif isinstance(index, TensorValue):
+                parts.append(("tensor", index))
+            elif dim_of(index) is not None and not isinstance(index, TupleValue):
+                parts.append(("int", index))
+            else:
+                parts.append(("unknown", None))
+    return _apply_parts(interp, base, parts, node)
+
+
+def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> Value:
+    restricted = any(kind == "slice" and _restricts(value) for kind, value in parts)  # type: ignore[arg-type]
+    tags = base.tags
+    if restricted:
+        tags = tuple(_sliced(tag) for tag in tags)
+    picked = tuple(int_of(value) for kind, value in parts if kind == "int")  # type: ignore[arg-type]
+    if picked:
+        # ``qkv[0]`` / ``qkv[1]``: different pieces of one fused projection.
+        tags = tuple(
+            replace(tag, part=tag.part + tuple(-1 if p is None else p for p in picked)) if isinstance(tag, ProjectionTag) else tag
+            for tag in tags
+        )
+    result = replace(base, tags=tags, node=node)
+    shape = base.shape
+    if shape is None or any(kind in ("tensor", "unknown") for kind, _ in parts):
+        return replace(result, shape=None)
+    ellipses = sum(1 for kind, _ in parts if kind == "ellipsis")
+    consuming = sum(1 for kind, _ in parts if kind in ("slice", "int"))
+    if ellipses > 1:
+        return replace(result, shape=None)
+    if shape.variadic and ellipses == 0:
+        return replace(result, shape=None)
+    if shape.variadic:
+        # ``x[..., :T]`` style on a shape with an unknown prefix: only trailing parts can be applied.
+        head = parts.index(("ellipsis", None))
+        if any(kind != "none" for kind, _ in parts[:head]):
+            return replace(result, shape=None)
+        trailing = parts[head + 1 :]
+        trailing_consumed = sum(1 for kind, _ in trailing if kind in ("slice", "int"))
+        if trailing_consumed > len(shape.dims):
+            return replace(result, shape=None)
+        kept = shape.dims[: len(shape.dims) - trailing_consumed]
+        dims = _walk(interp, shape.dims[len(shape.dims) - trailing_consumed :], trailing)
+        return replace(result, shape=Shape(kept + dims, variadic=True)) if dims is not None else replace(result, shape=None)
+    rank = shape.rank or 0
+    if consuming > rank:
+        return replace(result, shape=None)
+    if ellipses:
+        head = [p for p in parts[: parts.index(("ellipsis", None))]]
+        tail = parts[parts.index(("ellipsis", None)) + 1 :]
+        middle_count = rank - consuming
+        expanded = head + [("slice", (None, None, None))] * middle_count + tail
+    else:
+        expanded = parts + [("slice", (None, None, None))] * (rank - consuming)
+    dims = _walk(interp, shape.dims, expanded)
+    return replace(result, shape=Shape(dims) if dims is not None else None)
+
+
+def _walk(interp: "Interpreter", dims: tuple[Dim, ...], parts: list[tuple[str, object]]) -> tuple[Dim, ...] | None:
+    out: list[Dim] = []
+    position = 0
+    for kind, value in parts:
+        if kind == "none":
+            out.append(Dim.const(1))
+        elif kind == "int":
+            position += 1
+        elif kind == "slice":
+            if position >= len(dims):
+                return None
+            length = _slice_length(interp, dims[position], value)  # type: ignore[arg-type]
+            if length is None:
+                return None
+            out.append(length)
+            position += 1
+    out.extend(dims[position:])
+    return tuple(out)
+
+
+def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, Value | None, Value | None]) -> Dim | None:
+    lower, upper, step = bounds
+    if step is not None:
+        stride = int_of(step)
+        if stride is None or stride <= 0:
+            return None
+        if lower is None and upper is None:
+            if full.is_const:
+                return Dim.const(-(-full.value // stride))
+            try:
+                return (full + (stride - 1)) // stride if stride > 1 else full
+            except ArithmeticError:
+                return None
+        return None
+    if lower is None and upper is None:
+        return full
+    start = dim_of(lower) if lower is not None else Dim.const(0)
+    if start is None:
+        return None
+    if upper is None:
+        if start.is_const and start.value < 0:
+            return Dim.const(-start.value) if full.is_const and full.value >= -start.value else None
+        if start.is_const and full.is_const:
+            return Dim.const(max(0, full.value - start.value))  # x[:, 4:] of 3 is empty, not -1
+        return full - start if not (start.is_const and start.value == 0) else full
+    stop = dim_of(upper)
+    if stop is None:
+        return None
+    if stop.is_const and stop.value < 0:
+        return None
+    if start.is_const and start.value < 0:
+        return None
+    if stop.is_const and full.is_const:
+        return Dim.const(max(0, min(stop.value, full.value) - start.value)) if start.is_const else None
+    # ``[:T]`` of a max_len axis: T elements when T <= max_len (which the code intends).
+    return stop - start if not (start.is_const and start.value == 0) else stop
+
+
+def _restricts(bounds: tuple[Value | None, Value | None, Value | None]) -> bool:
+    lower, upper, step = bounds
+    return upper is not None or (lower is not None and int_of(lower) not in (0,))
+
+
+def _sliced(tag: object) -> object:
+    if isinstance(tag, TriangleTag):
+        return replace(tag, sliced=True)
+    if isinstance(tag, PositionTag) and tag.kind == "table":
+        return replace(tag, sliced=True)
+    return tag
+

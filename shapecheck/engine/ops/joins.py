@@ -1,0 +1,201 @@
+"""Op rules that join tensors or split them into pieces: ``cat``, ``stack``, ``split``, ``chunk``,
+``tensor_split``, ``unbind``. Registered in ``ops.OPS`` on import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import Repeated, SplitTuple
+from shapecheck.engine.domain.values import (
+    TensorValue,
+    TupleValue,
+    Value,
+    as_tensor,
+    dim_of,
+    int_of,
+)
+from shapecheck.engine.ops.base import (
+    Call,
+    _axis_index,
+    _callee_name,
+    _piece,
+    conflict,
+    keep_scale,
+    lineage,
+    norm_axis,
+    op,
+    same_values,
+)
+from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.dims import Dim, Truth, divides, equal
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+# ------------------------------------------------------------------------------------ join
+
+
+@op("cat")
+def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    items = _sequence_items(call.arg(0, "tensors"))
+    axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
+    if items is None or axis is None:
+        return _joined_unknown(call.arg(0, "tensors"), call.node)
+    tensors = [as_tensor(item) for item in items]
+    tags = lineage(*tensors) + keep_scale(*tensors)
+    shapes = [t.shape for t in tensors]
+    dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
+    if any(s is None or s.variadic for s in shapes) or not shapes:
+        result_shape = None
+        if shapes and all(s is not None for s in shapes) and axis < 0:
+            # With a variadic prefix the joined trailing axis is still known.
+            try:
+                total = shape_ops.product_sum([s.dim(axis) for s in shapes])  # type: ignore[union-attr]
+                result_shape = shapes[0].with_dim(len(shapes[0].dims) + axis, total) if total is not None else None  # type: ignore[union-attr]
+            except (ArithmeticError, AttributeError):
+                result_shape = None
+        return TensorValue(result_shape, dtype, tags, call.node)
+    rank = shapes[0].rank  # type: ignore[union-attr]
+    a = norm_axis(axis, rank)
+    if a is None or any(s.rank != rank for s in shapes):  # type: ignore[union-attr]
+        return TensorValue(None, dtype, tags, call.node)
+    total = shapes[0].dims[a]  # type: ignore[union-attr]
+    for s in shapes[1:]:
+        total = total + s.dims[a]  # type: ignore[union-attr]
+    for other in shapes[1:]:
+        for i in range(rank):  # type: ignore[arg-type]
+            if i != a and equal(shapes[0].dims[i], other.dims[i], frame.assumptions) is Truth.FALSE:  # type: ignore[union-attr]
+                conflict(
+                    interp,
+                    "cat",
+                    call.node,
+                    f"cat along dim {axis} of {shapes[0]} and {other}: dim {i} differs ({shapes[0].dims[i]} vs {other.dims[i]})",  # type: ignore[union-attr]
+                    frame,
+                    "cat",
+                )
+                return TensorValue(None, dtype, tags, call.node)
+    return TensorValue(shapes[0].with_dim(a, total), dtype, tags, call.node)  # type: ignore[union-attr]
+
+
+@op("stack")
+def _stack(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    items = _sequence_items(call.arg(0, "tensors"))
+    axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
+    if items is None or axis is None:
+        return _joined_unknown(call.arg(0, "tensors"), call.node)
+    tensors = [as_tensor(item) for item in items]
+    tags = lineage(*tensors) + keep_scale(*tensors)
+    first = tensors[0].shape if tensors else None
+    if first is None or first.variadic or any(t.shape != first for t in tensors):
+        return TensorValue(None, tensors[0].dtype if tensors else None, tags, call.node)
+    a = norm_axis(axis, first.rank + 1)  # type: ignore[operator]
+    if a is None:
+        return TensorValue(None, tensors[0].dtype, tags, call.node)
+    dims = first.dims[:a] + (Dim.const(len(tensors)),) + first.dims[a:]
+    return TensorValue(Shape(dims), tensors[0].dtype, tags, call.node)
+
+
+def _sequence_items(value: Value) -> tuple[Value, ...] | None:
+    if isinstance(value, TupleValue):
+        return value.items
+    return None
+
+
+def _joined_unknown(value: Value, node: cst.CSTNode) -> TensorValue:
+    """cat / stack of a list of unknown length (a comprehension, ``pieces[1:]``): shape unknown,
+    provenance that of its items."""
+    if isinstance(value, Repeated) and isinstance(value.element, TensorValue):
+        element = value.element
+        return TensorValue(None, element.dtype, lineage(element) + keep_scale(element), node)
+    return TensorValue(None, None, (), node)
+
+
+# ------------------------------------------------------------------------------------ split
+
+
+@op("split", "chunk", "tensor_split")
+def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else "split"
+    axis = int_of(call.arg(2, "dim")) if call.has(2, "dim") else 0
+    shape = source.shape
+    size_value = call.arg(1, "split_size_or_sections" if name == "split" else "chunks")
+    if name == "split" and "split_size" in call.kwargs:
+        size_value = call.kwargs["split_size"]
+    if axis is None:
+        return SplitTuple(None, same_values(source, None))
+    full = shape.dim(axis) if shape is not None else None
+    index = _axis_index(shape, axis) if shape is not None else None
+
+    def piece_shape(size: Dim | None) -> Shape | None:
+        if shape is None or index is None or size is None:
+            return None
+        return shape.with_dim(index, size)
+
+    if name == "chunk":
+        count = int_of(size_value)
+        if count is None or count <= 0:
+            return SplitTuple(None, same_values(source, None))
+        if full is not None and full.is_const:
+            # torch.chunk: pieces of ceil(full / count), the last one shorter, maybe fewer pieces.
+            size = -(-full.value // count) if full.value else 0
+            sizes = [size] * (full.value // size) + ([full.value % size] if size and full.value % size else []) if size else [0]
+            pieces = tuple(_piece(source, piece_shape(Dim.const(s)), i) for i, s in enumerate(sizes))
+            return SplitTuple(pieces, same_values(source, None))
+        piece_dim = None
+        if full is not None and divides(Dim.const(count), full, frame.assumptions) is Truth.TRUE:
+            piece_dim = frame.assumptions.simplify(full // count)
+        pieces = tuple(_piece(source, piece_shape(piece_dim), i) for i in range(count))
+        return SplitTuple(pieces, same_values(source, None))
+    if isinstance(size_value, TupleValue):
+        sizes = [dim_of(item) for item in size_value.items]
+        pieces = tuple(
+            _piece(source, shape.with_dim(_axis_index(shape, axis), s) if shape is not None and s is not None and _axis_index(shape, axis) is not None else None, i)
+            for i, s in enumerate(sizes)
+        )
+        return SplitTuple(pieces, same_values(source, None))
+    size = dim_of(size_value)
+    if size is None:
+        return SplitTuple(None, same_values(source, None))
+    template_shape = piece_shape(size)
+    if full is not None and full.is_const and size.is_const and size.value > 0:
+        # torch.split: pieces of `size`, the last one holding the rest.
+        count, rest = divmod(full.value, size.value)
+        sizes = [size.value] * count + ([rest] if rest else [])
+        if 0 < len(sizes) <= 64:
+            pieces = tuple(_piece(source, piece_shape(Dim.const(s)), i) for i, s in enumerate(sizes))
+            return SplitTuple(pieces, same_values(source, template_shape if not rest else None), exact=not rest)
+    count = None
+    exact = False
+    if full is not None:
+        try:
+            quotient = frame.assumptions.simplify(full // size)
+            exact = equal(quotient * size, full, frame.assumptions) is Truth.TRUE
+            count = quotient.value if quotient.is_const and exact else None
+        except ArithmeticError:
+            count = None
+    if count is not None and 0 < count <= 64:
+        return SplitTuple(tuple(_piece(source, template_shape, i) for i in range(count)), same_values(source, template_shape), exact=True)
+    return SplitTuple(None, same_values(source, template_shape), exact=exact)
+
+
+@op("unbind")
+def _unbind(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
+    shape = source.shape
+    if shape is None or shape.variadic or axis is None:
+        return SplitTuple(None, same_values(source, None))
+    a = norm_axis(axis, shape.rank)
+    if a is None:
+        return SplitTuple(None, same_values(source, None))
+    rest = Shape(shape.dims[:a] + shape.dims[a + 1 :])
+    count = shape.dims[a].value if shape.dims[a].is_const else None
+    if count is not None and 0 < count <= 64:
+        return SplitTuple(tuple(_piece(source, rest, i) for i in range(count)), same_values(source, rest), exact=True)
+    return SplitTuple(None, same_values(source, rest), exact=True)

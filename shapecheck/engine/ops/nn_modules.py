@@ -1,0 +1,397 @@
+"""torch.nn layers: their constructor arguments, attributes, and forward shape rules.
+
+Constructor arguments are bound by name whether given by position or keyword, so rules read
+``module.param("in_features")`` without caring how the user spelled the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import (
+    AttentionOutputTag,
+    LayerOutputTag,
+    ParameterTag,
+    Repeated,
+)
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    BoundMethod,
+    ConstValue,
+    IntValue,
+    ModuleIdent,
+    ModuleValue,
+    ObjectValue,
+    Opaque,
+    PositionTag,
+    ProjectionTag,
+    ScaleTag,
+    TensorValue,
+    TokenEmbeddingTag,
+    TriangleTag,
+    TupleValue,
+    Value,
+    as_tensor,
+    dim_of,
+)
+from shapecheck.engine.facts.records import ModuleConstruction
+from shapecheck.engine.ops.base import (
+    OPS,
+    Call,
+    apply,
+    conflict,
+    lineage,
+    unify,
+    unknown_call,
+)
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+#: Positional parameter names of the layers the engine knows.
+SIGNATURES: dict[str, tuple[str, ...]] = {
+    "Linear": ("in_features", "out_features", "bias"),
+    "LazyLinear": ("out_features", "bias"),
+    "Bilinear": ("in1_features", "in2_features", "out_features"),
+    "Embedding": ("num_embeddings", "embedding_dim", "padding_idx"),
+    "LayerNorm": ("normalized_shape", "eps", "elementwise_affine"),
+    "RMSNorm": ("normalized_shape", "eps", "elementwise_affine"),
+    "Dropout": ("p", "inplace"),
+    "Softmax": ("dim",),
+    "LogSoftmax": ("dim",),
+    "MultiheadAttention": ("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first"),
+    "TransformerEncoderLayer": ("d_model", "nhead", "dim_feedforward", "dropout", "activation"),
+    "TransformerDecoderLayer": ("d_model", "nhead", "dim_feedforward", "dropout", "activation"),
+    "TransformerEncoder": ("encoder_layer", "num_layers", "norm"),
+    "TransformerDecoder": ("decoder_layer", "num_layers", "norm"),
+    "Transformer": ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward"),
+    "Parameter": ("data", "requires_grad"),
+    "Sequential": (),
+    "ModuleList": ("modules",),
+    "ModuleDict": ("modules",),
+    "CrossEntropyLoss": ("weight",),
+}
+SHAPE_PRESERVING = {
+    "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid",
+    "LeakyReLU", "ELU", "Mish", "Softplus", "Hardtanh", "ReLU6", "SELU", "CELU", "PReLU", "Softsign", "GLU_",
+}
+#: Layers whose output width is their own: feeding one into a Linear of another width is a broken chain.
+WIDTH_CHANGING = {"module.Linear", "module.Sequential", "module.Embedding", "module.LazyLinear"}
+ACTIVATIONS = SHAPE_PRESERVING - {"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity"}
+
+
+def bind(kind: str, call: Call) -> dict[str, Value]:
+    names = SIGNATURES.get(kind, ())
+    params: dict[str, Value] = {}
+    for index, value in enumerate(call.args):
+        if index < len(names):
+            params[names[index]] = value
+    for key, value in call.kwargs.items():
+        params[key] = value
+    return params
+
+
+def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> Value:
+    """``nn.<kind>(...)``: a ModuleValue (or, for ``nn.Parameter``, the parameter tensor)."""
+    if kind == "Parameter" or kind == "parameter.Parameter":
+        data = as_tensor(call.arg(0, "data"))
+        ident = ModuleIdent("nn.Parameter(...)", call.node)
+        return TensorValue(data.shape, data.dtype or "float", lineage(data) + (ParameterTag(ident, data.shape),), call.node)
+    if kind.endswith("generate_square_subsequent_mask"):
+        size = dim_of(call.arg(0, "sz"))
+        shape = Shape((size, size)) if size is not None else None
+        return TensorValue(shape, "float", (TriangleTag(False, 1, call.node, full_size=size, additive=True),), call.node)
+    if kind in ("functional", "init") or kind.startswith(("functional.", "init.", "utils.")):
+        return UNKNOWN
+    params = bind(kind, call)
+    ident = ModuleIdent(f"nn.{kind}(...)", call.node)
+    items: tuple[Value, ...] = ()
+    if kind == "Sequential":
+        items = tuple(call.args)
+        if _check_chain(interp, items, call, frame):
+            params["__broken__"] = ConstValue(True)
+    elif kind in ("ModuleList", "ModuleDict"):
+        content = call.arg(0, "modules")
+        if isinstance(content, TupleValue):
+            items = content.items
+        elif isinstance(content, Repeated):
+            items = (content.element,)
+    module = ModuleValue(kind, params, ident, call.node, items)
+    interp.facts.constructions.append(ModuleConstruction(kind, call.node, ident, params, frame.run))  # type: ignore[arg-type]
+    return module
+
+
+def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, frame: "Frame") -> bool:
+    """Consecutive Linear layers of a Sequential must agree: out_features of one = in_features of the next."""
+    previous: ModuleValue | None = None
+    broken = [False]
+    for index, item in enumerate(items):
+        if not isinstance(item, ModuleValue):
+            previous = None
+            continue
+        if item.kind in SHAPE_PRESERVING:
+            continue
+        if item.kind == "Linear":
+            if previous is not None:
+                out_dim, in_dim = dim_of(previous.param("out_features")), dim_of(item.param("in_features"))
+                if out_dim is not None and in_dim is not None and equal(out_dim, in_dim, frame.assumptions) is Truth.FALSE:
+                    broken[0] = True
+                    node = call.arg_nodes[index] if index < len(call.arg_nodes) and call.arg_nodes[index] is not None else call.node
+                    conflict(
+                        interp,
+                        "layer-chain",
+                        node,
+                        f"layer {index} expects {in_dim} input features but the layer before it produces {out_dim}",
+                        frame,
+                        "Sequential",
+                    )
+            previous = item
+        else:
+            previous = None
+    return broken[0]
+
+
+def forward(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
+    """Call a layer: its forward rule, with the module itself as argument 0 of the event."""
+
+    name = "module." + module.kind
+    if name not in OPS:
+
+        return unknown_call(call)
+    full = Call(call.node, (module,) + call.args, call.kwargs, (None,) + call.arg_nodes, call.kwarg_nodes)
+    return apply(interp, name, full, frame)
+
+
+def _input(call: Call) -> TensorValue:
+    return as_tensor(call.arg(1, "input"))
+
+
+def _shape_preserving(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    x = _input(call)
+    if module.kind in ("Dropout", "Identity", "Dropout1d", "Dropout2d", "AlphaDropout"):
+        return x
+    result = TensorValue(x.shape, x.dtype, lineage(x), call.node)
+    layer = x.tag(LayerOutputTag)
+    return result.with_tag(layer) if layer is not None else result
+
+
+def linear_output(
+    interp: "Interpreter",
+    x: TensorValue,
+    in_features: Dim | None,
+    out_features: Dim | None,
+    node: cst.CSTNode,
+    frame: "Frame",
+    what: str,
+) -> TensorValue:
+    shape = None
+    if x.shape is not None:
+        last = x.shape.dim(-1)
+        if last is not None and in_features is not None:
+            unify(frame, last, in_features)
+        if last is not None and in_features is not None and equal(last, in_features, frame.assumptions) is Truth.FALSE:
+            # Fed straight from another layer: the layers do not chain (SC406); otherwise the input
+            # of a matrix product has the wrong width (SC505).
+            chained = x.has(LayerOutputTag)
+            conflict(
+                interp,
+                "layer-chain" if chained else "linear",
+                node,
+                f"{what} expects {in_features} input features but the input has shape {x.shape} (last dim {last})",
+                frame,
+                "linear",
+            )
+        if out_features is not None and (x.shape.variadic or x.shape.rank):
+            shape = x.shape.with_dim(-1, out_features) if x.shape.dims else None
+    elif in_features is not None and out_features is not None:
+        shape = Shape((out_features,), variadic=True)
+    return TensorValue(shape, "float", lineage(x), node)
+
+
+def _refine_input(interp: "Interpreter", call: Call, frame: "Frame", last: Dim | None) -> TensorValue:
+    """An input of unknown shape consumed by a layer with known in_features: its last dim is known."""
+    x = _input(call)
+    node = call.arg_nodes[1] if len(call.arg_nodes) > 1 else None
+    if x.shape is None and last is not None and isinstance(node, cst.Name):
+        current = frame.env.get(node.value)
+        if current is None or isinstance(current, Opaque) or (isinstance(current, TensorValue) and current.shape is None):
+            refined = TensorValue(Shape((last,), variadic=True), "float", x.tags, node)
+            frame.env[node.value] = refined
+            return refined
+    return x
+
+
+def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    in_features = dim_of(module.param("in_features"))
+    x = _refine_input(interp, call, frame, in_features)
+    result = linear_output(interp, x, in_features, dim_of(module.param("out_features")), call.node, frame, _label(module))
+    source = x if x.shape is not None or x.tags or x.node is not None else None
+    result = result.with_tag(LayerOutputTag(_label(module)))
+    return result.with_tag(ProjectionTag(module.ident, (), source, call.node))
+
+
+def _label(module: ModuleValue) -> str:
+    return module.ident.label if module.ident.label.startswith("self.") else f"nn.{module.kind}"
+
+
+def _embedding(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    ids = _input(call)
+    dim = dim_of(module.param("embedding_dim"))
+    shape = None
+    if ids.shape is not None and dim is not None:
+        shape = Shape(ids.shape.dims + (dim,), ids.shape.variadic)
+    elif dim is not None:
+        shape = Shape((dim,), variadic=True)
+    position = ids.tag(PositionTag)
+    if position is not None:
+        # Looked up with positions: a table as long as the positions asked for.
+        length = ids.shape.dim(-1) if ids.shape is not None else None
+        tag: object = PositionTag(call.node, "table", length, sliced=False)
+        return TensorValue(shape, "float", (tag,), call.node)
+    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node, dim),) + lineage(ids), call.node)
+
+
+def _layer_norm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    normalized = dim_of(module.param("normalized_shape"))
+    x = _refine_input(interp, call, frame, normalized)
+    # A norm has a learned gain: a normalised query or key (QK-norm) sets its own scale.
+    result = TensorValue(x.shape, x.dtype or "float", lineage(x) + (ScaleTag(None, call.node),), call.node)
+    layer = x.tag(LayerOutputTag)
+    return result.with_tag(layer) if layer is not None else result
+
+
+def _softmax_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    inner = Call(call.node, (call.arg(1, "input"),), {"dim": module.param("dim")}, call.arg_nodes[1:2])
+    return apply(interp, "softmax", inner, frame)
+
+
+def _sequential(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    if "__broken__" in module.params:
+        return UNKNOWN  # already reported where the layers were chained
+    value: Value = call.arg(1, "input")
+    for item in module.items:
+        inner = Call(call.node, (value,), {}, call.arg_nodes[1:2])
+        value = interp.call(item, inner, frame)
+    return value
+
+
+def _multihead_attention(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    query = as_tensor(call.arg(1, "query"))
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    embed = dim_of(module.param("embed_dim"))
+    shape = query.shape
+    if shape is not None and embed is not None and not shape.variadic:
+        shape = shape.with_dim(-1, embed)
+    out = TensorValue(shape, "float", lineage(query), call.node).with_tag(AttentionOutputTag(call.node))
+    return TupleValue((out, TensorValue(None, "float", (), call.node)))
+
+
+def _encoder_layer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    x = _input(call) if call.has(1, "src") is False else as_tensor(call.arg(1, "src"))
+    return TensorValue(x.shape, x.dtype, lineage(x), call.node).with_tag(AttentionOutputTag(call.node))
+
+
+def _cross_entropy_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return TensorValue(Shape(()), "float", (), call.node)
+
+
+FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
+    "Linear": _linear,
+    "Embedding": _embedding,
+    "LayerNorm": _layer_norm,
+    "RMSNorm": _layer_norm,
+    "Softmax": _softmax_module,
+    "LogSoftmax": _softmax_module,
+    "Sequential": _sequential,
+    "MultiheadAttention": _multihead_attention,
+    "TransformerEncoderLayer": _encoder_layer,
+    "TransformerDecoderLayer": _encoder_layer,
+    "TransformerEncoder": _encoder_layer,
+    "TransformerDecoder": _encoder_layer,
+    "CrossEntropyLoss": _cross_entropy_module,
+}
+
+
+def register_forward_ops() -> None:
+
+    for kind, rule in FORWARD.items():
+        OPS["module." + kind] = rule
+    for kind in SHAPE_PRESERVING:
+        OPS["module." + kind] = _shape_preserving
+
+
+register_forward_ops()
+
+
+def module_attribute(interp: "Interpreter", module: ModuleValue, attr: str, node: cst.CSTNode, frame: "Frame") -> Value:
+    if attr in module.params:
+        return module.params[attr]
+    if attr == "weight":
+        shape = None
+        if module.kind == "Linear":
+            out_features, in_features = dim_of(module.param("out_features")), dim_of(module.param("in_features"))
+            if out_features is not None and in_features is not None:
+                shape = Shape((out_features, in_features))
+        elif module.kind == "Embedding":
+            num, dim = dim_of(module.param("num_embeddings")), dim_of(module.param("embedding_dim"))
+            if num is not None and dim is not None:
+                shape = Shape((num, dim))
+        elif module.kind in ("LayerNorm", "RMSNorm"):
+            normalized = dim_of(module.param("normalized_shape"))
+            shape = Shape((normalized,)) if normalized is not None else None
+        return TensorValue(shape, "float", (ParameterTag(module.ident),), node)
+    if attr == "bias":
+        out_features = dim_of(module.param("out_features"))
+        return TensorValue(Shape((out_features,)) if out_features is not None else None, "float", (ParameterTag(module.ident),), node)
+    return BoundMethod(module, attr)
+
+
+def call_module_method(interp: "Interpreter", module: ModuleValue, name: str, call: Call, frame: "Frame") -> Value:
+    if name in ("forward", "__call__"):
+        return forward(interp, module, call, frame)
+    if name in ("append",) and module.kind == "ModuleList" and call.args:
+        module.items = module.items + (call.args[0],)
+        return ConstValue(None)
+    if name in ("extend",) and module.kind == "ModuleList":
+        return ConstValue(None)
+    if name in ("parameters", "named_parameters", "modules", "children", "train", "eval", "to", "cuda", "cpu", "apply"):
+        return UNKNOWN
+    return UNKNOWN
+
+
+def register(interp: "Interpreter", owner: ObjectValue, call: Call, frame: "Frame") -> Value:
+    """``self.register_buffer("mask", tensor)``: the buffer becomes an attribute of the module."""
+    name = call.arg(0, "name")
+    value = call.arg(1, "tensor") if "tensor" in call.kwargs or len(call.args) > 1 else call.arg(1, "param")
+    if not (isinstance(name, ConstValue) and isinstance(name.value, str)):
+        return ConstValue(None)
+    tensor = as_tensor(value)
+    ident = ModuleIdent(f"self.{name.value}", call.node)
+    tensor = tensor.with_tag(ParameterTag(ident, tensor.shape))
+    position = tensor.tag(PositionTag)
+    if position is not None and tensor.shape is not None and not tensor.shape.variadic:
+        length = next((d for d in tensor.shape.dims if not (d.is_const and d.value == 1)), None)
+        tensor = tensor.with_tag(PositionTag(call.node, "table", length, sliced=False))
+    owner.attrs[name.value] = tensor
+    return ConstValue(None)
+
+
+def is_module_value(value: Value) -> bool:
+    return isinstance(value, (ModuleValue, ObjectValue))
+
+
+def const_int(value: Value) -> int | None:
+    if isinstance(value, IntValue) and value.dim.is_const:
+        return value.dim.value
+    return None

@@ -1,0 +1,277 @@
+"""Ops whose meaning is a string: ``torch.einsum`` equations and einops patterns.
+
+Both are parsed, never evaluated. ``einsum("bhqd,bhkd->bhqk", q, k)`` is recognised as attention
+scores (one contracted index, last in both inputs, the output ending in the two free sequence
+indices), ``einsum("bhqk,bhkd->bhqd", p, v)`` as the attention output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shapecheck.engine.domain.tags import AttentionOutputTag, KeyTransposed
+from shapecheck.engine.domain.values import (
+    ConstValue,
+    ProbsTag,
+    ScoresTag,
+    TensorValue,
+    TupleValue,
+    Value,
+    as_tensor,
+    dim_of,
+)
+from shapecheck.engine.ops.base import (
+    Call,
+    combined_scale,
+    conflict,
+    lineage,
+    weight_projection,
+)
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+_EINSUM = re.compile(r"^\s*([A-Za-z.,\s]*?)\s*(?:->\s*([A-Za-z.\s]*))?\s*$")
+
+
+def _letters(term: str) -> list[str] | None:
+    term = term.replace(" ", "")
+    if term.count("...") > 1:
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(term):
+        if term.startswith("...", i):
+            out.append("...")
+            i += 3
+        elif term[i].isalpha():
+            out.append(term[i])
+            i += 1
+        else:
+            return None
+    return out
+
+
+def einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    equation = call.arg(0, "equation")
+    operands: list[Value] = list(call.args[1:])
+    if len(operands) == 1 and isinstance(operands[0], TupleValue):
+        operands = list(operands[0].items)
+    tensors = [as_tensor(o) for o in operands]
+    tags = lineage(*tensors)
+    if not (isinstance(equation, ConstValue) and isinstance(equation.value, str)):
+        return TensorValue(None, None, tags, call.node)
+    match = _EINSUM.match(equation.value)
+    if match is None:
+        return TensorValue(None, None, tags, call.node)
+    inputs = [_letters(term) for term in match.group(1).split(",")]
+    if any(i is None for i in inputs) or len(inputs) != len(tensors):
+        return TensorValue(None, None, tags, call.node)
+    if match.group(2) is not None:
+        output = _letters(match.group(2))
+    else:
+        counts: dict[str, int] = {}
+        for term in inputs:
+            for letter in term:  # type: ignore[union-attr]
+                counts[letter] = counts.get(letter, 0) + 1
+        output = (["..."] if "..." in counts else []) + sorted(l for l, c in counts.items() if c == 1 and l != "...")
+    if output is None:
+        return TensorValue(None, None, tags, call.node)
+    sizes: dict[str, Dim] = {}
+    for term, tensor in zip(inputs, tensors):
+        shape = tensor.shape
+        if shape is None or "..." in term or shape.variadic or shape.rank != len(term):  # type: ignore[operator]
+            continue
+        for letter, dim in zip(term, shape.dims):  # type: ignore[arg-type]
+            if letter in sizes:
+                known = sizes[letter]
+                if equal(known, dim, frame.assumptions) is Truth.FALSE and not (known.is_const and known.value == 1) and not (dim.is_const and dim.value == 1):
+                    conflict(
+                        interp,
+                        "matmul",
+                        call.node,
+                        f"einsum {equation.value!r}: index '{letter}' is {known} in one operand and {dim} in another",
+                        frame,
+                        "einsum",
+                    )
+            else:
+                sizes[letter] = dim
+    shape = None
+    if "..." not in output and all(letter in sizes for letter in output):
+        shape = Shape(tuple(sizes[letter] for letter in output))
+    dtype = tensors[0].dtype if tensors else None
+    result = TensorValue(shape, dtype, tags, call.node)
+    if len(inputs) == 2:
+
+        projection = weight_projection(tensors[0], tensors[1], call.node)
+        if projection is not None:
+            result = result.with_tag(projection)
+        result = _attention_role(result, inputs[0], inputs[1], output, tensors, sizes, call)  # type: ignore[arg-type]
+    return result
+
+
+def _attention_role(
+    result: TensorValue,
+    left: list[str],
+    right: list[str],
+    output: list[str],
+    tensors: list[TensorValue],
+    sizes: dict[str, Dim],
+    call: Call,
+) -> TensorValue:
+    contracted = [l for l in left if l in right and l not in output and l != "..."]
+    if len(contracted) != 1 or len(output) < 2:
+        return result
+    (c,) = contracted
+    a, b = tensors
+    for probs, term in ((a, left), (b, right)):
+        if probs.has(ProbsTag):
+            return result.with_tag(AttentionOutputTag(call.node, probs.tag(ProbsTag).node, term.index(c) - len(term)))
+    query_free, key_free = output[-2], output[-1]
+    # Which free index runs over keys is not written in an einsum; the values product tells (see
+    # AttentionOutputTag), so key_axis stays None here.
+    scores_like = left[-1] == c and right[-1] == c and (
+        (query_free in left and query_free not in right and key_free in right and key_free not in left)
+        or (query_free in right and query_free not in left and key_free in left and key_free not in right)
+    )
+    transposed = b.tag(KeyTransposed)
+    if not scores_like and transposed is not None and left[-1] == c and len(right) >= 2 and right[-2] == c:
+        # ``einsum("bntc,bncs->bnts", q, k.transpose(2, 3))``: the written-out q @ k^T.
+        if output[-1] == right[-1] and output[-2] == left[-2]:
+            tagged = result.with_tag(ScoresTag(call.node, a, transposed.source, sizes.get(c), -1))
+            factor = combined_scale(a, b)
+            return tagged.with_tag(factor) if factor is not None else tagged
+    if scores_like:
+        tagged = result.with_tag(ScoresTag(call.node, a, b, sizes.get(c), None))
+        factor = combined_scale(a, b)
+        return tagged.with_tag(factor) if factor is not None else tagged
+    return result
+
+
+# ---------------------------------------------------------------------------------------- einops
+
+
+def _groups(side: str) -> list[list[str]] | None:
+    """``b t (h d)`` -> [["b"], ["t"], ["h", "d"]]; ``...`` is its own group."""
+    tokens = re.findall(r"\(|\)|\.\.\.|[A-Za-z_][A-Za-z0-9_]*|\d+", side)
+    groups: list[list[str]] = []
+    current: list[str] | None = None
+    for token in tokens:
+        if token == "(":
+            if current is not None:
+                return None
+            current = []
+        elif token == ")":
+            if current is None:
+                return None
+            groups.append(current)
+            current = None
+        elif current is not None:
+            current.append(token)
+        else:
+            groups.append([token])
+    return groups if current is None else None
+
+
+def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    tensor = call.tensor(0, "tensor")
+    pattern = call.arg(1, "pattern")
+    operation = ""
+    node = call.node
+    from libcst import Attribute, Name
+    from libcst import Call as CstCall
+
+    if isinstance(node, CstCall):
+        func = node.func
+        operation = func.attr.value if isinstance(func, Attribute) else (func.value if isinstance(func, Name) else "")
+    if not (isinstance(pattern, ConstValue) and isinstance(pattern.value, str)) or "->" not in pattern.value:
+        return replace(tensor, shape=None, node=call.node)
+    left_text, right_text = pattern.value.split("->", 1)
+    left, right = _groups(left_text), _groups(right_text)
+    if left is None or right is None:
+        return replace(tensor, shape=None, node=call.node)
+    axes: dict[str, Dim] = {}
+    for key, value in call.kwargs.items():
+        dim = dim_of(value)
+        if dim is not None:
+            axes[key] = dim
+    shape = tensor.shape
+    if shape is not None and shape.variadic and len(shape.dims) < len(left) and not any("..." in g for g in left):
+        # ``b n (h d)`` on a tensor known only as (*, 192): the leading axes are named by the pattern.
+        leading = left[: len(left) - len(shape.dims)]
+        if all(len(g) == 1 and not g[0].isdigit() for g in leading):
+            shape = Shape(tuple(Dim.sym(g[0]) for g in leading) + shape.dims)
+    known = shape is not None and not shape.variadic and shape.rank == len(left) and not any("..." in g for g in left)
+    if known:
+        for group, dim in zip(left, shape.dims):  # type: ignore[union-attr]
+            if len(group) == 1:
+                name = group[0]
+                if name.isdigit():
+                    continue
+                axes.setdefault(name, dim)
+            else:
+                missing = [n for n in group if n not in axes and not n.isdigit()]
+                if not missing:
+                    total = product(axes[n] if not n.isdigit() else Dim.const(int(n)) for n in group)
+                    if equal(total, dim, frame.assumptions) is Truth.FALSE:
+                        conflict(
+                            interp,
+                            "reshape",
+                            call.node,
+                            f"{pattern.value!r}: the group ({' '.join(group)}) = {total} does not match the axis of size {dim}",
+                            frame,
+                            "rearrange",
+                        )
+                if len(missing) == 1:
+                    others = product(axes[n] if not n.isdigit() else Dim.const(int(n)) for n in group if n != missing[0])
+                    try:
+                        axes[missing[0]] = frame.assumptions.simplify(dim // others)
+                        remainder = frame.assumptions.simplify(dim % others)
+                    except ArithmeticError:
+                        continue
+                    if remainder.is_const and remainder.value != 0:
+                        conflict(
+                            interp,
+                            "heads",
+                            call.node,
+                            f"{pattern.value!r} splits {dim} into groups of {others}: {dim} is not divisible by "
+                            f"{others} ({dim} % {others} = {remainder.value})",
+                            frame,
+                            "rearrange",
+                        )
+    out_dims: list[Dim] = []
+    ok = known
+    for group in right:
+        parts = []
+        for name in group:
+            if name.isdigit():
+                parts.append(Dim.const(int(name)))
+            elif name in axes:
+                parts.append(axes[name])
+            else:
+                ok = False
+                break
+        if not ok:
+            break
+        out_dims.append(product(parts) if parts else Dim.const(1))
+    new_shape = Shape(tuple(out_dims)) if ok else None
+    result = replace(tensor, shape=new_shape, node=call.node)
+    flat_left = [g[0] for g in left if len(g) == 1]
+    flat_right = [g[0] for g in right if len(g) == 1]
+    swaps = (
+        operation == "rearrange"
+        and len(left) == len(right)
+        and len(left) >= 2
+        and all(len(g) == 1 for g in left + right)
+        and flat_left[:-2] == flat_right[:-2]
+        and flat_left[-2:] == list(reversed(flat_right[-2:]))
+    )
+    if swaps:
+        return result.without(KeyTransposed).with_tag(KeyTransposed(tensor))
+    if operation == "reduce":
+        return replace(result, tags=lineage(tensor))
+    return result.without(KeyTransposed)

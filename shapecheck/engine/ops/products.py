@@ -1,0 +1,180 @@
+"""Op rules that contract tensors: matmul / bmm / mm / baddbmm, ``outer``, ``F.linear``, einsum and
+einops (through ``patterns``), scaled dot-product attention, embedding lookups and losses. Matmuls
+tag attention scores, attention outputs and projections by a parameter. Registered in ``ops.OPS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import (
+    AttentionOutputTag,
+    KeyTransposed,
+    ParameterTag,
+)
+from shapecheck.engine.domain.values import (
+    PositionTag,
+    ProbsTag,
+    ProjectionTag,
+    ScaleTag,
+    ScoresTag,
+    TensorValue,
+    TokenEmbeddingTag,
+    Value,
+    scale_of,
+)
+from shapecheck.engine.ops import nn_modules
+from shapecheck.engine.ops.base import (
+    Call,
+    _callee_name,
+    _with_rank,
+    combined_scale,
+    conflict,
+    lineage,
+    op,
+    unify,
+    weight_projection,
+)
+from shapecheck.engine.ops.patterns import einops_call, einsum
+from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+# ------------------------------------------------------------------------------------ matmul
+
+
+@op("matmul", "bmm", "mm")
+def _matmul(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    a, b = call.tensor(0), call.tensor(1)
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    if name in ("bmm", "mm"):
+        rank = 3 if name == "bmm" else 2
+        a = replace(a, shape=_with_rank(interp, a.shape, rank))
+        b = replace(b, shape=_with_rank(interp, b.shape, rank))
+    return matmul_values(interp, a, b, call.node, frame, "matmul")
+
+
+def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: cst.CSTNode, frame: "Frame", name: str) -> TensorValue:
+    shape = None
+    if a.shape is not None and b.shape is not None:
+        inner_a, inner_b = a.shape.dim(-1), b.shape.dim(-2) if (b.shape.rank or 2) >= 2 else b.shape.dim(-1)
+        if inner_a is not None and inner_b is not None:
+            unify(frame, inner_a, inner_b)
+        result = shape_ops.matmul(a.shape, b.shape, frame.assumptions)
+        shape = result.shape
+        if result.conflict is not None:
+            left, right = result.conflict
+            conflict(
+                interp,
+                "matmul",
+                node,
+                f"matmul of {a.shape} and {b.shape}: inner dims {left} and {right} differ",
+                frame,
+                name,
+            )
+    tags: tuple[object, ...] = lineage(a, b)
+    result_tensor = TensorValue(shape, a.dtype or b.dtype, tags, node)
+    transposed = b.tag(KeyTransposed)
+    if transposed is not None and not a.has(ProbsTag):
+        head_dim = a.shape.dim(-1) if a.shape is not None else None
+        result_tensor = result_tensor.with_tag(ScoresTag(node, a, transposed.source, head_dim))
+        factor = combined_scale(a, transposed.source, b)
+        if factor is not None:
+            result_tensor = result_tensor.with_tag(factor)
+    elif a.has(ProbsTag):
+        result_tensor = result_tensor.with_tag(AttentionOutputTag(node, a.tag(ProbsTag).node, -1))
+    weight = weight_projection(a, b, node)
+    if weight is not None:
+        result_tensor = result_tensor.with_tag(weight)
+    return result_tensor
+
+
+@op("baddbmm")
+def _baddbmm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    result = matmul_values(interp, call.tensor(1, "batch1"), call.tensor(2, "batch2"), call.node, frame, "baddbmm")
+    alpha = call.kwargs.get("alpha")
+    if alpha is not None and result.has(ScoresTag):
+        result = result.with_tag(ScaleTag(scale_of(alpha), call.node))
+    return result
+
+
+@op("outer", "ger")
+def _outer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    a, b = call.tensor(0), call.tensor(1)
+    shape = None
+    if a.shape is not None and b.shape is not None and a.shape.rank == 1 and b.shape.rank == 1:
+        shape = Shape((a.shape.dims[0], b.shape.dims[0]))
+    return TensorValue(shape, a.dtype or b.dtype, lineage(a, b), call.node)
+
+
+@op("linear")
+def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    x, weight = call.tensor(0), call.tensor(1, "weight")
+
+    out_features = in_features = None
+    if weight.shape is not None and weight.shape.rank == 2:
+        out_features, in_features = weight.shape.dims
+    result = nn_modules.linear_output(interp, x, in_features, out_features, call.node, frame, "F.linear")
+    parameter = weight.tag(ParameterTag)
+    if parameter is not None:
+        result = result.with_tag(ProjectionTag(parameter.ident, (), x, call.node))  # type: ignore[arg-type]
+    return result
+
+
+# ------------------------------------------------------------------------------------ patterns
+
+
+@op("einsum")
+def _einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+
+    return einsum(interp, call, frame)
+
+
+@op("einops.rearrange", "einops.repeat", "einops.reduce")
+def _einops(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+
+    return einops_call(interp, call, frame)
+
+
+# ------------------------------------------------------------------------------------ attention, embeddings, losses
+
+
+@op("scaled_dot_product_attention")
+def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    q, k, v = call.tensor(0, "query"), call.tensor(1, "key"), call.tensor(2, "value")
+    shape = None
+    if q.shape is not None and v.shape is not None and not q.shape.variadic and not v.shape.variadic:
+        shape = Shape(q.shape.dims[:-1] + v.shape.dims[-1:])
+    return TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
+
+
+@op("embedding")
+def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    ids, weight = call.tensor(0), call.tensor(1, "weight")
+    shape = None
+    if weight.shape is not None and weight.shape.rank == 2:
+        if ids.shape is not None:
+            shape = Shape(ids.shape.dims + weight.shape.dims[1:], ids.shape.variadic)
+        else:
+            shape = Shape(weight.shape.dims[1:], variadic=True)  # whatever the ids, (..., width)
+    if ids.has(PositionTag):
+        rows = weight.shape.dims[0] if weight.shape is not None and weight.shape.rank == 2 else None
+        return TensorValue(shape, "float", (PositionTag(call.node, "embedding", rows, sliced=True),), call.node)
+    width = weight.shape.dims[1] if weight.shape is not None and weight.shape.rank == 2 else None
+    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node, width),), call.node)
+
+
+@op("cross_entropy", "nll_loss")
+def _cross_entropy(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return TensorValue(None, "float", (), call.node)
+
+
+@op("multinomial")
+def _multinomial(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return TensorValue(None, "int", (), call.node)

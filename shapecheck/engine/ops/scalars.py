@@ -1,0 +1,213 @@
+"""Op rules for Python numbers: ``math.sqrt`` / ``math.log``, the builtins (``int``, ``float``,
+``len``, ``range``, ``enumerate``, ``zip``, ``min`` / ``max``, ``super``), ``torch.finfo``, and
+``scalar_binary``, arithmetic on sizes and scale factors. Registered in ``ops.OPS`` on import.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import FinfoValue, Repeated
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    ConstValue,
+    FloatValue,
+    IntValue,
+    Scale,
+    ShapeValue,
+    TensorValue,
+    TupleValue,
+    Value,
+    dim_of,
+    int_of,
+    scale_of,
+)
+from shapecheck.engine.ops.base import Call, _callee_name, fresh, iteration_element, op
+from shapecheck.engine.symbolic.dims import Dim
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+# ------------------------------------------------------------------------------------ math
+
+
+@op("math.sqrt")
+def _math_sqrt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    scale = scale_of(call.arg(0))
+    if scale is None:
+        return UNKNOWN
+    root = scale.power(Fraction(1, 2))
+    return FloatValue(root) if root is not None else UNKNOWN
+
+
+@op("sqrt_scalar")
+def _sqrt_scalar(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return _math_sqrt(interp, call, frame)
+
+
+@op("math.log")
+def _math_log(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    value = scale_of(call.arg(0))
+    number = value.value if value is not None else None
+    if number is not None and number > 0:
+        return FloatValue(Scale(math.log(number)))
+    return UNKNOWN
+
+
+# ------------------------------------------------------------------------------------ builtins
+
+
+@op("builtins.int")
+def _int(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    value = call.arg(0)
+    if isinstance(value, IntValue):
+        return value
+    if isinstance(value, FloatValue):
+        return _float_to_int(value.scale, frame)
+    return UNKNOWN
+
+
+def _float_to_int(scale: Scale, frame: "Frame") -> Value:
+    if not scale.factors:
+        if math.isfinite(scale.coef):
+            return IntValue(Dim.const(int(scale.coef)))
+        return UNKNOWN
+    if any(e.denominator != 1 for _, e in scale.factors) or not float(scale.coef).is_integer():
+        return UNKNOWN
+    numerator = Dim.const(int(scale.coef))
+    denominator = Dim.const(1)
+    for base, exponent in scale.factors:
+        if exponent > 0:
+            numerator = numerator * base ** int(exponent)
+        else:
+            denominator = denominator * base ** int(-exponent)
+    return IntValue(frame.assumptions.simplify(numerator // denominator))
+
+
+@op("builtins.float")
+def _float(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    value = call.arg(0)
+    if isinstance(value, ConstValue) and isinstance(value.value, str):
+        text = value.value.strip().lower()
+        if text in ("-inf", "-infinity"):
+            return FloatValue(Scale(-math.inf))
+        if text in ("inf", "infinity", "+inf"):
+            return FloatValue(Scale(math.inf))
+        try:
+            return FloatValue(Scale(float(text)))
+        except ValueError:
+            return UNKNOWN
+    scale = scale_of(value)
+    return FloatValue(scale) if scale is not None else UNKNOWN
+
+
+@op("builtins.len")
+def _len(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    value = call.arg(0)
+    if isinstance(value, TupleValue):
+        return IntValue(Dim.const(len(value.items)))
+    if isinstance(value, TensorValue) and value.shape is not None and value.shape.rank:
+        return IntValue(value.shape.dims[0])
+    return UNKNOWN
+
+
+@op("builtins.range")
+def _range(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return Repeated(IntValue(fresh(interp, "i")))
+
+
+@op("builtins.enumerate")
+def _enumerate(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return Repeated(TupleValue((IntValue(fresh(interp, "i")), iteration_element(call.arg(0)))))
+
+
+@op("builtins.zip")
+def _zip(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return Repeated(TupleValue(tuple(iteration_element(a) for a in call.args)))
+
+
+@op("builtins.min", "builtins.max", "builtins.abs")
+def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    values = [int_of(v) for v in call.args]
+    if values and None not in values:
+        name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+        fn = {"min": min, "max": max, "abs": lambda x: abs(x)}.get(name)
+        if fn is not None:
+            return IntValue(Dim.const(fn(*values)))  # type: ignore[operator]
+    return UNKNOWN
+
+
+@op("builtins.super")
+def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return UNKNOWN
+
+
+@op("torch.finfo")
+def _finfo(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return FinfoValue()
+
+
+# ------------------------------------------------------------------------------------ operators
+
+
+def scalar_binary(operator: str, left: Value, right: Value, frame: "Frame") -> Value:
+    if operator == "add":
+        joined = _concat_sizes(left, right)
+        if joined is not None:
+            return joined
+    a, b = dim_of(left), dim_of(right)
+    if isinstance(left, IntValue) or isinstance(right, IntValue) or (a is not None and b is not None and operator in ("floordiv", "mod")):
+        if a is not None and b is not None:
+            try:
+                if operator == "add":
+                    return IntValue(a + b)
+                if operator == "sub":
+                    return IntValue(a - b)
+                if operator == "mul":
+                    return IntValue(a * b)
+                if operator == "floordiv":
+                    return IntValue(frame.assumptions.simplify(a // b))
+                if operator == "mod":
+                    return IntValue(frame.assumptions.simplify(a % b))
+                if operator == "pow" and b.is_const and b.value >= 0:
+                    return IntValue(a ** b.value)
+            except ArithmeticError:
+                return UNKNOWN
+    x, y = scale_of(left), scale_of(right)
+    if x is None or y is None:
+        return UNKNOWN
+    try:
+        if operator == "mul":
+            return FloatValue(x * y)
+        if operator == "truediv":
+            return FloatValue(x / y)
+        if operator == "pow":
+            exponent = y.value
+            if exponent is None:
+                return UNKNOWN
+            powered = x.power(Fraction(exponent).limit_denominator(64))
+            return FloatValue(powered) if powered is not None else UNKNOWN
+        if operator in ("add", "sub"):
+            xv, yv = x.value, y.value
+            if xv is not None and yv is not None:
+                return FloatValue(Scale(xv + yv if operator == "add" else xv - yv))
+    except (ArithmeticError, ValueError):
+        return UNKNOWN
+    return UNKNOWN
+
+
+def _concat_sizes(left: Value, right: Value) -> Value | None:
+    """``x.size()[:-1] + (h, d)``: a size with dims appended."""
+    if not isinstance(left, ShapeValue) or not isinstance(right, TupleValue):
+        return None
+    extra = [dim_of(item) for item in right.items]
+    if any(d is None for d in extra):
+        return UNKNOWN
+    shape = Shape(left.shape.dims + tuple(extra), left.shape.variadic) if left.shape is not None else None  # type: ignore[arg-type]
+    return ShapeValue(shape, left.source, left.base, left.dropped, left.extra + tuple(extra))  # type: ignore[arg-type]

@@ -1,0 +1,454 @@
+"""Op rules that move elements without computing: view / reshape, flatten, (un)squeeze, transpose,
+permute, expand / repeat, identity ops and dtype casts, and the size queries (``size``, ``dim``,
+``numel``). Registered in ``ops.OPS`` on import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from shapecheck.engine.domain.tags import DtypeValue, KeyTransposed
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    IntValue,
+    ScoresTag,
+    ShapeValue,
+    TensorValue,
+    Value,
+    dim_of,
+    int_of,
+)
+from shapecheck.engine.ops.base import (
+    OPS,
+    Call,
+    OpRule,
+    _axis_index,
+    _with_rank,
+    conflict,
+    dims_from,
+    fresh,
+    norm_axis,
+    op,
+    same_values,
+    size_args,
+    unify,
+)
+from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
+from shapecheck.engine.symbolic.shapes import Shape
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+# ------------------------------------------------------------------------------------ reshapes
+
+
+@op("view", "reshape")
+def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    if len(call.args) == 2 and isinstance(call.args[1], DtypeValue):
+        return same_values(source, None, call.args[1].dtype)
+    derived = _derived_view(interp, source, call, frame)
+    if derived is not None:
+        return derived
+    sizes = size_args(call, 1, "shape")
+    if sizes is None:
+        return same_values(source, None)
+    result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
+    if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
+        result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
+    if result.conflict is not None and source.shape is not None:
+        heads = _uneven_head_split(source.shape, sizes)
+        if heads is not None:
+            width, count = heads
+            conflict(
+                interp,
+                "heads",
+                call.node,
+                f"splitting the last dim {width} into {count} heads of {width} // {count} = {width // count} "
+                f"loses {width % count} features: {width} is not divisible by {count}",
+                frame,
+                "view",
+            )
+            return same_values(source, None)
+        conflict(
+            interp,
+            "reshape",
+            call.node,
+            f"cannot view a tensor of shape {source.shape} (numel {shape_ops.numel(source.shape)}) as "
+            f"({', '.join(str(s) for s in sizes)}) (numel {shape_ops.numel(Shape(tuple(sizes)))})",
+            frame,
+            "view",
+        )
+    if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
+        _unify_numel(frame, source.shape.dims, result.shape.dims)
+    return same_values(source, result.shape)
+
+
+def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame: "Frame") -> Value | None:
+    """``x.view(x.size()[:-1] + (h, d))``: keep x's leading dims, check the split trailing ones."""
+    target = call.arg(1, "shape") if len(call.args) == 2 or "shape" in call.kwargs else None
+    if not isinstance(target, ShapeValue) or target.base is not source or source.shape is None:
+        return None
+    dims = source.shape.dims
+    if target.dropped > len(dims):
+        return None
+    kept = dims[: len(dims) - target.dropped]
+    split = dims[len(dims) - target.dropped :]
+    extra = target.extra
+    if any(d.is_const and d.value == -1 for d in extra):
+        # ``x.size()[:-1] + (h, -1)``: the -1 is what is left of the split dims.
+        resolved = shape_ops.reshape(Shape(split), list(extra), frame.assumptions)
+        if resolved.shape is None or resolved.conflict is not None:
+            return same_values(source, None)
+        extra = resolved.shape.dims
+    old, new = product(split), product(extra)
+    if equal(old, new, frame.assumptions) is Truth.FALSE or equal(old, new, frame.assumptions, min_symbol=2) is Truth.FALSE:
+        heads = _uneven_head_split(Shape(split), list(extra)) if len(split) == 1 else None
+        conflict(
+            interp,
+            "heads" if heads is not None else "reshape",
+            call.node,
+            f"cannot view the trailing dims ({', '.join(map(str, split))}) of {source.shape} as "
+            f"({', '.join(map(str, extra))}): {old} elements vs {new}",
+            frame,
+            "view",
+        )
+        return same_values(source, None)
+    unify(frame, old, new) if len(split) == 1 and len(extra) == 1 else None
+    return same_values(source, Shape(kept + extra, source.shape.variadic))
+
+
+def _uneven_head_split(source: Shape, sizes: list[Dim]) -> tuple[int, int] | None:
+    """(width, heads) when a view splits a last dim D into (h, D // h) with D % h != 0."""
+    last = source.dim(-1)
+    if last is None or not last.is_const or len(sizes) < 2:
+        return None
+    count, size = sizes[-2], sizes[-1]
+    if not (count.is_const and size.is_const) or count.value <= 1:
+        return None
+    width = last.value
+    if width % count.value and width // count.value == size.value:
+        return width, count.value
+    return None
+
+
+def _unify_numel(frame: "Frame", source: tuple[Dim, ...], target: tuple[Dim, ...]) -> None:
+    """A view ran, so both sides hold as many elements: cancel the dims they share and assume the
+    rest equal (``view(B, T, h, H // h)`` of ``(B, T, H)`` teaches ``H == h * (H // h)``)."""
+    rest = list(target)
+    left = []
+    for dim in source:
+        if dim in rest:
+            rest.remove(dim)
+        else:
+            left.append(dim)
+    if not left or not rest:
+        return
+    try:
+        a, b = product(left), product(rest)
+    except ArithmeticError:
+        return
+    if equal(a, b, frame.assumptions) is Truth.UNKNOWN:
+        frame.assumptions.add_equal(a, b)
+
+
+@op("resize")
+def _resize(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.resize_(4, 5)``: the new sizes, whatever the old number of elements."""
+    source = call.tensor(0)
+    sizes = size_args(call, 1)
+    return same_values(source, Shape(tuple(sizes)) if sizes is not None else None)
+
+
+@op("flatten")
+def _flatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    start = int_of(call.arg(1, "start_dim"))
+    end = int_of(call.arg(2, "end_dim"))
+    start = 0 if start is None and not call.has(1, "start_dim") else start
+    end = -1 if end is None and not call.has(2, "end_dim") else end
+    shape = source.shape
+    if shape is None or shape.variadic or start is None or end is None:
+        return same_values(source, None)
+    rank = shape.rank
+    s, e = norm_axis(start, rank), norm_axis(end, rank)
+    if s is None or e is None or s > e:
+        return same_values(source, None)
+    merged = product(shape.dims[s : e + 1])
+    return same_values(source, Shape(shape.dims[:s] + (merged,) + shape.dims[e + 1 :]))
+
+
+@op("unflatten")
+def _unflatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    axis = int_of(call.arg(1, "dim"))
+    sizes = dims_from((call.arg(2, "sizes"),))
+    shape = source.shape
+    if shape is None or axis is None or sizes is None:
+        return same_values(source, None)
+    index = _axis_index(shape, axis)
+    if index is None:
+        return same_values(source, None)
+    sub = shape_ops.reshape(Shape((shape.dims[index],)), sizes, frame.assumptions)
+    if sub.conflict is not None:
+        heads = _uneven_head_split(Shape((shape.dims[index],)), sizes)
+        kind = "heads" if heads is not None else "reshape"
+        conflict(interp, kind, call.node,
+                 f"cannot unflatten axis {axis} of size {shape.dims[index]} into ({', '.join(map(str, sizes))})", frame, "unflatten")
+        return same_values(source, None)
+    if sub.shape is None:
+        return same_values(source, None)
+    return same_values(source, Shape(shape.dims[:index] + sub.shape.dims + shape.dims[index + 1 :], shape.variadic))
+
+
+@op("squeeze")
+def _squeeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    shape = source.shape
+    if shape is None or shape.variadic:
+        return same_values(source, None)
+    if not call.has(1, "dim"):
+        if all(d.is_const for d in shape.dims):
+            return same_values(source, Shape(tuple(d for d in shape.dims if d.value != 1)))
+        return same_values(source, None)
+    axis = int_of(call.arg(1, "dim"))
+    a = norm_axis(axis, shape.rank) if axis is not None else None
+    if a is None:
+        return same_values(source, None)
+    if shape.dims[a].is_const and shape.dims[a].value == 1:
+        return same_values(source, Shape(shape.dims[:a] + shape.dims[a + 1 :]))
+    if shape.dims[a].is_const:
+        return source
+    return same_values(source, None)
+
+
+@op("unsqueeze")
+def _unsqueeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    axis = int_of(call.arg(1, "dim"))
+    shape = source.shape
+    if shape is None or axis is None:
+        return same_values(source, None)
+    if shape.variadic:
+        if axis < 0:
+            position = len(shape.dims) + axis + 1
+            if position < 0:
+                return same_values(source, None)
+            dims = shape.dims[:position] + (Dim.const(1),) + shape.dims[position:]
+            return same_values(source, Shape(dims, variadic=True))
+        return same_values(source, None)
+    rank = len(shape.dims) + 1
+    a = norm_axis(axis, rank)
+    if a is None:
+        return same_values(source, None)
+    return same_values(source, Shape(shape.dims[:a] + (Dim.const(1),) + shape.dims[a:]))
+
+
+# ------------------------------------------------------------------------------------ axis order
+
+
+@op("transpose")
+def _transpose(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    i, j = int_of(call.arg(1, "dim0")), int_of(call.arg(2, "dim1"))
+    if i is None or j is None:
+        return same_values(source, None).without(KeyTransposed)
+    rank = source.rank
+    a, b = norm_axis(i, rank), norm_axis(j, rank)
+    last_two = {a, b} == {rank - 2, rank - 1} if rank is not None and a is not None and b is not None else {i, j} == {-2, -1}
+    shape = None
+    if source.shape is not None:
+        shape = shape_ops.transpose(source.shape, i, j)
+    result = same_values(source, shape)
+    return _mark_transposed(result, source, last_two)
+
+
+@op("T")
+def _dot_t(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    shape = source.shape
+    if shape is None or shape.variadic:
+        return same_values(source, None).without(KeyTransposed)
+    result = same_values(source, Shape(tuple(reversed(shape.dims))))
+    return _mark_transposed(result, source, shape.rank == 2)
+
+
+@op("mT")
+def _dot_mt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    shape = shape_ops.transpose(source.shape, -2, -1) if source.shape is not None else None
+    return _mark_transposed(same_values(source, shape), source, True)
+
+
+@op("t")
+def _dot_t_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return _dot_t(interp, call, frame)
+
+
+@op("permute")
+def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    order = size_args(call, 1, "dims")
+    if order is None or not all(d.is_const for d in order):
+        return same_values(source, None).without(KeyTransposed)
+    axes = [d.value for d in order]
+    shape = source.shape
+    rank = len(axes)
+    normalized = [a % rank if -rank <= a < rank else None for a in axes]
+    if None in normalized or sorted(normalized) != list(range(rank)):  # type: ignore[type-var]
+        return same_values(source, None)
+    swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
+    shape = _with_rank(interp, shape, rank)
+    new_shape = None
+    if shape is not None and not shape.variadic and shape.rank == rank:
+        new_shape = Shape(tuple(shape.dims[a] for a in normalized))  # type: ignore[index]
+    result = same_values(source, new_shape)
+    return _mark_transposed(result, source, swaps_last_two)
+
+
+def _mark_transposed(result: TensorValue, source: TensorValue, last_two: bool) -> TensorValue:
+    previous = source.tag(KeyTransposed)
+    result = result.without(KeyTransposed)
+    scores = result.tag(ScoresTag)
+    if scores is not None and last_two and scores.key_axis is not None:
+        result = result.with_tag(replace(scores, key_axis=-1 if scores.key_axis == -2 else -2))
+    if last_two:
+        if previous is not None:
+            return result  # transposed back
+        return result.with_tag(KeyTransposed(source))
+    return result
+
+
+# ------------------------------------------------------------------------------------ identity and casts
+
+
+@op("contiguous", "clone", "detach", "cuda", "cpu", "requires_grad_", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
+def _identity(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return call.tensor(0)
+
+
+@op("to", "type")
+def _to(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    for value in list(call.args[1:]) + [call.kwargs.get("dtype", UNKNOWN)]:
+        if isinstance(value, DtypeValue):
+            return same_values(source, source.shape, value.dtype)
+        if isinstance(value, TensorValue):
+            return same_values(source, source.shape, value.dtype)
+    return source
+
+
+@op("type_as")
+def _type_as(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return same_values(call.tensor(0), call.tensor(0).shape, call.tensor(1).dtype)
+
+
+def _cast(dtype: str) -> OpRule:
+    def rule(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+        source = call.tensor(0)
+        return same_values(source, source.shape, dtype)
+
+    return rule
+
+
+for _name in ("float", "half", "double", "bfloat16"):
+    OPS[_name] = _cast("float")
+
+
+for _name in ("long", "int", "short", "byte"):
+    OPS[_name] = _cast("int")
+
+
+OPS["bool"] = _cast("bool")
+
+
+# ------------------------------------------------------------------------------------ broadcasts and repeats
+
+
+@op("expand")
+def _expand(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    sizes = size_args(call, 1)
+    if sizes is None:
+        return same_values(source, None)
+    shape = source.shape
+    dims = []
+    offset = len(sizes) - shape.rank if shape is not None and shape.rank is not None else None
+    for index, size in enumerate(sizes):
+        if size.is_const and size.value == -1:
+            # -1 keeps the size of the aligned (from the right) existing axis.
+            if shape is None or shape.variadic or offset is None or index < offset:
+                return same_values(source, None)
+            dims.append(shape.dims[index - offset])
+        else:
+            dims.append(size)
+    return same_values(source, Shape(tuple(dims)))
+
+
+@op("expand_as", "view_as", "reshape_as")
+def _as_other(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    return same_values(call.tensor(0), call.tensor(1).shape)
+
+
+@op("repeat")
+def _repeat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    sizes = size_args(call, 1, "repeats")
+    shape = source.shape
+    if sizes is None or shape is None or shape.variadic or len(sizes) < shape.rank:
+        return same_values(source, None)
+    padded = (Dim.const(1),) * (len(sizes) - shape.rank) + shape.dims
+    return same_values(source, Shape(tuple(a * b for a, b in zip(padded, sizes))))
+
+
+@op("repeat_interleave")
+def _repeat_interleave(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    repeats = dim_of(call.arg(1, "repeats"))
+    axis = int_of(call.arg(2, "dim"))
+    shape = source.shape
+    if repeats is None or axis is None or shape is None:
+        return same_values(source, None)
+    a = norm_axis(axis, shape.rank)
+    if shape.variadic:
+        if axis >= 0:
+            return same_values(source, None)
+        index = len(shape.dims) + axis
+        if index < 0:
+            return same_values(source, None)
+        return same_values(source, shape.with_dim(index, shape.dims[index] * repeats))
+    if a is None:
+        return same_values(source, None)
+    return same_values(source, shape.with_dim(a, shape.dims[a] * repeats))
+
+
+# ------------------------------------------------------------------------------------ size queries
+
+
+@op("size")
+def _size(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    if not call.has(1, "dim"):
+        receiver = call.arg_nodes[0] if call.arg_nodes else None
+        return ShapeValue(source.shape, receiver, source)
+    axis = int_of(call.arg(1, "dim"))
+    if axis is None or source.shape is None:
+        return IntValue(fresh(interp, "size"))
+    dim = source.shape.dim(axis)
+    return IntValue(dim) if dim is not None else IntValue(fresh(interp, "size"))
+
+
+@op("dim", "ndimension")
+def _rank(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    rank = call.tensor(0).rank
+    return IntValue(Dim.const(rank)) if rank is not None else UNKNOWN
+
+
+@op("numel")
+def _numel(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    shape = call.tensor(0).shape
+    total = shape_ops.numel(shape) if shape is not None else None
+    return IntValue(total) if total is not None else UNKNOWN
