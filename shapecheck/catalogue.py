@@ -59,6 +59,7 @@ SC503  | heads-split-without-transpose  | (b,t,d_model) viewed directly as (b,h,
 SC504  | wrong-key-transpose            | keys transposed with .T / .t() or over batch/head axes instead of the last two
 SC505  | matmul-shape-mismatch          | inferred inner dims of a matmul / linear disagree
 SC506  | annotation-mismatch            | inferred shape contradicts a jaxtyping annotation
+SC507  | batch-first-mismatch           | batch-first (b, t, d) tensors given to nn.MultiheadAttention / nn.Transformer* layers built without batch_first=True
 SC601  | missing-train-eval-mode        | training loop that never calls model.train(), or evaluation with no model.eval(), for models with dropout
 SC602  | cross-entropy-shape            | cross_entropy on (B,T,V) logits without flattening or moving the class dim
 SC603  | lm-targets-not-shifted         | language-model targets equal the inputs (no next-token shift)
