@@ -982,8 +982,13 @@ def test_unknown_calls_are_unknown_and_quiet() -> None:
     )
     facts = analyze_src(src)
     values = {a.name: a.value for a in run_of(facts).assignments}
-    for name in ("a", "b2", "c", "d2", "e2"):
+    for name in ("a", "b2", "c"):
         assert _shape(values[name]) is None, name
+    # x (b, t, d) plus an unknown: at least rank 3, each dim fresh (the unknown may broadcast it)
+    d2 = values["d2"].shape
+    assert d2.variadic and len(d2.dims) == 3 and not {str(d) for d in d2.dims} & {"b", "t", "d"}
+    # an unknown left operand of @ still gives the product the right operand's last dim
+    assert _shape(values["e2"]) == "(*, e)"  # w is (d, e)
     assert _shape(values["y"]) == "(2, 3)"  # view fixes the shape whatever came in
     assert list(facts.conflicts) == []
 

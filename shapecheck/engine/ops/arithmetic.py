@@ -35,6 +35,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops.base import conflict, keep_scale, lineage
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -167,7 +168,7 @@ def _result_shape(
     left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
-            return None
+            return _broadcast_with_unknown(interp, a.shape if a.shape is not None else b.shape)
         result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:
@@ -192,7 +193,20 @@ def _result_shape(
     other = right if left_tensor else left
     if is_scalar(other) or (isinstance(other, ConstValue) and isinstance(other.value, (int, float, bool))):
         return tensor.shape
+    if isinstance(other, Opaque):
+        return _broadcast_with_unknown(interp, tensor.shape)  # a parameter: a number or a tensor
     return None
+
+
+def _broadcast_with_unknown(interp: "Interpreter", known: Shape | None) -> Shape | None:
+    """``known`` broadcast with a tensor of unknown shape: at least as many dims, after an unknown
+    prefix; a constant size > 1 stays (the other side is 1 there or equal), any other becomes fresh."""
+    if known is None:
+        return None
+    dims = tuple(
+        d if d.is_const and d.value > 1 else Dim.sym(interp.fresh_name("n", use_target=False)) for d in known.dims
+    )
+    return Shape(dims, variadic=True)
 
 
 def _result_dtype(operator: str, left: Value, right: Value, a: TensorValue, b: TensorValue) -> str | None:

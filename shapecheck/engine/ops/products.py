@@ -40,6 +40,7 @@ from shapecheck.engine.ops.base import (
 )
 from shapecheck.engine.ops.patterns import einops_call, einsum
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -78,11 +79,18 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
                 frame,
                 name,
             )
+    elif a.shape is None and b.shape is not None and b.shape.rank is not None and b.shape.rank >= 2:
+        # Only the right operand is known, (..., k, m): whatever the left's rank, the product ends in
+        # m, after at least b's batch dims (a 1-D left operand drops its row dim).
+        batch = tuple(Dim.sym(interp.fresh_name("n", use_target=False)) for _ in range(b.shape.rank - 2))
+        shape = Shape(batch + b.shape.dims[-1:], variadic=True)
     tags: tuple[object, ...] = lineage(a, b)
     result_tensor = TensorValue(shape, a.dtype or b.dtype, tags, node)
     transposed = b.tag(KeyTransposed)
     if transposed is not None and not a.has(ProbsTag):
         head_dim = a.shape.dim(-1) if a.shape is not None else None
+        if head_dim is None and b.shape is not None and b.shape.rank is not None and b.shape.rank >= 2:
+            head_dim = b.shape.dim(-2)  # the contracted dim of the transposed key
         result_tensor = result_tensor.with_tag(ScoresTag(node, a, transposed.source, head_dim))
         factor = combined_scale(a, transposed.source, b)
         if factor is not None:
