@@ -56,7 +56,7 @@ class MaskShape(Rule):
             if conflict.node in reported:
                 continue
             reported.add(conflict.node)
-            yield Report(conflict.node, conflict.detail, hint="slice or reshape the mask to the scores' (..., t_q, t_k)")
+            yield Report(conflict.node, conflict.detail, hint="slice or reshape the mask to the scores' (..., t_q, t_k)", causes=conflict.causes)
         applications = {id(a.event): a for a in mask_applications(facts)}
         events = [a.event for a in applications.values()]
         for event in in_some_context(events, lambda e: _unsliced_buffer(applications[id(e)])):

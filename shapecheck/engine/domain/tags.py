@@ -2,7 +2,7 @@
 
 Values: ``Repeated`` (a list of like items), ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags
 (attached to a ``TensorValue``): ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``,
-``LayerOutputTag``, ``FilledTag``. The general values and tags live in ``values``.
+``LayerOutputTag``, ``FilledTag``, ``CauseTag``. The general values and tags live in ``values``.
 """
 
 from __future__ import annotations
@@ -90,3 +90,12 @@ class FilledTag:
     """Every element of this tensor is ``value`` (zeros, ones, full)."""
 
     value: Scale
+
+
+@dataclass(frozen=True, slots=True)
+class CauseTag:
+    """The nodes of the suspect ops this tensor was computed from: ops whose shapes conflicted and
+    concatenations (which change a width). A finding downstream of a reported one is its follow-on,
+    and the linter reports only the root (one root cause, one finding)."""
+
+    nodes: frozenset

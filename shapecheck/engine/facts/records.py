@@ -114,6 +114,8 @@ class ShapeConflict:
     detail: str
     op: str = ""
     run: FunctionRun | None = None
+    #: the suspect ops (earlier conflicts, concatenations) the operands were computed from
+    causes: frozenset = frozenset()
 
 
 @dataclass(eq=False)

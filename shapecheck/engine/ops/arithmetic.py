@@ -180,9 +180,13 @@ def _result_shape(
         if problem is not None:
             _, x, y = problem
             positional = any(_positional_table(t) for t in (a, b))
+            # Scores combined with something of the wrong shape: an additive or multiplicative mask
+            # (or bias) that does not fit the scores is a mask-shape problem, not a residual one.
+            on_scores = operator in ("add", "sub", "mul") and (a.has(ScoresTag) or b.has(ScoresTag))
+            kind = "positional-broadcast" if positional else "mask-broadcast" if on_scores else "broadcast"
             conflict(
                 interp,
-                "positional-broadcast" if positional else "broadcast",
+                kind,
                 node,
                 f"`{_SYMBOL.get(operator, operator)}` of shapes {a.shape} and {b.shape}: {x} vs {y} cannot broadcast",
                 frame,
