@@ -299,8 +299,14 @@ OPS = [
     ),
     case(
         "y = torch.tensor([1, 2, 3])", "(3)", "int", id="tensor-literal",
-        marks=limitation("torch.tensor of a literal list gives an unknown shape"),
     ),
+    case("y = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6]])", "(3, 2)", "float", id="tensor-nested"),
+    case("y = torch.tensor([[True], [False]])", "(2, 1)", "bool", id="tensor-bool"),
+    case("y = torch.tensor([[1, 2], [3]])", None, id="tensor-ragged"),
+    case("y = torch.randint(0, 100, (2, 16))", "(2, 16)", "int", id="randint-low-high"),
+    case("y = torch.randint(100, size=(4, 8))", "(4, 8)", "int", id="randint-size-kwarg"),
+    case("y = torch.randint(5, (3,), dtype=torch.float32)", "(3)", "float", id="randint-dtype"),
+    case("y = torch.randperm(10)", "(10)", "int", id="randperm"),
     case(
         "y = torch.where(bm, 1, 0)", "(t, t)", "int", id="where-two-scalars",
         marks=limitation("torch.where(cond, scalar, scalar) gives an unknown shape"),

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import LayerOutputTag, ParameterTag
+from shapecheck.engine.domain.tags import LayerOutputTag, PaddingTag, ParameterTag
 from shapecheck.engine.domain.values import (
     ConstValue,
     FloatValue,
@@ -35,7 +35,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops.base import conflict, keep_scale, lineage
 from shapecheck.engine.symbolic import shapes as shape_ops
-from shapecheck.engine.symbolic.dims import Dim
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -208,7 +208,7 @@ def _broadcast_with_unknown(interp: "Interpreter", known: Shape | None) -> Shape
     if known is None:
         return None
     dims = tuple(
-        d if d.is_const and d.value > 1 else Dim.sym(interp.fresh_name("n", use_target=False)) for d in known.dims
+        d if d.is_const and d.value > 1 else fresh_anonymous() for d in known.dims
     )
     return Shape(dims, variadic=True)
 
@@ -255,6 +255,8 @@ def tensor_compare(
         result = result.with_tag(replace(triangle, negated=triangle.negated != _NEGATING[operator]))
     elif triangle is not None and zero is not None and zero.value == 1 and operator in ("Equal",):
         result = result.with_tag(triangle)
+    elif triangle is None and operator in ("Equal", "NotEqual") and is_scalar(other) and tensor.dtype == "int":
+        result = result.with_tag(PaddingTag(node))  # integer ids == pad_id: a padding mask, not a causal one
     return result
 
 

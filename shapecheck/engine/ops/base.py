@@ -17,20 +17,24 @@ from shapecheck.engine.domain.arguments import Arguments
 from shapecheck.engine.domain.tags import (
     CauseTag,
     DtypeValue,
+    PaddingTag,
     KeyTransposed,
     ParameterTag,
     Repeated,
     SplitTuple,
+    StreamTag,
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
     ModuleValue,
     PositionTag,
+    ProbsTag,
     ProjectionTag,
     QualifiedValue,
     Scale,
     ScaleTag,
+    ScoresTag,
     ShapeValue,
     TensorValue,
     TokenEmbeddingTag,
@@ -177,6 +181,7 @@ def lineage(*values: Value) -> tuple[object, ...]:
     tags: list[object] = []
     kinds: set[type] = set()
     causes: frozenset = frozenset()
+    sites: frozenset = frozenset()
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
@@ -185,9 +190,28 @@ def lineage(*values: Value) -> tuple[object, ...]:
                     tags.append(tag if type(tag) is not PositionTag else replace(tag, kind="added") if tag.kind == "index" else tag)
                 elif type(tag) is CauseTag:
                     causes |= tag.nodes
+                elif type(tag) is StreamTag:
+                    sites |= tag.sites
     if causes:
         tags.append(CauseTag(causes))
+    if sites:
+        tags.append(StreamTag(sites))
     return tuple(tags)
+
+
+def attended(output: TensorValue, query: TensorValue, site: cst.CSTNode) -> TensorValue:
+    """An attention output: it continues the query's stream, through this site (see StreamTag)."""
+    before = query.tag(StreamTag)
+    sites = (before.sites if before is not None else frozenset()) | {site}
+    kept = tuple(tag for tag in output.tags if type(tag) is not StreamTag)
+    return replace(output, tags=kept + (StreamTag(sites),))
+
+
+def attention_query(probs: TensorValue) -> TensorValue:
+    """The query side of attention probabilities (their scores' query), else the probabilities."""
+    tag = probs.tag(ProbsTag)
+    scores = tag.scores.tag(ScoresTag) if tag is not None and isinstance(tag.scores, TensorValue) else None
+    return scores.query if scores is not None and isinstance(scores.query, TensorValue) else probs
 
 
 def causes_of(*values: Value) -> frozenset:
@@ -240,6 +264,9 @@ def _negate(source: TensorValue, node: cst.CSTNode) -> TensorValue:
     result = TensorValue(source.shape, "bool" if source.dtype in ("bool", None) else source.dtype, lineage(source), node)
     if triangle is not None:
         result = result.with_tag(replace(triangle, negated=not triangle.negated))
+    padding = source.tag(PaddingTag)
+    if padding is not None:
+        result = result.with_tag(padding)  # ~(ids == pad) still only hides padding
     return result
 
 

@@ -42,6 +42,7 @@ from shapecheck.engine.ops.base import (
     OPS,
     Call,
     apply,
+    attended,
     conflict,
     lineage,
     unify,
@@ -294,12 +295,14 @@ def _multihead_attention(interp: "Interpreter", call: Call, frame: "Frame") -> V
     if shape is not None and embed is not None and not shape.variadic:
         shape = shape.with_dim(-1, embed)
     out = TensorValue(shape, "float", lineage(query), call.node).with_tag(AttentionOutputTag(call.node))
+    out = attended(out, query, call.node)
     return TupleValue((out, TensorValue(None, "float", (), call.node)))
 
 
 def _encoder_layer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     x = _input(call) if call.has(1, "src") is False else as_tensor(call.arg(1, "src"))
-    return TensorValue(x.shape, x.dtype, lineage(x), call.node).with_tag(AttentionOutputTag(call.node))
+    out = TensorValue(x.shape, x.dtype, lineage(x), call.node).with_tag(AttentionOutputTag(call.node))
+    return attended(out, x, call.node)
 
 
 def _cross_entropy_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
