@@ -21,4 +21,4 @@ def conflict_reports(facts: FileFacts, kinds: tuple[str, ...], hint: str, ops: t
         first.setdefault(key, conflict)
         causes[key] = causes[key] & conflict.causes if key in causes else conflict.causes
     for key, conflict in first.items():
-        yield Report(conflict.node, conflict.detail, hint=hint, causes=causes[key])
+        yield Report(conflict.node, conflict.detail, hint=conflict.hint or hint, causes=causes[key])

@@ -64,9 +64,10 @@ class SoftmaxWrongDim(Rule):
             key_axis = _key_axis(event, key_axes)
             scores = event.tensor(0, "input")
             given = "no dim (implicitly dim 1)" if dim is None else f"dim={dim}"
+            shape = f" {scores.shape}" if scores.shape is not None else ""
             yield Report(
                 event.node,
-                f"softmax over attention scores {scores.shape} with {given}, but the key axis (the one "
+                f"softmax over attention scores{shape} with {given}, but the key axis (the one "
                 f"contracted with the values) is dim={key_axis}",
                 hint=f"use dim={key_axis}",
             )

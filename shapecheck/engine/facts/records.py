@@ -116,6 +116,8 @@ class ShapeConflict:
     run: FunctionRun | None = None
     #: the suspect ops (earlier conflicts, concatenations) the operands were computed from
     causes: frozenset = frozenset()
+    #: what to change, when the op knows better than the rule's generic hint
+    hint: str | None = None
 
 
 @dataclass(eq=False)

@@ -6,6 +6,8 @@ Constructor arguments are bound by name whether given by position or keyword, so
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -200,6 +202,7 @@ def linear_output(
             # Fed straight from another layer: the layers do not chain (SC406); otherwise the input
             # of a matrix product has the wrong width (SC505).
             chained = x.has(LayerOutputTag)
+            before = len(interp.facts.conflicts)
             conflict(
                 interp,
                 "layer-chain" if chained else "linear",
@@ -207,6 +210,11 @@ def linear_output(
                 f"{what} expects {in_features} input features but the input has shape {x.shape} (last dim {last})",
                 frame,
                 "linear",
+            )
+            interp.facts.conflicts[before] = replace(
+                interp.facts.conflicts[before],
+                hint=f"the widths disagree: {what} is built with in_features={in_features} but receives {last}; "
+                f"build it with in_features={last}, or give it an input of width {in_features}",
             )
         if out_features is not None and (x.shape.variadic or x.shape.rank):
             shape = x.shape.with_dim(-1, out_features) if x.shape.dims else None
