@@ -118,6 +118,8 @@ class ShapeConflict:
     causes: frozenset = frozenset()
     #: what to change, when the op knows better than the rule's generic hint
     hint: str | None = None
+    #: where the fix goes when that is not ``node`` (the configuration default of a head count)
+    at: cst.CSTNode | None = None
 
 
 @dataclass(eq=False)

@@ -12,9 +12,11 @@ from shapecheck.engine.domain.tags import DtypeValue, KeyTransposed
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
+    Origin,
     ScoresTag,
     ShapeValue,
     TensorValue,
+    TupleValue,
     Value,
     dim_of,
     int_of,
@@ -60,18 +62,23 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
         result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
     if result.conflict is not None and source.shape is not None:
-        heads = _uneven_head_split(source.shape, sizes)
+        heads = _uneven_head_split(source.shape, sizes, frame.assumptions)
         if heads is not None:
             width, count = heads
+            origin = _origin_of(call, count)
+            named = f" ({origin.label})" if origin is not None else ""
+            before = len(interp.facts.conflicts)
             conflict(
                 interp,
                 "heads",
                 call.node,
-                f"splitting the last dim {width} into {count} heads of {width} // {count} = {width // count} "
-                f"loses {width % count} features: {width} is not divisible by {count}",
+                f"the width {width} is not divisible by {count}, the head count{named}: {count} heads of "
+                f"{width} // {count} = {width // count} lose {width % count} features",
                 frame,
                 "view",
             )
+            if origin is not None:
+                interp.facts.conflicts[before] = replace(interp.facts.conflicts[before], at=origin.node)
             return same_values(source, None)
         conflict(
             interp,
@@ -121,9 +128,24 @@ def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame:
     return same_values(source, Shape(kept + extra, source.shape.variadic))
 
 
-def _uneven_head_split(source: Shape, sizes: list[Dim]) -> tuple[int, int] | None:
-    """(width, heads) when a view splits a last dim D into (h, D // h) with D % h != 0."""
+def _origin_of(call: Call, count: int) -> Origin | None:
+    """Where the head count among a view's sizes was written (a configuration default)."""
+    values = list(call.args[1:])
+    if len(values) == 1 and isinstance(values[0], TupleValue):
+        values = list(values[0].items)
+    for value in values:
+        if isinstance(value, IntValue) and value.origin is not None and value.dim.is_const and value.dim.value == count:
+            return value.origin
+    return None
+
+
+def _uneven_head_split(source: Shape, sizes: list[Dim], assumptions: object = None) -> tuple[int, int] | None:
+    """(width, heads) when a view splits a last dim D into (h, D // h) with D % h != 0 (D known, or
+    a symbol such as ``C`` that this path binds to a number)."""
     last = source.dim(-1)
+    bindings = getattr(assumptions, "bindings", None)
+    if last is not None and not last.is_const and bindings:
+        last = last.substitute(bindings)
     if last is None or not last.is_const or len(sizes) < 2:
         return None
     count, size = sizes[-2], sizes[-1]
