@@ -3,8 +3,8 @@
 Codes and names are a public contract: users write them in ``--select``, in
 ``# shapecheck: ignore[...]`` and in pyproject.toml. A rule that is catalogued but not written yet
 can already be named in a configuration without an error; a registered rule must appear here with
-the same code and name (the test suite checks it, and checks this table against RULES.md when the
-design documents sit beside the checkout).
+the same code and name (the test suite checks it). A catalogued code with no registered rule is
+planned, not implemented: ``shapecheck explain`` says so and ``shapecheck rules`` does not list it.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ SC503  | heads-split-without-transpose  | (b,t,d_model) viewed directly as (b,h,
 SC504  | wrong-key-transpose            | keys transposed with .T / .t() or over batch/head axes instead of the last two
 SC505  | matmul-shape-mismatch          | inferred inner dims of a matmul / linear disagree
 SC506  | annotation-mismatch            | inferred shape contradicts a jaxtyping annotation
+SC507  | batch-first-mismatch           | batch-first (b, t, d) tensors given to nn.MultiheadAttention / nn.Transformer* layers built without batch_first=True
 SC601  | missing-train-eval-mode        | training loop that never calls model.train(), or evaluation with no model.eval(), for models with dropout
 SC602  | cross-entropy-shape            | cross_entropy on (B,T,V) logits without flattening or moving the class dim
 SC603  | lm-targets-not-shifted         | language-model targets equal the inputs (no next-token shift)

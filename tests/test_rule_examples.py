@@ -104,6 +104,8 @@ def test_known_miss_is_still_missed(rule: type[Rule], example, reason: str) -> N
     """A known miss documents a limit of the engine. When the engine learns to see it, this fails:
     move the example back into INVALID (delete its KNOWN_MISSES entry)."""
     result = lint_source(example.code, "example.py", {rule.code})
+    assert result.error is None, f"the linter fails on known miss {example.title!r}: {result.error}"
+    assert example.expected_lines, f"known miss {example.title!r} of {rule.code} marks no line with '# <-'"
     lines = sorted({d.span.line for d in result.diagnostics if d.code == rule.code})
     assert lines != example.expected_lines, f"{rule.code} now catches {example.title!r}: remove it from KNOWN_MISSES"
     assert reason.strip()
