@@ -9,6 +9,7 @@ their examples use.
 from __future__ import annotations
 
 import dataclasses
+import re
 import math
 
 import pytest
@@ -95,3 +96,21 @@ def test_renaming_is_consistent_and_keeps_torch_names() -> None:
         "        return v3.softmax(dim=dim) + self.a6.sum()\n\n\n"
         "v4 = C0(v1=32)\n"
     )
+
+
+LINEAR_CALL = re.compile(r"nn\.Linear\(([^()]*(?:\([^()]*\))?[^()]*)\)")
+
+
+def _without_bias(code: str) -> str:
+    """Every ``nn.Linear(...)`` that does not say ``bias=`` gets ``bias=False``: shapes do not change."""
+    return LINEAR_CALL.sub(
+        lambda match: match.group(0) if "bias" in match.group(1) else f"nn.Linear({match.group(1)}, bias=False)", code
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "example"), [case for case in _cases() if _without_bias(case.values[1].code) != case.values[1].code]
+)
+def test_invalid_example_without_linear_biases_has_the_same_findings(rule: type[Rule], example) -> None:
+    changed = _without_bias(example.code)
+    assert _findings(changed, rule) == [(line, rule.code) for line in example.expected_lines], changed
