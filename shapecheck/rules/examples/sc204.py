@@ -321,6 +321,103 @@ class SentenceClassifier(nn.Module):
         x = self.tok(idx) + self.pos(torch.arange(idx.size(1), device=idx.device))
         return F.softmax(self.head(self.encoder(x).mean(dim=1)), dim=-1)
 '''),
+    ("BertForMaskedLM: a masked LM is bidirectional (the encoder word vetoes the LM word)", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class BertForMaskedLM(nn.Module):
+    """A masked language model sees both sides of each token: no causal mask."""
+
+    def __init__(self, vocab_size=100, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.h, self.d = num_heads, hidden_size // num_heads
+        self.embed = nn.Embedding(vocab_size, hidden_size)
+        self.pos = nn.Embedding(128, hidden_size)
+        self.qkv = nn.Linear(hidden_size, 3 * hidden_size)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.embed(ids) + self.pos(torch.arange(T, device=ids.device))
+        q, k, v = self.qkv(x).view(B, T, 3, self.h, self.d).permute(2, 0, 3, 1, 4)
+        probs = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.d), dim=-1)
+        return (probs @ v).transpose(1, 2).reshape(B, T, -1)
+'''),
+    ("a block documented as the encoder of an encoder-decoder: the docstring's veto wins", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Block(nn.Module):
+    """Encoder block of an encoder-decoder model: bidirectional self-attention over the source."""
+
+    def __init__(self, d_model=64, n_heads=4):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return y.transpose(1, 2).reshape(B, T, C)
+'''),
+    ("classifier trained with cross-entropy: its head is over classes, not the vocabulary", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class TextClassifier(nn.Module):
+    def __init__(self, vocab_size=1000, d_model=64, n_heads=4, n_classes=5, max_len=128):
+        super().__init__()
+        self.n_heads = n_heads
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.head = nn.Linear(d_model, n_classes)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.embed(ids) + self.pos(torch.arange(T, device=ids.device))
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, -1)
+        return self.head(y.mean(dim=1))
+
+
+def train_step(model, ids, labels, optimizer):
+    loss = F.cross_entropy(model(ids), labels)
+    loss.backward()
+    optimizer.step()
+    return loss
+'''),
+    ("vocabulary head but no cross-entropy or sampling in the file: nothing says next-token", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Denoiser(nn.Module):
+    """Reconstructs corrupted tokens from both sides: logits over the vocabulary, no training here."""
+
+    def __init__(self, vocab_size=1000, d_model=64, n_heads=4, max_len=128):
+        super().__init__()
+        self.n_heads = n_heads
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.to_logits = nn.Linear(d_model, vocab_size)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.embed(ids) + self.pos(torch.arange(T, device=ids.device))
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, -1)
+        return self.to_logits(y)
+'''),
 ]
 
 #: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;
