@@ -21,6 +21,7 @@ import libcst as cst
 from shapecheck.engine.arguments import Arguments
 from shapecheck.engine.dims import Dim, Truth, equal
 from shapecheck.engine.facts import OpEvent, ShapeConflict
+from shapecheck.engine import shapes as shape_ops
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.tags import (  # re-exported: rules and engine modules imported them from here
     AttentionOutputTag,
@@ -426,20 +427,6 @@ def _callee_name(node: cst.Call) -> str:
     return ""
 
 
-def contradiction(actual: Shape, declared: Shape, assumptions: object) -> str | None:
-    """Why ``actual`` cannot be ``declared`` (provably), or None when it may be."""
-    if not actual.variadic and not declared.variadic and actual.rank != declared.rank:
-        return f"rank {actual.rank} vs {declared.rank}"
-    if not declared.variadic and actual.variadic and len(actual.dims) > len(declared.dims):
-        return f"at least rank {len(actual.dims)} vs rank {declared.rank}"
-    for offset in range(1, min(len(actual.dims), len(declared.dims)) + 1):
-        a, d = actual.dims[-offset], declared.dims[-offset]
-        if equal(a, d, assumptions) is Truth.FALSE:  # type: ignore[arg-type]
-            axis = (actual.rank - offset) if actual.rank is not None else -offset
-            return f"axis {axis} is {a}, expected {d}"
-    return None
-
-
 def unify(frame: "Frame", a: Dim, b: Dim) -> None:
     """An op that only runs when two dims are equal (a Linear's input, a matmul's inner dims): when
     their equality is unknown and one is a plain symbol, assume it on this path. Code after the op
@@ -631,7 +618,7 @@ def check_annotation(interp: "Interpreter", value: TensorValue, declared: Tensor
     """Record an ``annotation`` conflict when an inferred shape contradicts a jaxtyping annotation."""
     if value.shape is None or declared.shape is None:
         return
-    detail = contradiction(value.shape, declared.shape, frame.assumptions)
+    detail = shape_ops.contradiction(value.shape, declared.shape, frame.assumptions)
     if detail is not None:
         conflict(interp, "annotation", node, f"{what} has inferred shape {value.shape} but is annotated {declared.shape}: {detail}", frame, "annotation")
 
