@@ -3,8 +3,8 @@
 Each module is mutated on its own, in a scratch copy of this checkout (never in the checkout
 itself), and only the tests that target it run against each mutant: a rule's own examples and
 decision tests, the engine tests for an engine module. Prints one line per module (mutants,
-killed, survived, timeouts, score) and writes the surviving mutants' diffs to
-``<work dir>/<module>/survivors.txt``.
+killed, survived, timeouts, score) and writes the surviving mutants' names to
+``<work dir>/<module>/survivors.txt`` (``mutmut show NAME`` there prints one's diff).
 
     python benchmarks/mutation_testing.py                       # every module below (long)
     python benchmarks/mutation_testing.py sc101 shapes          # modules whose path contains a word
@@ -33,7 +33,10 @@ REPO = Path(__file__).resolve().parent.parent
 ENGINE_TESTS = ["tests/test_engine_shapes.py", "tests/test_engine_ops.py", "tests/test_engine_dims.py"]
 
 
-RULE_TESTS = ["tests/test_rule_examples.py", "tests/test_rule_decisions.py", "tests/test_examples_cross_rule.py"]
+RULE_TESTS = [
+    "tests/test_rule_examples.py", "tests/test_rule_decisions.py", "tests/test_examples_cross_rule.py",
+    "tests/test_examples_promises.py", "tests/test_rule_renaming.py",
+]
 
 
 def _rule_tests(code: str) -> list[str]:
@@ -88,14 +91,11 @@ def _statuses(project: Path) -> dict[str, int]:
 
 
 def _survivors(project: Path) -> str:
+    """The names of the surviving mutants (``mutmut show NAME`` in the work folder prints a diff)."""
     listing = subprocess.run(["mutmut", "results"], cwd=project, capture_output=True, text=True).stdout
-    diffs = []
-    for line in listing.splitlines():
-        if line.strip().endswith(("survived", "no tests")):
-            name = line.strip().rsplit(":", 1)[0]
-            shown = subprocess.run(["mutmut", "show", name], cwd=project, capture_output=True, text=True)
-            diffs.append(shown.stdout)
-    return "\n".join(diffs)
+    return "\n".join(
+        line.strip().rsplit(":", 1)[0] for line in listing.splitlines() if line.strip().endswith(("survived", "no tests"))
+    )
 
 
 def run_module(module: str, test_args: list[str], work: Path, time_box: int) -> str:
