@@ -1,7 +1,7 @@
 """Every rule's examples, linted with ALL rules on (what a user runs), not only their own rule.
 
 A VALID example of one rule is correct code: no rule may fire on it. An INVALID example shows one
-bug: its own rule fires on the marked lines and no other rule fires anywhere in it. This replaces
+bug: its own rule fires once on each marked line and no other rule fires anywhere in it. This replaces
 checking by hand with ``tests/snippets/check_against_linter.py``.
 """
 
@@ -35,7 +35,7 @@ def test_valid_example_is_clean_under_every_rule(rule: type[Rule], example) -> N
 def test_invalid_example_shows_only_its_own_bug(rule: type[Rule], example) -> None:
     result = lint_source(example.code, "example.py")
     assert result.error is None, result.error
-    own = sorted({d.span.line for d in result.diagnostics if d.code == rule.code})
+    own = sorted(d.span.line for d in result.diagnostics if d.code == rule.code)  # once per line: no duplicates
     others = [(d.span.line, d.code) for d in result.diagnostics if d.code != rule.code]
     assert own == example.expected_lines, f"{rule.code} {example.title!r}: on lines {own}"
     assert others == [], f"INVALID example {example.title!r} of {rule.code} also triggers {others}"
