@@ -169,6 +169,21 @@ def attend(
     scores = scores.masked_fill(pad, -1.0)  # <-
     return scores.softmax(dim=-1) @ v
 '''),
+    ("bool tril masked with 0 before softmax: a weak fill (SC104), no polarity claim (SC203)", '''\
+import math
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b t d"], k: Float[Tensor, "b t d"], v: Float[Tensor, "b t d"]) -> Float[Tensor, "b t d"]:
+    T = q.size(1)
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores = scores.masked_fill(allowed, 0.0)  # <-
+    return scores.softmax(dim=-1) @ v
+'''),
 ]
 
 VALID = [
