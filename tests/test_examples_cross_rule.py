@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from shapecheck.linter import lint_source
+from conftest import lint_with_all_rules
 from shapecheck.rules.base import Rule, registry
 
 RULES = list(registry())
@@ -25,7 +25,7 @@ def _cases(kind: str) -> list:
 
 @pytest.mark.parametrize(("rule", "example"), _cases("VALID"))
 def test_valid_example_is_clean_under_every_rule(rule: type[Rule], example) -> None:
-    result = lint_source(example.code, "example.py")
+    result = lint_with_all_rules(example.code)
     assert result.error is None, result.error
     found = [(d.span.line, d.code, d.message) for d in result.diagnostics]
     assert found == [], f"VALID example {example.title!r} of {rule.code} is flagged with all rules on: {found}"
@@ -33,7 +33,7 @@ def test_valid_example_is_clean_under_every_rule(rule: type[Rule], example) -> N
 
 @pytest.mark.parametrize(("rule", "example"), _cases("INVALID"))
 def test_invalid_example_shows_only_its_own_bug(rule: type[Rule], example) -> None:
-    result = lint_source(example.code, "example.py")
+    result = lint_with_all_rules(example.code)
     assert result.error is None, result.error
     own = sorted(d.span.line for d in result.diagnostics if d.code == rule.code)  # once per line: no duplicates
     others = [(d.span.line, d.code) for d in result.diagnostics if d.code != rule.code]
