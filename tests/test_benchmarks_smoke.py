@@ -78,7 +78,7 @@ def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
-@pytest.mark.parametrize("script", ["corpus", "throughput", "precision", "shapes_coverage", "startup"])
+@pytest.mark.parametrize("script", ["corpus", "throughput", "precision", "shapes_coverage", "startup", "mutation_testing"])
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     module = importlib.import_module(script)
@@ -86,3 +86,18 @@ def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys:
         module.main(["--help"])
     assert exit_info.value.code == 0
     assert "usage:" in capsys.readouterr().out
+
+
+def test_mutation_testing_targets_every_rule_and_the_engine_op_and_shape_modules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    module = importlib.import_module("mutation_testing")
+    targets = module.targets()
+    rules = sorted(path.name for path in (BENCHMARKS.parent / "shapecheck" / "rules").glob("sc[0-9]*.py"))
+    assert [name for name in targets if name.startswith("shapecheck/rules/")] == [f"shapecheck/rules/{r}" for r in rules]
+    assert {"shapecheck/engine/symbolic/shapes.py", "shapecheck/engine/ops/shapes.py", "shapecheck/engine/ops/base.py"} <= set(targets)
+    for module_path, test_args in targets.items():
+        assert (BENCHMARKS.parent / module_path).is_file(), module_path
+        files = [arg for arg in test_args if arg.endswith(".py")]
+        assert files and all((BENCHMARKS.parent / name).is_file() for name in files), (module_path, files)

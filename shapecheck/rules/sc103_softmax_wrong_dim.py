@@ -63,7 +63,7 @@ class SoftmaxWrongDim(Rule):
             dim = softmax_dim(event)
             key_axis = _key_axis(event, key_axes)
             scores = event.tensor(0, "input")
-            given = "no dim (implicitly dim 1)" if dim is None else f"dim={dim}"
+            given = f"no dim (implicitly dim {_implicit_dim(scores.rank)})" if dim is None else f"dim={dim}"
             shape = f" {scores.shape}" if scores.shape is not None else ""
             yield Report(
                 event.node,
@@ -89,6 +89,13 @@ def _key_axis(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> int | No
     return event.tensor(0, "input").tag(ScoresTag).key_axis
 
 
+def _implicit_dim(rank: int | None) -> int | str:
+    """The dim torch's deprecated implicit-dim softmax picks: 0 for ranks 0, 1 and 3, else 1."""
+    if rank is None:
+        return "1 for 4-D scores, 0 for 3-D"
+    return 0 if rank in (0, 1, 3) else 1
+
+
 def _verdict(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> bool | None:
     key_axis = _key_axis(event, key_axes)
     if key_axis is None:
@@ -101,7 +108,7 @@ def _verdict(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> bool | No
     if dim is None:
         if rank is None:
             return None
-        dim = 0 if rank in (0, 1, 3) else 1
+        dim = _implicit_dim(rank)
     assert isinstance(dim, int)
     if dim >= 0:
         if rank is None:

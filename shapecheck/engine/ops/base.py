@@ -45,6 +45,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.facts.records import OpEvent, ShapeConflict
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -279,18 +280,6 @@ def _callee_name(node: cst.Call) -> str:
     return ""
 
 
-def contradiction(actual: Shape, declared: Shape, assumptions: object) -> str | None:
-    """Why ``actual`` cannot be ``declared`` (provably), or None when it may be."""
-    if not actual.variadic and not declared.variadic and actual.rank != declared.rank:
-        return f"rank {actual.rank} vs {declared.rank}"
-    if not declared.variadic and actual.variadic and len(actual.dims) > len(declared.dims):
-        return f"at least rank {len(actual.dims)} vs rank {declared.rank}"
-    for offset in range(1, min(len(actual.dims), len(declared.dims)) + 1):
-        a, d = actual.dims[-offset], declared.dims[-offset]
-        if equal(a, d, assumptions) is Truth.FALSE:  # type: ignore[arg-type]
-            axis = (actual.rank - offset) if actual.rank is not None else -offset
-            return f"axis {axis} is {a}, expected {d}"
-    return None
 
 
 def unify(frame: "Frame", a: Dim, b: Dim) -> None:
@@ -361,7 +350,7 @@ def check_annotation(interp: "Interpreter", value: TensorValue, declared: Tensor
     is not reported again."""
     if value.shape is None or declared.shape is None:
         return value
-    detail = contradiction(value.shape, declared.shape, frame.assumptions)
+    detail = shape_ops.contradiction(value.shape, declared.shape, frame.assumptions)
     if detail is None:
         return value
     before = len(interp.facts.conflicts)

@@ -228,45 +228,32 @@ def _unflatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("squeeze")
 def _squeeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.squeeze()`` / ``x.squeeze(dim)`` / ``x.squeeze((d0, d1))``: the shape algebra's
+    :func:`shapes.squeeze` (a dim that may or may not be 1 gives an unknown shape)."""
     source = call.tensor(0)
-    shape = source.shape
-    if shape is None or shape.variadic:
+    if source.shape is None:
         return same_values(source, None)
-    if not call.has(1, "dim"):
-        if all(d.is_const for d in shape.dims):
-            return same_values(source, Shape(tuple(d for d in shape.dims if d.value != 1)))
-        return same_values(source, None)
-    axis = int_of(call.arg(1, "dim"))
-    a = norm_axis(axis, shape.rank) if axis is not None else None
-    if a is None:
-        return same_values(source, None)
-    if shape.dims[a].is_const and shape.dims[a].value == 1:
-        return same_values(source, Shape(shape.dims[:a] + shape.dims[a + 1 :]))
-    if shape.dims[a].is_const:
+    dims: int | list[int] | None = None
+    if call.has(1, "dim"):
+        given = call.arg(1, "dim")
+        axes = [int_of(item) for item in given.items] if isinstance(given, TupleValue) else [int_of(given)]
+        if None in axes:
+            return same_values(source, None)
+        dims = axes[0] if not isinstance(given, TupleValue) else axes  # type: ignore[assignment]
+    shape = shape_ops.squeeze(source.shape, dims, frame.assumptions)
+    if shape == source.shape:
         return source
-    return same_values(source, None)
+    return same_values(source, shape)
 
 
 @op("unsqueeze")
 def _unsqueeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.unsqueeze(dim)``: the shape algebra's :func:`shapes.unsqueeze`."""
     source = call.tensor(0)
     axis = int_of(call.arg(1, "dim"))
-    shape = source.shape
-    if shape is None or axis is None:
+    if source.shape is None or axis is None:
         return same_values(source, None)
-    if shape.variadic:
-        if axis < 0:
-            position = len(shape.dims) + axis + 1
-            if position < 0:
-                return same_values(source, None)
-            dims = shape.dims[:position] + (Dim.const(1),) + shape.dims[position:]
-            return same_values(source, Shape(dims, variadic=True))
-        return same_values(source, None)
-    rank = len(shape.dims) + 1
-    a = norm_axis(axis, rank)
-    if a is None:
-        return same_values(source, None)
-    return same_values(source, Shape(shape.dims[:a] + (Dim.const(1),) + shape.dims[a:]))
+    return same_values(source, shape_ops.unsqueeze(source.shape, axis))
 
 
 # ------------------------------------------------------------------------------------ axis order
@@ -324,9 +311,7 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return same_values(source, None)
     swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
     shape = _with_rank(interp, shape, rank)
-    new_shape = None
-    if shape is not None and not shape.variadic and shape.rank == rank:
-        new_shape = Shape(tuple(shape.dims[a] for a in normalized))  # type: ignore[index]
+    new_shape = shape_ops.permute(shape, normalized) if shape is not None else None  # type: ignore[arg-type]
     result = same_values(source, new_shape)
     return _mark_transposed(result, source, swaps_last_two)
 

@@ -195,13 +195,15 @@ class Seq2Seq(nn.Module):
         super().__init__()
         self.src_embed = nn.Embedding(vocab, d_model)
         self.tgt_embed = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(64, d_model)
         self.encoder = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
         self.decoder = nn.TransformerDecoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
         self.proj = nn.Linear(d_model, vocab)
 
     def forward(self, src, tgt):
-        memory = self.encoder(self.src_embed(src))
-        out = self.decoder(self.tgt_embed(tgt), memory)  # <-
+        memory = self.encoder(self.src_embed(src) + self.pos(torch.arange(src.size(1))))
+        x = self.tgt_embed(tgt) + self.pos(torch.arange(tgt.size(1)))
+        out = self.decoder(x, memory)  # <-
         return self.proj(out)
 
     def training_loss(self, src, tgt):
@@ -580,14 +582,16 @@ class Translator(nn.Module):
         super().__init__()
         self.src_embed = nn.Embedding(vocab, d_model)
         self.tgt_embed = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(64, d_model)
         self.encoder = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
         self.decoder = nn.TransformerDecoderLayer(d_model, n_heads, dim_feedforward=64, batch_first=True)
         self.proj = nn.Linear(d_model, vocab)
 
     def forward(self, src, tgt):
-        memory = self.encoder(self.src_embed(src))
+        memory = self.encoder(self.src_embed(src) + self.pos(torch.arange(src.size(1))))
         causal = torch.triu(torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool), diagonal=1)
-        return self.proj(self.decoder(self.tgt_embed(tgt), memory, tgt_mask=causal))
+        x = self.tgt_embed(tgt) + self.pos(torch.arange(tgt.size(1)))
+        return self.proj(self.decoder(x, memory, tgt_mask=causal))
 
     def training_loss(self, src, tgt):
         logits = self(src, tgt[:, :-1])
@@ -675,6 +679,103 @@ class LM(nn.Module):
 if __name__ == "__main__":
     LM().complete(th.randint(1, 30, (2, 5)))
 """),
+    ("BertForMaskedLM: a masked LM is bidirectional (no next-token loss, no sampling)", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class BertForMaskedLM(nn.Module):
+    """A masked language model sees both sides of each token: no causal mask."""
+
+    def __init__(self, vocab_size=100, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.h, self.d = num_heads, hidden_size // num_heads
+        self.embed = nn.Embedding(vocab_size, hidden_size)
+        self.pos = nn.Embedding(128, hidden_size)
+        self.qkv = nn.Linear(hidden_size, 3 * hidden_size)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.embed(ids) + self.pos(torch.arange(T, device=ids.device))
+        q, k, v = self.qkv(x).view(B, T, 3, self.h, self.d).permute(2, 0, 3, 1, 4)
+        probs = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.d), dim=-1)
+        return (probs @ v).transpose(1, 2).reshape(B, T, -1)
+'''),
+    ("a block documented as an encoder, no causal evidence in the data flow", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Block(nn.Module):
+    """Encoder block of an encoder-decoder model: bidirectional self-attention over the source."""
+
+    def __init__(self, d_model=64, n_heads=4):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return y.transpose(1, 2).reshape(B, T, C)
+'''),
+    ("classifier trained with cross-entropy on unshifted labels", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class TextClassifier(nn.Module):
+    def __init__(self, vocab_size=1000, d_model=64, n_heads=4, n_classes=5, max_len=128):
+        super().__init__()
+        self.n_heads = n_heads
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.head = nn.Linear(d_model, n_classes)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.embed(ids) + self.pos(torch.arange(T, device=ids.device))
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, -1)
+        return self.head(y.mean(dim=1))
+
+
+def train_step(model, ids, labels, optimizer):
+    loss = F.cross_entropy(model(ids), labels)
+    loss.backward()
+    optimizer.step()
+    return loss
+'''),
+    ("vocabulary head but no next-token loss or sampling in the file", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Denoiser(nn.Module):
+    """Reconstructs corrupted tokens from both sides: logits over the vocabulary, no training here."""
+
+    def __init__(self, vocab_size=1000, d_model=64, n_heads=4, max_len=128):
+        super().__init__()
+        self.n_heads = n_heads
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.to_logits = nn.Linear(d_model, vocab_size)
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.embed(ids) + self.pos(torch.arange(T, device=ids.device))
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, -1)
+        return self.to_logits(y)
+'''),
 ]
 
 #: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;
