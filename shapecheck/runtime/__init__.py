@@ -14,7 +14,7 @@ its argument unchanged, ``install`` does nothing). ``shapecheck run script.py`` 
 forward pass. Errors are ``ShapeCheckError``, a ``jaxtyping.TypeCheckError``.
 """
 
-from shapecheck.runtime.checking import ShapeCheckWarning, checked
+from shapecheck.runtime.wrapping import ShapeCheckWarning, checked
 from shapecheck.runtime.errors import ShapeCheckError
 from shapecheck.runtime.hook import install
 from shapecheck.runtime.switch import ENV_VAR, checking, enabled, set_enabled

@@ -14,7 +14,7 @@ import sys
 import warnings
 from typing import Any
 
-from shapecheck.runtime.checking import ShapeCheckWarning
+from shapecheck.runtime.wrapping import ShapeCheckWarning
 from shapecheck.runtime.instrument import instrument_source
 from shapecheck.runtime.switch import disabled_by_environment
 

@@ -53,7 +53,7 @@ def _import_position(body: list[ast.stmt]) -> int:
 def _import_checked(body: list[ast.stmt]) -> ast.stmt:
     line = body[0].lineno if body else 1
     node = ast.ImportFrom(
-        module="shapecheck.runtime.checking",
+        module="shapecheck.runtime.wrapping",
         names=[ast.alias("checked", DECORATOR_NAME)],
         level=0,
     )

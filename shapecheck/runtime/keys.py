@@ -48,17 +48,17 @@ def key_mode(annotation: Any) -> str:
 
 def value_key(value: Any, arrays: tuple[type, ...]) -> Any:
     """A hashable summary of ``value`` that decides its check, or None when there is none."""
+    if isinstance(value, arrays):
+        return (type(value), value.dtype, value.shape)  # torch.Size hashes and compares as a tuple
     kind = type(value)
     if kind in _ATOMS:
         return (kind, value)
-    if isinstance(value, arrays):
-        return (kind, value.dtype, tuple(value.shape))
     if kind is tuple or kind is list:
-        items = tuple(value_key(item, arrays) for item in value)
+        items = tuple([value_key(item, arrays) for item in value])
         return None if None in items else (kind, items)
     if kind is dict:
         if len(value) > 32:
             return None
-        items = tuple((k, value_key(v, arrays)) for k, v in value.items())
-        return None if any(type(k) not in _ATOMS or v is None for k, v in items) else (kind, items)
+        pairs = tuple([(k, value_key(v, arrays)) for k, v in value.items()])
+        return None if any(type(k) not in _ATOMS or v is None for k, v in pairs) else (kind, pairs)
     return None

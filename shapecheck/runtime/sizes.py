@@ -35,17 +35,6 @@ def known_sizes(instance: Any, names: tuple[str, ...]) -> dict[str, int]:
     return sizes
 
 
-def size_values(instance: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
-    """The values ``known_sizes`` would bind, as a hashable tuple (part of the cache key)."""
-    namespace = getattr(instance, "__dict__", None)
-    if not namespace:
-        return ()
-    recorded = namespace.get(SIZES_ATTRIBUTE)
-    if recorded is None:
-        return tuple(namespace.get(name) for name in names)
-    return tuple(namespace.get(name) for name in names) + tuple(recorded.get(name) for name in names)
-
-
 def record_constructor_sizes(cls: type) -> None:
     """Wrap ``cls.__init__`` so that each instance remembers its int constructor arguments."""
     init = cls.__init__

@@ -27,6 +27,8 @@ from beartype import BeartypeConf, beartype
 from jaxtyping import TypeCheckError, jaxtyped
 
 from shapecheck.runtime import keys, sizes
+from shapecheck.runtime.keys import BY_STRUCTURE, BY_TYPE, value_key
+from shapecheck.runtime.sizes import SIZES_ATTRIBUTE
 from shapecheck.runtime.dims import dim_names
 from shapecheck.runtime.errors import ShapeCheckError, build_message, where_defined
 from shapecheck.runtime.switch import SWITCH, disabled_by_environment
@@ -38,6 +40,7 @@ CACHE_LIMIT = 4096
 
 # PEP 484's numeric tower: an int is accepted where a float is annotated (dropout=0, lr=1).
 _beartype = beartype(conf=BeartypeConf(is_pep484_tower=True))
+_SELF = "self"  # key mode of a method's first parameter
 _SKIPPED_METHODS = frozenset({"__init_subclass__", "__class_getitem__", "__new__", "__getattr__", "__setattr__"})
 
 
@@ -109,8 +112,9 @@ def checked_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     def checked_call(*args: Any, **kwargs: Any) -> Any:
         if not switch.on or is_compiling():
             return fn(*args, **kwargs)
-        return checker.call(args, kwargs)
+        return call(args, kwargs)
 
+    call = checker.call
     checked_call.__shapecheck_checked__ = True  # type: ignore[attr-defined]
     return checked_call
 
@@ -173,7 +177,7 @@ class _Checker:
         for index, p in enumerate(params):
             if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
                 break
-            modes.append("self" if is_method and index == 0 else keys.key_mode(self.annotations.get(p.name)))
+            modes.append(_SELF if is_method and index == 0 else keys.key_mode(self.annotations.get(p.name)))
         return modes
 
     def _with_signature(self, body: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any]:
@@ -199,18 +203,21 @@ class _Checker:
         if not self.prepared:
             self.prepare()
         key = self.key(args, kwargs)
-        validated_results = self.cache.get(key) if key is not None else None
+        try:
+            validated_results = self.cache.get(key) if key is not None else None
+        except TypeError:  # an unhashable attribute named like a dim: no key
+            key = validated_results = None
         if validated_results is None:
             result = self.check(self.full, args, kwargs)
             if key is not None:
                 if len(self.cache) >= CACHE_LIMIT:
                     self.cache.clear()
-                result_key = keys.value_key(result, self.arrays) if self.check_return else None
+                result_key = value_key(result, self.arrays) if self.check_return else None
                 self.cache[key] = {result_key} if result_key is not None else set()
             return result
         result = self.fn(*args, **kwargs)
         if self.check_return:
-            result_key = keys.value_key(result, self.arrays)
+            result_key = value_key(result, self.arrays)
             if result_key is None or result_key not in validated_results:
                 self.stash.value = result
                 self.check(self.return_only, args, kwargs)
@@ -219,28 +226,49 @@ class _Checker:
         return result
 
     def key(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """The call's cache key, or None when some argument has none."""
+        """The call's cache key, or None when some argument has none.
+
+        Flat: each value adds items that start with its type, and the type fixes how many follow
+        (an array: dtype and shape; anything else: one item), so two different calls never share
+        a key.
+        """
         modes, arrays = self.modes, self.arrays
+        if len(args) > len(modes):
+            modes = modes + [BY_STRUCTURE] * (len(args) - len(modes))
         parts: list[Any] = []
-        for index, value in enumerate(args):
-            mode = modes[index] if index < len(modes) else keys.BY_STRUCTURE
-            if mode == keys.BY_TYPE:
-                parts.append(type(value))
-            elif mode == "self":
-                parts.append((type(value), sizes.size_values(value, self.size_names)))
-            else:
-                part = keys.value_key(value, arrays)
+        append = parts.append
+        for value, mode in zip(args, modes):
+            if mode is BY_STRUCTURE:
+                if isinstance(value, arrays):
+                    append(type(value))
+                    append(value.dtype)
+                    append(value.shape)  # torch.Size hashes and compares as a tuple
+                    continue
+                part = value_key(value, arrays)
                 if part is None:
                     return None
-                parts.append(part)
-        for name, value in kwargs.items():
-            if self.keyword_modes.get(name) == keys.BY_TYPE:
-                parts.append((name, type(value)))
-            else:
-                part = keys.value_key(value, arrays)
-                if part is None:
-                    return None
-                parts.append((name, part))
+                append(part)
+            elif mode is BY_TYPE:
+                append(type(value))
+            else:  # self: its type and the sizes bound from it
+                append(type(value))
+                namespace = getattr(value, "__dict__", None) or {}
+                parts.extend(map(namespace.get, self.size_names))
+                recorded = namespace.get(SIZES_ATTRIBUTE)
+                append(recorded is not None)
+                if recorded is not None:
+                    parts.extend(map(recorded.get, self.size_names))
+        if kwargs:
+            keyword_modes = self.keyword_modes
+            for name, value in kwargs.items():
+                append(name)
+                if keyword_modes.get(name) is BY_TYPE:
+                    append(type(value))
+                else:
+                    part = value_key(value, arrays)
+                    if part is None:
+                        return None
+                    append(part)
         return tuple(parts)
 
     def check(self, checker: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -291,6 +319,9 @@ def _resolve_annotations(fn: Callable[..., Any], signature: inspect.Signature) -
                 continue
             except Exception as exc:  # noqa: BLE001 - NameError for TYPE_CHECKING imports, and worse
                 problems.append(f"{what}: its annotation {annotation!r} does not resolve ({type(exc).__name__}: {exc})")
+                continue
+            if isinstance(annotation, str):  # `x: "b t d"` under `from __future__ import annotations`
+                problems.append(f"{what}: its annotation {annotation!r} is a plain string, not a type")
                 continue
         resolved[name] = annotation
     return resolved, problems
