@@ -107,14 +107,14 @@ def checked_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     checker = _Checker(fn)
     is_compiling = _is_compiling
     switch = SWITCH
+    entry = checker.entry  # [call]: the first call prepares, then swaps in the fast call
 
     @functools.wraps(fn)
     def checked_call(*args: Any, **kwargs: Any) -> Any:
         if not switch.on or is_compiling():
             return fn(*args, **kwargs)
-        return call(args, kwargs)
+        return entry[0](args, kwargs)
 
-    call = checker.call
     checked_call.__shapecheck_checked__ = True  # type: ignore[attr-defined]
     return checked_call
 
@@ -131,6 +131,12 @@ class _Checker:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.prepared = False
+        self.entry: list[Callable[[tuple[Any, ...], dict[str, Any]], Any]] = [self.first_call]
+
+    def first_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.prepare()
+        self.entry[0] = self.fast_call()
+        return self.entry[0](args, kwargs)
 
     # -- preparation (once, at the first call: the module is fully imported by then) -------------
 
@@ -198,6 +204,61 @@ class _Checker:
         return self.stash.value
 
     # -- calls --------------------------------------------------------------------------------
+
+    def fast_call(self) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+        """``call`` for the common case, as a closure over locals (the cost of every checked call).
+
+        Positional arrays and a method's ``self`` are keyed inline, exactly as ``key`` does; any
+        other call goes through ``call``.
+        """
+        fn, cache, modes, arrays, size_names = self.fn, self.cache, tuple(self.modes), self.arrays, self.size_names
+        check_return, slow, return_only, stash = self.check_return, self.call, self.return_only, self.stash
+        n_modes = len(modes)
+        self_mode = _SELF
+
+        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            if kwargs or len(args) > n_modes:
+                return slow(args, kwargs)
+            parts: list[Any] = []
+            append = parts.append
+            for value, mode in zip(args, modes):
+                if isinstance(value, arrays) and mode is not self_mode:
+                    if mode is BY_TYPE:
+                        append(type(value))
+                    else:
+                        append(type(value))
+                        append(value.dtype)
+                        append(value.shape)
+                elif mode is self_mode:
+                    append(type(value))
+                    namespace = getattr(value, "__dict__", None) or {}
+                    parts.extend(map(namespace.get, size_names))
+                    recorded = namespace.get(SIZES_ATTRIBUTE)
+                    append(recorded is not None)
+                    if recorded is not None:
+                        parts.extend(map(recorded.get, size_names))
+                else:
+                    return slow(args, kwargs)
+            try:
+                validated_results = cache.get(tuple(parts))
+            except TypeError:
+                validated_results = None
+            if validated_results is None:
+                return slow(args, kwargs)
+            result = fn(*args)
+            if check_return:
+                if isinstance(result, arrays):
+                    result_key: Any = (type(result), result.dtype, result.shape)
+                else:
+                    result_key = value_key(result, arrays)
+                if result_key is None or result_key not in validated_results:
+                    stash.value = result
+                    self.check(return_only, args, kwargs)
+                    if result_key is not None:
+                        validated_results.add(result_key)
+            return result
+
+        return call
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not self.prepared:
