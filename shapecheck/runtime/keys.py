@@ -20,7 +20,7 @@ from shapecheck.runtime.dims import is_array_type
 BY_TYPE = "type"  # the annotation is a plain class (or absent): isinstance depends on type(value) only
 BY_STRUCTURE = "structure"  # arrays by (type, dtype, shape), atoms by value, tuples/lists/dicts recursively
 
-_ATOMS = frozenset({type(None), bool, int, float, str, bytes, complex})
+ATOMS = frozenset({type(None), bool, int, float, str, bytes, complex})
 
 
 def array_base_types() -> tuple[type, ...]:
@@ -51,7 +51,7 @@ def value_key(value: Any, arrays: tuple[type, ...]) -> Any:
     if isinstance(value, arrays):
         return (type(value), value.dtype, value.shape)  # torch.Size hashes and compares as a tuple
     kind = type(value)
-    if kind in _ATOMS:
+    if kind in ATOMS:
         return (kind, value)
     if kind is tuple or kind is list:
         items = tuple([value_key(item, arrays) for item in value])
@@ -60,5 +60,5 @@ def value_key(value: Any, arrays: tuple[type, ...]) -> Any:
         if len(value) > 32:
             return None
         pairs = tuple([(k, value_key(v, arrays)) for k, v in value.items()])
-        return None if any(type(k) not in _ATOMS or v is None for k, v in pairs) else (kind, pairs)
+        return None if any(type(k) not in ATOMS or v is None for k, v in pairs) else (kind, pairs)
     return None

@@ -27,7 +27,7 @@ from beartype import BeartypeConf, beartype
 from jaxtyping import TypeCheckError, jaxtyped
 
 from shapecheck.runtime import keys, sizes
-from shapecheck.runtime.keys import BY_STRUCTURE, BY_TYPE, value_key
+from shapecheck.runtime.keys import ATOMS, BY_STRUCTURE, BY_TYPE, value_key
 from shapecheck.runtime.sizes import SIZES_ATTRIBUTE
 from shapecheck.runtime.dims import dim_names
 from shapecheck.runtime.errors import ShapeCheckError, build_message, where_defined
@@ -107,13 +107,82 @@ def checked_function(fn: Callable[..., Any]) -> Callable[..., Any]:
     checker = _Checker(fn)
     is_compiling = _is_compiling
     switch = SWITCH
-    entry = checker.entry  # [call]: the first call prepares, then swaps in the fast call
+    # Filled in by the first checked call (the module is fully imported by then); until then
+    # `cache` is None and every call goes through `checker.call`.
+    cache: dict[Any, set[Any]] | None = None
+    modes: tuple[str, ...] = ()
+    size_names: tuple[str, ...] = ()
+    arrays: tuple[type, ...] = ()
+    check_return = False
+
+    keyword_modes: dict[str, str] = {}
+
+    def prepare() -> None:
+        nonlocal cache, modes, size_names, arrays, check_return, keyword_modes
+        checker.prepare()
+        cache, modes, size_names = checker.cache, tuple(checker.modes), checker.size_names
+        arrays, check_return, keyword_modes = checker.arrays, checker.check_return, checker.keyword_modes
+
+    checker.on_prepared = prepare
 
     @functools.wraps(fn)
     def checked_call(*args: Any, **kwargs: Any) -> Any:
+        # The steady-state path, inline: key positional arrays and `self` exactly as
+        # `_Checker.key` does, find a validated entry, call, check the result's key.
         if not switch.on or is_compiling():
             return fn(*args, **kwargs)
-        return entry[0](args, kwargs)
+        if cache is None or len(args) > len(modes):
+            return checker.call(args, kwargs)
+        parts: list[Any] = []
+        append = parts.append
+        for value, mode in zip(args, modes):
+            if mode is _SELF:
+                append(type(value))
+                namespace = getattr(value, "__dict__", None) or {}
+                parts.extend(map(namespace.get, size_names))
+                recorded = namespace.get(SIZES_ATTRIBUTE)
+                append(recorded is not None)
+                if recorded is not None:
+                    parts.extend(map(recorded.get, size_names))
+            elif isinstance(value, arrays):
+                append(type(value))
+                if mode is BY_STRUCTURE:
+                    append(value.dtype)
+                    append(value.shape)
+            else:
+                return checker.call(args, kwargs)
+        if kwargs:
+            for name, value in kwargs.items():
+                append(name)
+                if keyword_modes.get(name) is BY_TYPE:
+                    append(type(value))
+                elif isinstance(value, arrays):
+                    append((type(value), value.dtype, value.shape))
+                elif type(value) in ATOMS:
+                    append((type(value), value))
+                else:
+                    return checker.call(args, kwargs)
+        try:
+            validated_results = cache.get(tuple(parts))
+        except TypeError:
+            validated_results = None
+        if validated_results is None:
+            return checker.call(args, kwargs)
+        result = fn(*args, **kwargs)
+        if check_return:
+            if isinstance(result, arrays):
+                result_key: Any = (type(result), result.dtype, result.shape)
+            elif type(result) is tuple and len(result) == 2 and isinstance(result[0], arrays) and isinstance(result[1], arrays):
+                first, second = result  # (out, weights): the common pair, keyed as value_key does
+                result_key = (
+                    tuple,
+                    ((type(first), first.dtype, first.shape), (type(second), second.dtype, second.shape)),
+                )
+            else:
+                result_key = value_key(result, arrays)
+            if result_key is None or result_key not in validated_results:
+                checker.check_result(result, result_key, validated_results, args)
+        return result
 
     checked_call.__shapecheck_checked__ = True  # type: ignore[attr-defined]
     return checked_call
@@ -131,12 +200,7 @@ class _Checker:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.prepared = False
-        self.entry: list[Callable[[tuple[Any, ...], dict[str, Any]], Any]] = [self.first_call]
-
-    def first_call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        self.prepare()
-        self.entry[0] = self.fast_call()
-        return self.entry[0](args, kwargs)
+        self.on_prepared: Callable[[], None] | None = None
 
     # -- preparation (once, at the first call: the module is fully imported by then) -------------
 
@@ -205,64 +269,20 @@ class _Checker:
 
     # -- calls --------------------------------------------------------------------------------
 
-    def fast_call(self) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
-        """``call`` for the common case, as a closure over locals (the cost of every checked call).
-
-        Positional arrays and a method's ``self`` are keyed inline, exactly as ``key`` does; any
-        other call goes through ``call``.
-        """
-        fn, cache, modes, arrays, size_names = self.fn, self.cache, tuple(self.modes), self.arrays, self.size_names
-        check_return, slow, return_only, stash = self.check_return, self.call, self.return_only, self.stash
-        n_modes = len(modes)
-        self_mode = _SELF
-
-        def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            if kwargs or len(args) > n_modes:
-                return slow(args, kwargs)
-            parts: list[Any] = []
-            append = parts.append
-            for value, mode in zip(args, modes):
-                if isinstance(value, arrays) and mode is not self_mode:
-                    if mode is BY_TYPE:
-                        append(type(value))
-                    else:
-                        append(type(value))
-                        append(value.dtype)
-                        append(value.shape)
-                elif mode is self_mode:
-                    append(type(value))
-                    namespace = getattr(value, "__dict__", None) or {}
-                    parts.extend(map(namespace.get, size_names))
-                    recorded = namespace.get(SIZES_ATTRIBUTE)
-                    append(recorded is not None)
-                    if recorded is not None:
-                        parts.extend(map(recorded.get, size_names))
-                else:
-                    return slow(args, kwargs)
-            try:
-                validated_results = cache.get(tuple(parts))
-            except TypeError:
-                validated_results = None
-            if validated_results is None:
-                return slow(args, kwargs)
-            result = fn(*args)
-            if check_return:
-                if isinstance(result, arrays):
-                    result_key: Any = (type(result), result.dtype, result.shape)
-                else:
-                    result_key = value_key(result, arrays)
-                if result_key is None or result_key not in validated_results:
-                    stash.value = result
-                    self.check(return_only, args, kwargs)
-                    if result_key is not None:
-                        validated_results.add(result_key)
-            return result
-
-        return call
+    def check_result(self, result: Any, result_key: Any, validated_results: set[Any], args: tuple[Any, ...]) -> None:
+        """Check a result whose key this call's arguments have not seen yet (the call is not repeated)."""
+        self.stash.value = result
+        self.check(self.return_only, args, {})
+        if result_key is not None:
+            validated_results.add(result_key)
 
     def call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A checked call, any arguments; the wrapper's inline path handles the common case."""
         if not self.prepared:
-            self.prepare()
+            if self.on_prepared is not None:
+                self.on_prepared()
+            else:
+                self.prepare()
         key = self.key(args, kwargs)
         try:
             validated_results = self.cache.get(key) if key is not None else None
