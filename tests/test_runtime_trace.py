@@ -101,9 +101,21 @@ def test_trace_command(tmp_path):
         (["reference_model:MiniGPT", "--input", "idx: complex7[2]"], "unknown dtype 'complex7'"),
         (["reference_model:MiniGPT", "--kwargs", "oops"], "--kwargs: expected NAME=VALUE"),
         (["reference_model:MiniGPT", "--kwargs", "wrong=1"], "unexpected keyword argument 'wrong'"),
+        (["reference_model:causal_mask", "--kwargs", "t=3"], "returned a Tensor, not a torch.nn.Module"),
+        (
+            ["reference_model:MiniGPT", "--kwargs", "vocab_size=5,d_model=8,n_heads=2,n_layers=1,max_len=4", "--input", "idx: int64[1, 9]"],
+            "the forward pass failed",
+        ),
     ],
 )
 def test_trace_command_bad_input_exits_2(cli, args, message):
     ran = cli("trace", *args)
     assert ran.code == 2, ran.err
     assert message in ran.err
+
+
+def test_trace_command_shape_error_exits_1(cli):
+    ran = cli("trace", "reference_model:MiniGPT", "--kwargs", "vocab_size=5,d_model=8,n_heads=2,n_layers=1,max_len=4",
+              "--input", "idx: float32[1, 4]")
+    assert ran.code == 1
+    assert ran.err.startswith("shapecheck: MiniGPT.forward (") and ran.err.strip().endswith("dtype: expected Int, got float32")

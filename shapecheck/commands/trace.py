@@ -8,7 +8,7 @@ import ast
 import re
 import sys
 
-from shapecheck.commands import EXIT_OK, UsageError
+from shapecheck.commands import EXIT_FINDINGS, EXIT_OK, UsageError
 
 NAME = "trace"
 HELP = "run one forward pass of a model and print every submodule call with its shapes"
@@ -18,7 +18,8 @@ the path) with --kwargs, feed it the --input tensors, and print the tree of subm
 input and output shapes; dims are named from the jaxtyping annotations of each forward. Inputs
 are zeros (integer and bool dtypes) or standard normal (float dtypes). With --device meta the
 model is built on the meta device: no memory, any size, in milliseconds (ops that need values,
-such as .item(), cannot run there).
+such as .item(), cannot run there). Exit codes: 0 traced, 1 a runtime shape check failed (the
+message is printed), 2 bad input or a forward pass that fails otherwise.
 
 examples:
   shapecheck trace reference_model:MiniGPT --kwargs vocab_size=65 d_model=64 n_heads=4 n_layers=2 \\
@@ -99,14 +100,25 @@ def run(args: argparse.Namespace) -> int:
             keywords[name] = tensor
         else:
             positional.append(tensor)
+    from shapecheck.runtime import ShapeCheckError
+
     try:
         with device if device is not None else _no_device():
             model = factory(**kwargs)  # type: ignore[operator]
-    except TypeError as error:
-        raise UsageError(f"{args.factory}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())}): {error}") from None
-    if hasattr(model, "eval"):
-        model.eval()
-    result = trace(model, *positional, device=args.device, **keywords)
+    except Exception as error:  # noqa: BLE001 - the user's factory: any failure is bad input
+        call = f"{args.factory}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+        raise UsageError(f"{call}: {_first_line(error)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise UsageError(f"{args.factory} returned a {type(model).__name__}, not a torch.nn.Module")
+    model.eval()
+    try:
+        result = trace(model, *positional, device=args.device, **keywords)
+    except ShapeCheckError as error:
+        sys.stderr.write(f"shapecheck: {error}\n")
+        return EXIT_FINDINGS
+    except Exception as error:  # noqa: BLE001 - the user's forward pass failed
+        where = f" on {args.device}" if args.device else ""
+        raise UsageError(f"the forward pass failed{where}: {_first_line(error)}") from None
     if args.format == "mermaid":
         sys.stdout.write(result.to_mermaid() + "\n")
     else:
@@ -114,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
 
         Console(width=None if sys.stdout.isatty() else 1000).print(result)
     return EXIT_OK
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 class _no_device:
