@@ -9,6 +9,8 @@ bound so far).
 
 from __future__ import annotations
 
+import ast
+import operator
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -61,14 +63,42 @@ def _parse_token(token: str) -> Dim:
     return Dim(SYMBOLIC, token, broadcastable=broadcastable)
 
 
+_OPERATORS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+
+
 def _evaluate(expression: str, bound: dict[str, Any]) -> int | None:
-    """The value of a symbolic dim over the bound dims, or None when it cannot be computed."""
-    names = {k: v for k, v in bound.items() if isinstance(v, int)}
+    """The value of a symbolic dim (``t-1``, ``2*d``) over the bound dims, or None when unknown.
+
+    Integer arithmetic only, read with ``ast`` (never ``eval``): names, ints, + - * // %.
+    """
     try:
-        value = eval(expression, {"__builtins__": {}}, names)  # noqa: S307 - arithmetic on ints only
-    except Exception:  # noqa: BLE001 - an unknown name or a bad expression: no claim
+        tree = ast.parse(expression, mode="eval").body
+    except SyntaxError:
         return None
-    return value if isinstance(value, int) else None
+
+    def value(node: ast.AST) -> int | None:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            found = bound.get(node.id)
+            return found if type(found) is int else None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = value(node.operand)
+            return None if inner is None else -inner
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            left, right = value(node.left), value(node.right)
+            if left is None or right is None or (right == 0 and type(node.op) in (ast.FloorDiv, ast.Mod)):
+                return None
+            return _OPERATORS[type(node.op)](left, right)
+        return None
+
+    return value(tree)
 
 
 def array_types(annotation: Any) -> list[type]:
