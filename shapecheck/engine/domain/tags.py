@@ -1,7 +1,7 @@
 """Engine values and tensor tags that the op rules create and the rules read.
 
-Values: ``Repeated`` (a list of like items), ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags
-(attached to a ``TensorValue``): ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``,
+Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``DtypeValue``,
+``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``): ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``,
 ``LayerOutputTag``, ``FilledTag``. The general values and tags live in ``values``.
 """
 
@@ -20,6 +20,27 @@ class Repeated(Value):
     """A list built by a comprehension: every item is like ``element``."""
 
     element: Value
+
+
+@dataclass(frozen=True, slots=True)
+class DictValue(Value):
+    """A dict with constant string keys (``dict(wte=..., h=...)`` or ``{"wte": ...}``)."""
+
+    entries: tuple[tuple[str, Value], ...]
+
+    def get(self, key: str) -> Value | None:
+        for name, value in self.entries:
+            if name == key:
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LambdaValue(Value):
+    """A ``lambda``: its node and the names it can see where it was written."""
+
+    node: cst.Lambda
+    env: dict[str, Value]
 
 
 @dataclass(frozen=True, slots=True)

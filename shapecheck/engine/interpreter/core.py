@@ -19,6 +19,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
+from shapecheck.engine.domain.tags import LambdaValue
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
@@ -197,8 +198,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         standalone: bool,
         skip_self: bool,
         self_value: ObjectValue | None = None,
+        open_kwargs: bool = False,
     ) -> dict[str, Value]:
         """Bind call arguments (or, standalone, defaults / annotations / named unknowns) to parameters.
+        With ``open_kwargs`` (the call passes ``**kwargs``) a parameter not given is a named unknown.
 
         Dim names of jaxtyping annotations are unified with the module's known sizes of the same
         name (``self.d_model = 512`` makes ``"b t d_model"`` read ``(b, t, 512)``)."""
@@ -208,7 +211,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if skip_self and positional:
             positional = positional[1:]
         bindings: dict[str, Value] = {}
-        is_init = node.name.value == "__init__"
+        is_init = node.name.value == "__init__" and not open_kwargs
+        standalone = standalone or open_kwargs
         for index, param in enumerate(positional):
             name = param.name.value
             if index < len(args):
@@ -261,7 +265,30 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if isinstance(callee, FunctionValue):
             owner = callee.owner
             return self.inline(callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner)
+        if isinstance(callee, LambdaValue):
+            return self.call_lambda(callee, call, frame)
         return dispatch.unknown_call(call)
+
+    def call_lambda(self, function: LambdaValue, call: "base.Call", frame: Frame) -> Value:
+        """``lambda t: rearrange(t, ...)`` applied: its body evaluated with the parameters bound,
+        seeing the names of the scope it was written in."""
+        params = function.node.params
+        if frame.depth >= self.depth_limit or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            return dispatch.unknown_call(call)
+        env = dict(function.env)
+        positional = list(params.posonly_params) + list(params.params)
+        for index, param in enumerate(positional + list(params.kwonly_params)):
+            name = param.name.value
+            if index < len(call.args) and index < len(positional):
+                env[name] = call.args[index]
+            elif name in call.kwargs:
+                env[name] = call.kwargs[name]
+            elif param.default is not None:
+                env[name] = self.eval(param.default, frame)
+            else:
+                env[name] = UNKNOWN
+        inner = Frame(env, frame.run, frame.assumptions, frame.self_value, [], frame.depth + 1)
+        return self.eval(function.node.body, inner)
 
     def inline(
         self,
@@ -273,12 +300,16 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self_value: ObjectValue | None,
     ) -> Value:
         """Analyse a callee of this file with the actual arguments (interprocedural within a file)."""
-        if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs or "**" in call.kwargs:
+        if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs:
             return dispatch.unknown_call(call)
         if self.budget.steps < 200:
             return dispatch.unknown_call(call)
+        # ``self.fn(self.norm(x), **kwargs)``: a wrapper delegating to its child is followed; the
+        # parameters ``**kwargs`` may fill are unknown, never their defaults.
+        kwargs = {name: value for name, value in call.kwargs.items() if name != "**"}
         bindings = self.bind_parameters(
-            node, call.args, call.kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value
+            node, call.args, kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value,
+            open_kwargs="**" in call.kwargs,
         )
         if self_value is not None and node.params.params:
             bindings[node.params.params[0].name.value] = self_value

@@ -58,6 +58,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     nn_modules,
     products,
     scalars,
+    sequences,
     shapes,
 )
 from shapecheck.engine.ops.arithmetic import tensor_compare
@@ -111,6 +112,10 @@ QUALIFIED = {
     "builtins.round": "builtins.int",
     "builtins.enumerate": "builtins.enumerate",
     "builtins.zip": "builtins.zip",
+    "builtins.map": "builtins.map",
+    "builtins.tuple": "builtins.tuple",
+    "builtins.list": "builtins.list",
+    "builtins.dict": "builtins.dict",
     "builtins.super": "builtins.super",
     "torch.finfo": "torch.finfo",
     "torch.concat": "cat",
@@ -130,6 +135,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         method = receiver.cls.methods.get(name)
         if method is not None:
             return interp.inline(method, f"{receiver.cls.qualname}.{name}", receiver.cls, call, frame, receiver)
+        if receiver.cls.is_module and name in nn_modules.RETURNS_SELF:
+            return receiver  # Model(cfg).eval(), model.to(device)
         return unknown_call(call)
     if isinstance(receiver, ModuleValue):
         return nn_modules.call_module_method(interp, receiver, name, call, frame)
@@ -198,7 +205,7 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         method = base.cls.methods.get(attr)
         if method is not None:
             return FunctionValue(method, f"{base.cls.qualname}.{attr}", base)
-        if attr in ("register_buffer", "register_parameter"):
+        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:
             return UNKNOWN

@@ -61,10 +61,11 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
         if position is not None and position >= 0:
             return _piece(base.template, base.template.shape, position)
         return base.template
+    if isinstance(base, ModuleValue) and base.named:
+        found = base.named.get(index.value) if isinstance(index, ConstValue) and isinstance(index.value, str) else None
+        return found if found is not None else UNKNOWN
     if isinstance(base, ModuleValue) and base.items:
-        if position is not None and -len(base.items) <= position < len(base.items):
-            return base.items[position]
-        return base.items[0] if len(base.items) == 1 else UNKNOWN
+        return base.item(position)
     if isinstance(base, Repeated):
         return base.element
     return UNKNOWN

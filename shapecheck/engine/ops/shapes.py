@@ -218,9 +218,10 @@ def _squeeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     a = norm_axis(axis, shape.rank) if axis is not None else None
     if a is None:
         return same_values(source, None)
-    if shape.dims[a].is_const and shape.dims[a].value == 1:
+    size = frame.assumptions.simplify(shape.dims[a])  # ``assert b == 1`` makes b squeezable
+    if size.is_const and size.value == 1:
         return same_values(source, Shape(shape.dims[:a] + shape.dims[a + 1 :]))
-    if shape.dims[a].is_const:
+    if size.is_const:
         return source
     return same_values(source, None)
 
