@@ -1,6 +1,7 @@
 """Engine values and tensor tags that the op rules create and the rules read.
 
-Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``DtypeValue``,
+Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``PartialValue``,
+``DtypeValue``,
 ``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``): ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``,
 ``LayerOutputTag``, ``FilledTag``. The general values and tags live in ``values``.
 """
@@ -41,6 +42,15 @@ class LambdaValue(Value):
 
     node: cst.Lambda
     env: dict[str, Value]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PartialValue(Value):
+    """``functools.partial(nn.Linear, bias=False)``: a callee with arguments bound in advance."""
+
+    function: Value
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
-from shapecheck.engine.domain.tags import LambdaValue
+from shapecheck.engine.domain.tags import LambdaValue, PartialValue
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
@@ -34,6 +34,7 @@ from shapecheck.engine.domain.values import (
     ObjectValue,
     Opaque,
     QualifiedValue,
+    TupleValue,
     Value,
     known_sizes,
 )
@@ -225,7 +226,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             name = param.name.value
             bindings[name] = kwargs[name] if name in kwargs else self._default_binding(param, standalone, is_init, names)
         if isinstance(params.star_arg, cst.Param):
-            bindings[params.star_arg.name.value] = UNKNOWN
+            extra = args[len(positional):] if not standalone else ()
+            # ``def default(*args)`` called with known arguments: args is their tuple.
+            bindings[params.star_arg.name.value] = TupleValue(tuple(extra)) if extra else UNKNOWN
         if params.star_kwarg is not None:
             bindings[params.star_kwarg.name.value] = UNKNOWN
         return bindings
@@ -250,6 +253,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     def call(self, callee: Value, call: "base.Call", frame: Frame) -> Value:
         """Apply a callee value to evaluated arguments."""
         if isinstance(callee, QualifiedValue):
+            if callee.qualname == "functools.partial" and call.args and "*" not in call.kwargs and "**" not in call.kwargs:
+                return PartialValue(call.args[0], call.args[1:], dict(call.kwargs))
             return dispatch.call_qualified(self, callee.qualname, call, frame)
         if isinstance(callee, BoundMethod):
             return dispatch.call_method(self, callee.receiver, callee.name, call, frame)
@@ -267,6 +272,12 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return self.inline(callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner)
         if isinstance(callee, LambdaValue):
             return self.call_lambda(callee, call, frame)
+        if isinstance(callee, PartialValue):
+            bound = base.Call(
+                call.node, callee.args + call.args, {**callee.kwargs, **call.kwargs},
+                (None,) * len(callee.args) + call.arg_nodes, call.kwarg_nodes,
+            )
+            return self.call(callee.function, bound, frame)
         return dispatch.unknown_call(call)
 
     def call_lambda(self, function: LambdaValue, call: "base.Call", frame: Frame) -> Value:

@@ -115,7 +115,12 @@ class ExpressionEvaluator:
 
     def _eval_boolean(self, node: cst.BooleanOperation, frame: Frame) -> Value:
         left = self.eval(node.left, frame)
+        decided = truth_of(left)
+        if decided is not None and decided == isinstance(node.operator, cst.Or):
+            return left  # ``a or b`` with a true / ``a and b`` with a false: b never runs
         right = self.eval(node.right, frame)
+        if decided is not None:
+            return right
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
         return join_values(left, right)
@@ -161,7 +166,10 @@ class ExpressionEvaluator:
         return Repeated(element)
 
     def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
-        self.eval(node.test, frame)
+        test = truth_of(self.eval(node.test, frame))
+        if test is not None:
+            # ``dim_out if exists(dim_out) else dim``: a test the engine can decide picks its branch.
+            return self.eval(node.body if test else node.orelse, frame)
         return join_values(self.eval(node.body, frame), self.eval(node.orelse, frame))
 
     def _eval_literal(self, node: cst.BaseExpression, frame: Frame) -> Value:
@@ -247,3 +255,10 @@ _BUILTINS: dict[str, Value] = {
 _BUILTINS["None"] = ConstValue(None)
 _BUILTINS["True"] = ConstValue(True)
 _BUILTINS["False"] = ConstValue(False)
+
+
+def truth_of(value: Value) -> bool | None:
+    """The truth of a test value when the engine knows it (True / False / None constants)."""
+    if isinstance(value, ConstValue) and (value.value is None or isinstance(value.value, bool)):
+        return bool(value.value)
+    return None

@@ -38,6 +38,7 @@ from shapecheck.engine.facts.records import (
 )
 from shapecheck.engine.interpreter.annotation_values import annotation_value
 from shapecheck.engine.interpreter.classes import class_info
+from shapecheck.engine.interpreter.expressions import truth_of
 from shapecheck.engine.interpreter.imports import dotted_name
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Dim
@@ -211,7 +212,17 @@ class StatementExecutor:
             self.facts.divisibility.append(Divisibility(node, dividend, divisor, holds, frame.run))
         # ``if x.size(0) != 1: raise ...``: past the ``if``, the sizes are equal.
         equalities = self._equality_test(node.test, frame, cst.NotEqual) if raising and divisibility is None else []
-        self.eval(node.test, frame)
+        test = self.eval(node.test, frame)
+        if frame.run.inlined and truth_of(test) is not None:
+            # Inlined with the caller's values (``if exists(arg): return arg``): only the branch that
+            # runs is followed. Standalone runs keep both branches, whatever the defaults say.
+            if truth_of(test):
+                self.exec_block(node.body.body, frame)
+            elif isinstance(node.orelse, cst.If):
+                self._exec_if(node.orelse, frame)
+            elif node.orelse is not None:
+                self.exec_block(node.orelse.body.body, frame)
+            return
         then_frame = frame.fork()
         self._snapshot_run(then_frame, node.body.body)
         else_frame = frame.fork()
@@ -252,6 +263,10 @@ class StatementExecutor:
         body_frame = frame.fork()
         if isinstance(node, cst.For):
             iterable = self.eval(node.iter, frame)
+            items = base.known_items(iterable)
+            if items is not None and len(items) <= MAX_UNROLLED and not _jumps(node.body.body):
+                self._unroll(node, items, frame)
+                return
             self.assign(node.target, base.iteration_element(iterable), body_frame, node)
         else:
             self.eval(node.test, frame)
@@ -259,6 +274,16 @@ class StatementExecutor:
         body_frame.terminated = False
         self._merge(frame, [frame.fork(), body_frame])
         if node.orelse is not None:
+            self.exec_block(node.orelse.body.body, frame)
+
+    def _unroll(self, node: cst.For, items: tuple[Value, ...], frame: Frame) -> None:
+        """``for arg in (a, b, c):`` over known items runs the body once per item, in order."""
+        for item in items:
+            if frame.terminated:
+                return
+            self.assign(node.target, item, frame, node)
+            self.exec_block(node.body.body, frame)
+        if node.orelse is not None and not frame.terminated:
             self.exec_block(node.orelse.body.body, frame)
 
     def _exec_try(self, node: cst.Try, frame: Frame) -> None:
@@ -370,6 +395,27 @@ _AUG_OPERATORS = {
     cst.BitAndAssign: "and",
     cst.BitOrAssign: "or",
 }
+
+
+MAX_UNROLLED = 8
+
+
+def _jumps(statements: Sequence[cst.BaseStatement]) -> bool:
+    """Whether a loop body holds a ``break`` or ``continue`` of its own (not of an inner loop)."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if any(isinstance(small, (cst.Break, cst.Continue)) for small in statement.body):
+                return True
+        elif isinstance(statement, (cst.If, cst.With, cst.Try)):
+            blocks = [statement.body]
+            orelse = getattr(statement, "orelse", None)
+            while orelse is not None:
+                blocks.append(orelse.body)
+                orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+            blocks += [h.body for h in getattr(statement, "handlers", ())]
+            if any(isinstance(b, cst.IndentedBlock) and _jumps(b.body) for b in blocks):
+                return True
+    return False
 
 
 def _block_raises(statements: Sequence[cst.BaseStatement]) -> bool:

@@ -307,6 +307,9 @@ _ELEMENTWISE_COMPARISONS = {"Equal", "NotEqual", "LessThan", "GreaterThan", "Les
 
 
 def compare(interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame") -> Value:
+    if operator in ("Is", "IsNot"):
+        same = _is_none(left, right)
+        return ConstValue(same if operator == "Is" else not same) if same is not None else UNKNOWN
     if operator in _ELEMENTWISE_COMPARISONS and (
         (isinstance(left, Opaque) and is_scalar(right)) or (isinstance(right, Opaque) and is_scalar(left))
     ):
@@ -315,6 +318,21 @@ def compare(interp: "Interpreter", operator: str, left: Value, right: Value, nod
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         return tensor_compare(interp, operator, left, right, node, frame)
     return UNKNOWN
+
+
+#: Values that are certainly not None (a tensor, a number, a module ...).
+_NOT_NONE = (TensorValue, IntValue, FloatValue, TupleValue, ModuleValue, ObjectValue, ShapeValue, FunctionValue, ClassValue)
+
+
+def _is_none(left: Value, right: Value) -> bool | None:
+    """``a is None``: known when one side is None and the other is known to be or not to be None."""
+    for value, other in ((left, right), (right, left)):
+        if isinstance(other, ConstValue) and other.value is None:
+            if isinstance(value, ConstValue):
+                return value.value is None
+            if isinstance(value, _NOT_NONE) or isinstance(value, (Repeated, DtypeValue)):
+                return False
+    return None
 
 
 # ------------------------------------------------------------------------------------ subscripts

@@ -10,9 +10,11 @@ import libcst as cst
 from shapecheck.engine.domain.tags import Repeated, SplitTuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
+    UNKNOWN_TENSOR,
     ConstValue,
     IntValue,
     ModuleValue,
+    Opaque,
     PositionTag,
     ProjectionTag,
     ShapeValue,
@@ -35,6 +37,9 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     elements = node.slice
     if isinstance(base, TensorValue):
         return _index_tensor(interp, base, elements, frame, node)
+    if isinstance(base, Opaque) and any(_adds_axis(element.slice) for element in elements):
+        # ``x[..., None]`` of a parameter: only a tensor is indexed with None.
+        return _index_tensor(interp, UNKNOWN_TENSOR, elements, frame, node)
     if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
         if isinstance(base, ShapeValue) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
             return _slice_shape(interp, base, elements[0].slice, frame)
@@ -163,6 +168,8 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
         )
     result = replace(base, tags=tags, node=node)
     shape = base.shape
+    if shape is None and ("ellipsis", None) in parts:
+        shape = Shape((), variadic=True)  # unknown rank: what follows ``...`` is still known
     if shape is None or any(kind in ("tensor", "unknown") for kind, _ in parts):
         return replace(result, shape=None)
     ellipses = sum(1 for kind, _ in parts if kind == "ellipsis")
@@ -267,3 +274,11 @@ def _sliced(tag: object) -> object:
         return replace(tag, sliced=True)
     return tag
 
+
+
+def _adds_axis(part: cst.BaseSlice) -> bool:
+    """An index part that only a tensor accepts: ``None`` or ``...``."""
+    if not isinstance(part, cst.Index):
+        return False
+    value = part.value
+    return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")

@@ -35,6 +35,7 @@ from shapecheck.engine.ops.base import (
     unify,
 )
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -57,6 +58,8 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if sizes is None:
         return same_values(source, None)
     result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
+    if result.shape is None and result.conflict is None and source.shape is None:
+        result = replace(result, shape=_target_of_unknown(sizes))
     if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
         result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
     if result.conflict is not None and source.shape is not None:
@@ -230,8 +233,8 @@ def _squeeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _unsqueeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     axis = int_of(call.arg(1, "dim"))
-    shape = source.shape
-    if shape is None or axis is None:
+    shape = source.shape if source.shape is not None else Shape((), variadic=True)  # unknown: (*, 1) stays known
+    if axis is None:
         return same_values(source, None)
     if shape.variadic:
         if axis < 0:
@@ -289,6 +292,20 @@ def _dot_t_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return _dot_t(interp, call, frame)
 
 
+def _target_of_unknown(sizes) -> Shape | None:
+    """``y.view(b, n, h, -1)`` of a tensor of unknown shape: the target rank and the sizes given;
+    the ``-1`` is an unnamed dim."""
+    dims = []
+    for size in sizes:
+        if size.is_const and size.value == -1:
+            dims.append(fresh_anonymous())
+        elif size.is_const and size.value < 0:
+            return None
+        else:
+            dims.append(size)
+    return Shape(tuple(dims))
+
+
 @op("permute")
 def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
@@ -302,7 +319,7 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if None in normalized or sorted(normalized) != list(range(rank)):  # type: ignore[type-var]
         return same_values(source, None)
     swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
-    shape = _with_rank(interp, shape, rank)
+    shape = _with_rank(interp, shape if shape is not None else Shape((), variadic=True), rank)
     new_shape = None
     if shape is not None and not shape.variadic and shape.rank == rank:
         new_shape = Shape(tuple(shape.dims[a] for a in normalized))  # type: ignore[index]
