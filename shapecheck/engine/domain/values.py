@@ -444,7 +444,7 @@ class ModuleValue(Value):
             if index is None:
                 return self.items[0]
             if index not in self.copies:
-                self.copies[index] = own_instance(self.items[0], index)
+                self.copies[index] = own_instance(self.items[0], index, f"{self.ident.label}[{index}]")
             return self.copies[index]
         if index is not None and -len(self.items) <= index < len(self.items):
             return self.items[index]
@@ -468,15 +468,15 @@ class ObjectValue(Value):
         return self.cls.name
 
 
-def own_instance(value: Value, index: int) -> Value:
+def own_instance(value: Value, index: int, label: str | None = None) -> Value:
     """One of several like modules that one expression builds (a comprehension, a repeated
     builder): the same configuration, an identity of its own, so that four comprehension-built
     Linears are four modules, not one shared module."""
     if isinstance(value, ModuleValue):
-        ident = ModuleIdent(f"{value.ident.label}[{index}]", value.ident.node)
+        ident = ModuleIdent(label or f"{value.ident.label}[{index}]", value.ident.node)
         return ModuleValue(value.kind, value.params, ident, value.node, value.items, dict(value.named), value.repeated)
     if isinstance(value, ObjectValue):
-        ident = ModuleIdent(f"{value.ident.label}[{index}]", value.ident.node)
+        ident = ModuleIdent(label or f"{value.ident.label}[{index}]", value.ident.node)
         return ObjectValue(value.cls, dict(value.attrs), ident, value.context, value.sizes)
     return value
 

@@ -102,6 +102,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self._fresh_counter = 0
         self.depth_limit = MAX_INLINE_DEPTH
         self.nested_classes: set[str] = set()  # classes instantiated by another class of the file
+        self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:
         """A symbol for a size nobody named: the assignment target when there is one (``T``)."""
@@ -336,6 +337,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
 
     def instantiate(self, info: ClassInfo, call: "base.Call", frame: Frame) -> Value:
         self.facts.instantiations.append((call.node, info))
+        self.sites.setdefault(info.qualname, []).append(call)
         owner = frame.run.cls
         if owner is not None and owner is not info:
             self.nested_classes.add(info.qualname)
