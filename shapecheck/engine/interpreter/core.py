@@ -51,6 +51,10 @@ from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
 
 MAX_INLINE_DEPTH = 6
+#: A call passing ``**kwargs`` is followed only this close to the run that started the analysis: each
+#: class's own run follows its children's delegation, and a model does not re-inline its whole
+#: depth through every wrapper (which made analysis quadratic in depth on Hugging Face models).
+MAX_OPEN_KWARGS_DEPTH = 1
 
 
 class Budget:
@@ -313,6 +317,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     ) -> Value:
         """Analyse a callee of this file with the actual arguments (interprocedural within a file)."""
         if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs:
+            return dispatch.unknown_call(call)
+        if "**" in call.kwargs and frame.depth > MAX_OPEN_KWARGS_DEPTH:
             return dispatch.unknown_call(call)
         if self.budget.steps < 200:
             return dispatch.unknown_call(call)
