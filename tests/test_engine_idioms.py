@@ -703,3 +703,56 @@ def test_unknown_inputs_keep_the_rank_of_permute_and_einops():
 
 def test_unknown_inputs_never_produce_a_diagnostic():
     assert codes(UNKNOWN_INPUTS) == []
+
+
+# --- helpers that wrap a function (closures) -----------------------------------------------------
+
+MAYBE = """
+import torch
+import torch.nn as nn
+from functools import partial, wraps
+from jaxtyping import Float
+from torch import Tensor
+
+LinearNoBias = partial(nn.Linear, bias=False)
+
+def exists(v):
+    return v is not None
+
+def default(*args):
+    for arg in args:
+        if exists(arg):
+            return arg
+    return None
+
+def maybe(fn):
+    @wraps(fn)
+    def inner(x, *args, **kwargs):
+        if not exists(x):
+            return x
+        return fn(x, *args, **kwargs)
+    return inner
+
+class Net(nn.Module):
+    def __init__(self, dim=64, dim_out=None):
+        super().__init__()
+        dim_out = default(dim_out, dim)
+        self.proj = LinearNoBias(dim, dim_out)
+
+    def forward(self, x: Float[Tensor, "b n 64"]):
+        y = maybe(self.proj)(x)
+        return y + x
+
+net = Net()
+"""
+
+
+class TestHelpers:
+    def test_partial_default_and_a_closure_are_followed(self):
+        found = values(MAYBE, "Net.forward", inlined=True)  # the module-level instance: dim_out=None
+        assert shape(found["y"]) == "(b, n, 64)"
+        assert values(MAYBE, "Net.forward")["y"].shape is None  # standalone, dim_out is unknown
+
+    def test_a_mis_sized_layer_behind_the_helpers_is_found(self):
+        assert codes(MAYBE) == []
+        assert codes(twin(MAYBE, "net = Net()", "net = Net(dim_out=32)")) == ["SC405"]

@@ -510,6 +510,7 @@ class FunctionValue(Value):
     node: "cst.FunctionDef"
     qualname: str
     owner: ObjectValue | None = None
+    closure: "dict[str, Value] | None" = None  # a nested function: the names of its enclosing scope
 
 
 @dataclass(frozen=True, slots=True)

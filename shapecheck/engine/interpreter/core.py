@@ -274,7 +274,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return self.instantiate(callee.info, call, frame)
         if isinstance(callee, FunctionValue):
             owner = callee.owner
-            return self.inline(callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner)
+            return self.inline(
+                callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner, callee.closure
+            )
         if isinstance(callee, LambdaValue):
             return self.call_lambda(callee, call, frame)
         if isinstance(callee, PartialValue):
@@ -314,8 +316,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         call: "base.Call",
         frame: Frame,
         self_value: ObjectValue | None,
+        closure: dict[str, Value] | None = None,
     ) -> Value:
-        """Analyse a callee of this file with the actual arguments (interprocedural within a file)."""
+        """Analyse a callee of this file with the actual arguments (interprocedural within a file);
+        a nested function also sees the names of its enclosing scope (``closure``)."""
         if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs:
             return dispatch.unknown_call(call)
         if "**" in call.kwargs and frame.depth > MAX_OPEN_KWARGS_DEPTH:
@@ -335,6 +339,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             if isinstance(value, Opaque) and value.name == param_name:
                 bindings[param_name] = Opaque(param_name)
         check_arguments(self, node, bindings, call, frame)
+        if closure:
+            bindings = {**closure, **bindings}
         result = self.run_function(
             node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
             parent=frame.run if frame.run.node is not None else None, call_node=call.node,

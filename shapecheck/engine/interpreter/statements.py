@@ -87,7 +87,10 @@ class StatementExecutor:
         elif isinstance(statement, cst.Try):
             self._exec_try(statement, frame)
         elif isinstance(statement, cst.FunctionDef):
-            frame.env[statement.name.value] = FunctionValue(statement, frame.run.qualname + "." + statement.name.value)
+            # A nested function sees its enclosing scope (``def maybe(fn): def inner(x): ... fn(x)``).
+            frame.env[statement.name.value] = FunctionValue(
+                statement, frame.run.qualname + "." + statement.name.value, closure=frame.env
+            )
         elif isinstance(statement, cst.ClassDef):
             info = class_info(statement, frame.run.qualname + ".", self.imports, self.globals)
             frame.env[statement.name.value] = ClassValue(info)
