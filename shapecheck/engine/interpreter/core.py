@@ -245,6 +245,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return annotated
         if param.default is not None:
             default = literal_value(param.default)
+            if default is None and isinstance(param.default, cst.Name):
+                # ``dim_head=DEFAULT_DIM_HEAD``: a module-level constant of the file.
+                constant = self.globals.get(param.default.value)
+                default = constant if isinstance(constant, (IntValue, FloatValue, ConstValue)) else None
             # Constructor defaults are configuration: use them. Elsewhere a default like
             # ``mask=None`` says nothing about what callers pass.
             if is_init and isinstance(default, (IntValue,)) or (is_init and _is_number(default)):
