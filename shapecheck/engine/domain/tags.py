@@ -1,8 +1,10 @@
 """Engine values and tensor tags that the op rules create and the rules read.
 
-Values: ``Repeated`` (a list of like items), ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags
-(attached to a ``TensorValue``): ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``,
-``LayerOutputTag``, ``FilledTag``, ``CauseTag``, ``StreamTag``, ``ShiftTag``, ``PaddingTag``. The general values and tags live in ``values``.
+Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``PartialValue``,
+``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``):
+``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``, ``LayerOutputTag``, ``FilledTag``,
+``CauseTag``, ``StreamTag``, ``ShiftTag``, ``PaddingTag``. The general values and tags live in
+``values``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,36 @@ class Repeated(Value):
     """A list built by a comprehension: every item is like ``element``."""
 
     element: Value
+
+
+@dataclass(frozen=True, slots=True)
+class DictValue(Value):
+    """A dict with constant string keys (``dict(wte=..., h=...)`` or ``{"wte": ...}``)."""
+
+    entries: tuple[tuple[str, Value], ...]
+
+    def get(self, key: str) -> Value | None:
+        for name, value in self.entries:
+            if name == key:
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LambdaValue(Value):
+    """A ``lambda``: its node and the names it can see where it was written."""
+
+    node: cst.Lambda
+    env: dict[str, Value]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PartialValue(Value):
+    """``functools.partial(nn.Linear, bias=False)``: a callee with arguments bound in advance."""
+
+    function: Value
+    args: tuple[Value, ...]
+    kwargs: dict[str, Value]
 
 
 @dataclass(frozen=True, slots=True)

@@ -439,9 +439,27 @@ class ModuleValue(Value):
     ident: ModuleIdent
     node: "cst.CSTNode | None" = None
     items: tuple[Value, ...] = ()
+    named: dict[str, Value] = field(default_factory=dict)  # ModuleDict children by key
+    repeated: bool = False  # items[0] stands for every child (built by a comprehension)
+    copies: dict[int, Value] = field(default_factory=dict)  # repeated: the child at each index
 
     def param(self, name: str) -> Value:
         return self.params.get(name, UNKNOWN)
+
+    def item(self, index: int | None) -> Value:
+        """The child at ``index`` (None: any child). Children of a comprehension are alike but
+        distinct modules: each index gets its own identity."""
+        if not self.items:
+            return UNKNOWN
+        if self.repeated:
+            if index is None:
+                return self.items[0]
+            if index not in self.copies:
+                self.copies[index] = own_instance(self.items[0], index, f"{self.ident.label}[{index}]")
+            return self.copies[index]
+        if index is not None and -len(self.items) <= index < len(self.items):
+            return self.items[index]
+        return self.items[0] if len(self.items) == 1 else UNKNOWN
 
     def describe(self) -> str:
         return f"nn.{self.kind}"
@@ -459,6 +477,19 @@ class ObjectValue(Value):
 
     def describe(self) -> str:
         return self.cls.name
+
+
+def own_instance(value: Value, index: int, label: str | None = None) -> Value:
+    """One of several like modules that one expression builds (a comprehension, a repeated
+    builder): the same configuration, an identity of its own, so that four comprehension-built
+    Linears are four modules, not one shared module."""
+    if isinstance(value, ModuleValue):
+        ident = ModuleIdent(label or f"{value.ident.label}[{index}]", value.ident.node)
+        return ModuleValue(value.kind, value.params, ident, value.node, value.items, dict(value.named), value.repeated)
+    if isinstance(value, ObjectValue):
+        ident = ModuleIdent(label or f"{value.ident.label}[{index}]", value.ident.node)
+        return ObjectValue(value.cls, dict(value.attrs), ident, value.context, value.sizes)
+    return value
 
 
 @dataclass(eq=False)
@@ -490,6 +521,7 @@ class FunctionValue(Value):
     node: "cst.FunctionDef"
     qualname: str
     owner: ObjectValue | None = None
+    closure: "dict[str, Value] | None" = None  # a nested function: the names of its enclosing scope
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
+from shapecheck.engine.domain.tags import LambdaValue, PartialValue
 from shapecheck.engine.domain.values import (
     Origin,
     UNKNOWN,
@@ -34,6 +35,7 @@ from shapecheck.engine.domain.values import (
     ObjectValue,
     Opaque,
     QualifiedValue,
+    TupleValue,
     Value,
     known_sizes,
 )
@@ -50,6 +52,10 @@ from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
 
 MAX_INLINE_DEPTH = 6
+#: A call passing ``**kwargs`` is followed only this close to the run that started the analysis: each
+#: class's own run follows its children's delegation, and a model does not re-inline its whole
+#: depth through every wrapper (which made analysis quadratic in depth on Hugging Face models).
+MAX_OPEN_KWARGS_DEPTH = 1
 
 
 class Budget:
@@ -101,6 +107,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self._fresh_counter = 0
         self.depth_limit = MAX_INLINE_DEPTH
         self.nested_classes: set[str] = set()  # classes instantiated by another class of the file
+        self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:
         """A symbol for a size nobody named: the assignment target when there is one (``T``)."""
@@ -198,8 +205,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         standalone: bool,
         skip_self: bool,
         self_value: ObjectValue | None = None,
+        open_kwargs: bool = False,
     ) -> dict[str, Value]:
         """Bind call arguments (or, standalone, defaults / annotations / named unknowns) to parameters.
+        With ``open_kwargs`` (the call passes ``**kwargs``) a parameter not given is a named unknown.
 
         Dim names of jaxtyping annotations are unified with the module's known sizes of the same
         name (``self.d_model = 512`` makes ``"b t d_model"`` read ``(b, t, 512)``)."""
@@ -209,7 +218,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if skip_self and positional:
             positional = positional[1:]
         bindings: dict[str, Value] = {}
-        is_init = node.name.value == "__init__"
+        is_init = node.name.value == "__init__" and not open_kwargs
+        standalone = standalone or open_kwargs
         for index, param in enumerate(positional):
             name = param.name.value
             if index < len(args):
@@ -222,7 +232,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             name = param.name.value
             bindings[name] = kwargs[name] if name in kwargs else self._default_binding(param, standalone, is_init, names)
         if isinstance(params.star_arg, cst.Param):
-            bindings[params.star_arg.name.value] = UNKNOWN
+            extra = args[len(positional):] if not standalone else ()
+            # ``def default(*args)`` called with known arguments: args is their tuple.
+            bindings[params.star_arg.name.value] = TupleValue(tuple(extra)) if extra else UNKNOWN
         if params.star_kwarg is not None:
             bindings[params.star_kwarg.name.value] = UNKNOWN
         return bindings
@@ -234,6 +246,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return annotated
         if param.default is not None:
             default = literal_value(param.default)
+            if default is None and isinstance(param.default, cst.Name):
+                # ``dim_head=DEFAULT_DIM_HEAD``: a module-level constant of the file.
+                constant = self.globals.get(param.default.value)
+                default = constant if isinstance(constant, (IntValue, FloatValue, ConstValue)) else None
             # Constructor defaults are configuration: use them. Elsewhere a default like
             # ``mask=None`` says nothing about what callers pass.
             if is_init and isinstance(default, (IntValue,)) or (is_init and _is_number(default)):
@@ -247,6 +263,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     def call(self, callee: Value, call: "base.Call", frame: Frame) -> Value:
         """Apply a callee value to evaluated arguments."""
         if isinstance(callee, QualifiedValue):
+            if callee.qualname == "functools.partial" and call.args and "*" not in call.kwargs and "**" not in call.kwargs:
+                return PartialValue(call.args[0], call.args[1:], dict(call.kwargs))
             return dispatch.call_qualified(self, callee.qualname, call, frame)
         if isinstance(callee, BoundMethod):
             return dispatch.call_method(self, callee.receiver, callee.name, call, frame)
@@ -261,8 +279,39 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return self.instantiate(callee.info, call, frame)
         if isinstance(callee, FunctionValue):
             owner = callee.owner
-            return self.inline(callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner)
+            return self.inline(
+                callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner, callee.closure
+            )
+        if isinstance(callee, LambdaValue):
+            return self.call_lambda(callee, call, frame)
+        if isinstance(callee, PartialValue):
+            bound = base.Call(
+                call.node, callee.args + call.args, {**callee.kwargs, **call.kwargs},
+                (None,) * len(callee.args) + call.arg_nodes, call.kwarg_nodes,
+            )
+            return self.call(callee.function, bound, frame)
         return dispatch.unknown_call(call)
+
+    def call_lambda(self, function: LambdaValue, call: "base.Call", frame: Frame) -> Value:
+        """``lambda t: rearrange(t, ...)`` applied: its body evaluated with the parameters bound,
+        seeing the names of the scope it was written in."""
+        params = function.node.params
+        if frame.depth >= self.depth_limit or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            return dispatch.unknown_call(call)
+        env = dict(function.env)
+        positional = list(params.posonly_params) + list(params.params)
+        for index, param in enumerate(positional + list(params.kwonly_params)):
+            name = param.name.value
+            if index < len(call.args) and index < len(positional):
+                env[name] = call.args[index]
+            elif name in call.kwargs:
+                env[name] = call.kwargs[name]
+            elif param.default is not None:
+                env[name] = self.eval(param.default, frame)
+            else:
+                env[name] = UNKNOWN
+        inner = Frame(env, frame.run, frame.assumptions, frame.self_value, [], frame.depth + 1)
+        return self.eval(function.node.body, inner)
 
     def inline(
         self,
@@ -272,14 +321,22 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         call: "base.Call",
         frame: Frame,
         self_value: ObjectValue | None,
+        closure: dict[str, Value] | None = None,
     ) -> Value:
-        """Analyse a callee of this file with the actual arguments (interprocedural within a file)."""
-        if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs or "**" in call.kwargs:
+        """Analyse a callee of this file with the actual arguments (interprocedural within a file);
+        a nested function also sees the names of its enclosing scope (``closure``)."""
+        if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs:
+            return dispatch.unknown_call(call)
+        if "**" in call.kwargs and frame.depth > MAX_OPEN_KWARGS_DEPTH:
             return dispatch.unknown_call(call)
         if self.budget.steps < 200:
             return dispatch.unknown_call(call)
+        # ``self.fn(self.norm(x), **kwargs)``: a wrapper delegating to its child is followed; the
+        # parameters ``**kwargs`` may fill are unknown, never their defaults.
+        kwargs = {name: value for name, value in call.kwargs.items() if name != "**"}
         bindings = self.bind_parameters(
-            node, call.args, call.kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value
+            node, call.args, kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value,
+            open_kwargs="**" in call.kwargs,
         )
         if self_value is not None and node.params.params:
             bindings[node.params.params[0].name.value] = self_value
@@ -287,6 +344,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             if isinstance(value, Opaque) and value.name == param_name:
                 bindings[param_name] = Opaque(param_name)
         check_arguments(self, node, bindings, call, frame)
+        if closure:
+            bindings = {**closure, **bindings}
         result = self.run_function(
             node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
             parent=frame.run if frame.run.node is not None else None, call_node=call.node,
@@ -295,6 +354,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
 
     def instantiate(self, info: ClassInfo, call: "base.Call", frame: Frame) -> Value:
         self.facts.instantiations.append((call.node, info))
+        self.sites.setdefault(info.qualname, []).append(call)
         owner = frame.run.cls
         if owner is not None and owner is not info:
             self.nested_classes.add(info.qualname)

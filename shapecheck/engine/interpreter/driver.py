@@ -11,7 +11,10 @@ from shapecheck.engine.domain.values import (
     ClassValue,
     FunctionValue,
     ModuleIdent,
+    ModuleValue,
     ObjectValue,
+    Opaque,
+    Value,
 )
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.interpreter.core import MAX_INLINE_DEPTH, Budget, Interpreter
@@ -30,6 +33,11 @@ def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
     interpreter.load_module(module)
     classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
     instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}
+    for info in classes:
+        passed = _passed_in_modules(interpreter, info)
+        if passed:
+            _forget(facts, instances[info.qualname])
+            instances[info.qualname] = _construct_standalone(interpreter, info, passed)
     for info in classes:
         # A class that other classes of the file build is analysed in full through them; on its
         # own it inlines only its direct children, so a deep model costs O(depth), not O(depth^2).
@@ -62,12 +70,52 @@ def _analyze_module_level_instances(interpreter: Interpreter) -> None:
         )
 
 
-def _construct_standalone(interpreter: Interpreter, info: ClassInfo) -> ObjectValue:
-    """The class built with its constructor defaults and named unknowns."""
+def _passed_in_modules(interpreter: Interpreter, info: ClassInfo) -> dict[str, Value]:
+    """Constructor parameters that receive a module (``Attention(q_proj=nn.Linear(...))``, a
+    builder function's product): the module, when the file builds the class at one place."""
+    init = info.methods.get("__init__")
+    calls = interpreter.sites.get(info.qualname, [])
+    if init is None or not calls or len({id(call.node) for call in calls}) != 1:
+        return {}
+    passed: dict[str, Value] = {}
+    for call in calls:
+        if "*" in call.kwargs or "**" in call.kwargs:
+            return {}
+        bindings = interpreter.bind_parameters(init, call.args, call.kwargs, standalone=False, skip_self=True)
+        for name, value in bindings.items():
+            if name not in passed and (isinstance(value, ModuleValue) or isinstance(value, ObjectValue) and value.cls.is_module):
+                passed[name] = value
+    return passed
+
+
+def _forget(facts: FileFacts, obj: ObjectValue) -> None:
+    """Drop what the standalone construction of ``obj`` recorded (it is built again)."""
+    first = next((run for run in facts.runs if run.instance is obj and not run.inlined), None)
+    if first is None:
+        return
+
+    def gone(run) -> bool:
+        return run is not None and any(link is first for link in run.chain())
+
+    facts.runs = [run for run in facts.runs if not gone(run)]
+    facts.events = [event for event in facts.events if not gone(event.run)]
+    facts.conflicts = [item for item in facts.conflicts if not gone(item.run)]
+    facts.constructions = [item for item in facts.constructions if not gone(item.run)]
+    facts.attribute_assignments = [item for item in facts.attribute_assignments if not gone(item.run)]
+    facts.divisibility = [item for item in facts.divisibility if not gone(item.run)]
+    facts._by_op = None
+
+
+def _construct_standalone(interpreter: Interpreter, info: ClassInfo, passed: dict[str, Value] | None = None) -> ObjectValue:
+    """The class built with its constructor defaults and named unknowns (and the modules ``passed``
+    in where the file builds it)."""
     obj = ObjectValue(info, {}, ModuleIdent(info.name))
     init = info.methods.get("__init__")
     if init is not None:
         bindings = interpreter.bind_parameters(init, (), {}, standalone=True, skip_self=True)
+        for name, value in (passed or {}).items():
+            if isinstance(bindings.get(name), Opaque):
+                bindings[name] = value
         if init.params.params:
             bindings[init.params.params[0].name.value] = obj
         interpreter.run_function(init, f"{info.qualname}.__init__", info, bindings, obj, 0, inlined=False)

@@ -13,7 +13,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
-from shapecheck.engine.domain.tags import Repeated, SplitTuple
+from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -72,9 +72,10 @@ class ExpressionEvaluator:
         for arg in node.args:
             value = self.eval(arg.value, frame)
             if arg.star == "*":
-                items = value.items if isinstance(value, TupleValue) else None
+                items = base.known_items(value) if not isinstance(value, TupleValue) else value.items
                 if items is None:
-                    args.append(UNKNOWN)
+                    # ``nn.Sequential(*[Block() for _ in range(n)])``: the repeated item is kept.
+                    args.append(value if isinstance(value, Repeated) else UNKNOWN)
                     arg_nodes.append(arg.value)
                     kwargs["*"] = UNKNOWN
                 else:
@@ -114,7 +115,12 @@ class ExpressionEvaluator:
 
     def _eval_boolean(self, node: cst.BooleanOperation, frame: Frame) -> Value:
         left = self.eval(node.left, frame)
+        decided = truth_of(left)
+        if decided is not None and decided == isinstance(node.operator, cst.Or):
+            return left  # ``a or b`` with a true / ``a and b`` with a false: b never runs
         right = self.eval(node.right, frame)
+        if decided is not None:
+            return right
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
         return join_values(left, right)
@@ -142,7 +148,7 @@ class ExpressionEvaluator:
         comp_for = node.for_in
         if comp_for.inner_for_in is None and not comp_for.ifs:
             iterable = self.eval(comp_for.iter, frame)
-            items = _known_items(iterable)
+            items = base.known_items(iterable)
             if items is not None:
                 results = []
                 for item in items:
@@ -160,7 +166,10 @@ class ExpressionEvaluator:
         return Repeated(element)
 
     def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
-        self.eval(node.test, frame)
+        test = truth_of(self.eval(node.test, frame))
+        if test is not None:
+            # ``dim_out if exists(dim_out) else dim``: a test the engine can decide picks its branch.
+            return self.eval(node.body if test else node.orelse, frame)
         return join_values(self.eval(node.body, frame), self.eval(node.orelse, frame))
 
     def _eval_literal(self, node: cst.BaseExpression, frame: Frame) -> Value:
@@ -173,10 +182,21 @@ class ExpressionEvaluator:
         return value
 
     def _eval_dict(self, node: cst.Dict, frame: Frame) -> Value:
+        entries: list[tuple[str, Value]] | None = []
         for element in node.elements:
             if isinstance(element, cst.DictElement):
-                self.eval(element.value, frame)
-        return UNKNOWN
+                value = self.eval(element.value, frame)
+                key = element.key
+                if entries is not None and isinstance(key, cst.SimpleString) and isinstance(key.evaluated_value, str):
+                    entries.append((key.evaluated_value, value))
+                else:
+                    entries = None
+            else:
+                entries = None
+        return DictValue(tuple(entries)) if entries is not None else UNKNOWN
+
+    def _eval_lambda(self, node: cst.Lambda, frame: Frame) -> Value:
+        return LambdaValue(node, frame.env)
 
     def _eval_await(self, node: cst.Await, frame: Frame) -> Value:
         self.eval(node.expression, frame)
@@ -205,6 +225,7 @@ _EXPRESSIONS = {
     cst.Ellipsis: ExpressionEvaluator._eval_literal,
     cst.NamedExpr: ExpressionEvaluator._eval_paren_free,
     cst.Dict: ExpressionEvaluator._eval_dict,
+    cst.Lambda: ExpressionEvaluator._eval_lambda,
     cst.Await: ExpressionEvaluator._eval_await,
 }
 
@@ -226,18 +247,18 @@ _OPERATORS = {
 
 _BUILTINS: dict[str, Value] = {
     name: QualifiedValue("builtins." + name)
-    for name in ("int", "float", "len", "range", "zip", "enumerate", "min", "max", "abs", "round", "bool", "isinstance", "tuple", "list", "super", "getattr", "hasattr", "reversed", "sum")
+    for name in (
+        "int", "float", "len", "range", "zip", "enumerate", "min", "max", "abs", "round", "bool", "isinstance",
+        "tuple", "list", "super", "getattr", "hasattr", "reversed", "sum", "map", "dict",
+    )
 }
 _BUILTINS["None"] = ConstValue(None)
 _BUILTINS["True"] = ConstValue(True)
 _BUILTINS["False"] = ConstValue(False)
 
 
-def _known_items(value: Value) -> tuple[Value, ...] | None:
-    """The items of a tuple or split whose length is known and small."""
-    items = None
-    if isinstance(value, TupleValue):
-        items = value.items
-    elif isinstance(value, SplitTuple) and value.pieces is not None:
-        items = value.pieces
-    return items if items is not None and 0 < len(items) <= 16 else None
+def truth_of(value: Value) -> bool | None:
+    """The truth of a test value when the engine knows it (True / False / None constants)."""
+    if isinstance(value, ConstValue) and (value.value is None or isinstance(value.value, bool)):
+        return bool(value.value)
+    return None

@@ -18,15 +18,19 @@ from shapecheck.engine.domain.values import (
     ClassValue,
     ConstValue,
     FunctionValue,
+    ModuleIdent,
+    ModuleValue,
     ObjectValue,
     Opaque,
     QualifiedValue,
     ShapeValue,
     TensorValue,
+    TupleValue,
     Value,
     dim_of,
     known_sizes,
 )
+from shapecheck.engine.domain.tags import ParameterTag
 from shapecheck.engine.facts.records import (
     Assignment,
     AttributeAssignment,
@@ -34,6 +38,7 @@ from shapecheck.engine.facts.records import (
 )
 from shapecheck.engine.interpreter.annotation_values import annotation_value
 from shapecheck.engine.interpreter.classes import class_info
+from shapecheck.engine.interpreter.expressions import truth_of
 from shapecheck.engine.interpreter.imports import dotted_name
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Dim
@@ -82,7 +87,10 @@ class StatementExecutor:
         elif isinstance(statement, cst.Try):
             self._exec_try(statement, frame)
         elif isinstance(statement, cst.FunctionDef):
-            frame.env[statement.name.value] = FunctionValue(statement, frame.run.qualname + "." + statement.name.value)
+            # A nested function sees its enclosing scope (``def maybe(fn): def inner(x): ... fn(x)``).
+            frame.env[statement.name.value] = FunctionValue(
+                statement, frame.run.qualname + "." + statement.name.value, closure=frame.env
+            )
         elif isinstance(statement, cst.ClassDef):
             info = class_info(statement, frame.run.qualname + ".", self.imports, self.globals)
             frame.env[statement.name.value] = ClassValue(info)
@@ -136,7 +144,31 @@ class StatementExecutor:
             dividend, divisor, holds = divisibility
             self.facts.divisibility.append(Divisibility(node, dividend, divisor, holds, frame.run))
             self._assume_divisible(dividend, divisor, frame)
+        else:
+            self._assume_equal(self._equality_test(node.test, frame, cst.Equal), frame)
         self.eval(node.test, frame)
+
+    def _equality_test(self, test: cst.BaseExpression, frame: Frame, operator: type) -> list[tuple[Dim, Dim]]:
+        """The size equalities ``a == b`` (or, with ``operator`` NotEqual, the ones ``a != b``
+        denies) of a test: ``b == 1``, ``x.size(0) == 1``, ``q.shape == k.shape``."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return []
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, operator):
+            return []
+        left, right = self.eval(test.left, frame), self.eval(comparison.comparator, frame)
+        a, b = dim_of(left), dim_of(right)
+        if a is not None and b is not None:
+            return [(a, b)]
+        dims = [_sizes_of(value) for value in (left, right)]
+        if dims[0] is not None and dims[1] is not None and len(dims[0]) == len(dims[1]):
+            return list(zip(dims[0], dims[1]))
+        return []
+
+    def _assume_equal(self, pairs: list[tuple[Dim, Dim]], frame: Frame) -> None:
+        for a, b in pairs:
+            if not (a.is_const and b.is_const):
+                frame.assumptions.add_equal(a, b)
 
     def _assume_divisible(self, dividend: Value, divisor: Value, frame: Frame) -> None:
         a, b = dim_of(dividend), dim_of(divisor)
@@ -181,7 +213,19 @@ class StatementExecutor:
         if divisibility is not None and raising:
             dividend, divisor, holds = divisibility
             self.facts.divisibility.append(Divisibility(node, dividend, divisor, holds, frame.run))
-        self.eval(node.test, frame)
+        # ``if x.size(0) != 1: raise ...``: past the ``if``, the sizes are equal.
+        equalities = self._equality_test(node.test, frame, cst.NotEqual) if raising and divisibility is None else []
+        test = self.eval(node.test, frame)
+        if frame.run.inlined and truth_of(test) is not None:
+            # Inlined with the caller's values (``if exists(arg): return arg``): only the branch that
+            # runs is followed. Standalone runs keep both branches, whatever the defaults say.
+            if truth_of(test):
+                self.exec_block(node.body.body, frame)
+            elif isinstance(node.orelse, cst.If):
+                self._exec_if(node.orelse, frame)
+            elif node.orelse is not None:
+                self.exec_block(node.orelse.body.body, frame)
+            return
         then_frame = frame.fork()
         self._snapshot_run(then_frame, node.body.body)
         else_frame = frame.fork()
@@ -192,6 +236,7 @@ class StatementExecutor:
                 self._snapshot_run(else_frame, node.orelse.body.body)
         if divisibility is not None and raising:
             self._assume_divisible(divisibility[0], divisibility[1], else_frame)
+        self._assume_equal(equalities, else_frame)
         self._merge(frame, [then_frame, else_frame])
 
     def _snapshot_run(self, frame: Frame, body: Sequence[cst.BaseStatement]) -> None:
@@ -221,6 +266,10 @@ class StatementExecutor:
         body_frame = frame.fork()
         if isinstance(node, cst.For):
             iterable = self.eval(node.iter, frame)
+            items = base.known_items(iterable)
+            if items is not None and len(items) <= MAX_UNROLLED and not _jumps(node.body.body):
+                self._unroll(node, items, frame)
+                return
             self.assign(node.target, base.iteration_element(iterable), body_frame, node)
         else:
             self.eval(node.test, frame)
@@ -228,6 +277,16 @@ class StatementExecutor:
         body_frame.terminated = False
         self._merge(frame, [frame.fork(), body_frame])
         if node.orelse is not None:
+            self.exec_block(node.orelse.body.body, frame)
+
+    def _unroll(self, node: cst.For, items: tuple[Value, ...], frame: Frame) -> None:
+        """``for arg in (a, b, c):`` over known items runs the body once per item, in order."""
+        for item in items:
+            if frame.terminated:
+                return
+            self.assign(node.target, item, frame, node)
+            self.exec_block(node.body.body, frame)
+        if node.orelse is not None and not frame.terminated:
             self.exec_block(node.orelse.body.body, frame)
 
     def _exec_try(self, node: cst.Try, frame: Frame) -> None:
@@ -270,10 +329,24 @@ class StatementExecutor:
                     AttributeAssignment(owner.cls, name, statement, value, frame.run)
                 )
                 frame.run.assignments.append(Assignment(statement, _target_text(target), value))
+            elif isinstance(owner, ModuleValue):
+                self._tie_weight(target, owner, value, frame, statement)
         elif isinstance(target, cst.Subscript):
             dispatch.subscript_assign(self, target, value, frame, statement)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, UNKNOWN, frame, statement)
+
+    def _tie_weight(self, target: cst.Attribute, module: ModuleValue, value: Value, frame: Frame, statement: cst.CSTNode) -> None:
+        """``self.k_proj.weight = self.q_proj.weight`` (or ``lm_head.weight = wte.weight``): the two
+        layers now compute with one parameter, so the layer is rebound as that parameter's module
+        (same configuration, the other's identity)."""
+        parameter = value.tag(ParameterTag) if isinstance(value, TensorValue) else None
+        if target.attr.value != "weight" or parameter is None or not isinstance(parameter.ident, ModuleIdent):
+            return
+        if parameter.ident is module.ident or not isinstance(target.value, (cst.Name, cst.Attribute)):
+            return
+        tied = ModuleValue(module.kind, module.params, parameter.ident, module.node, module.items, module.named, module.repeated)
+        self.assign(target.value, tied, frame, statement)
 
     def _name_unknown_sizes(self, target: cst.Tuple | cst.List, value: ShapeValue, frame: Frame) -> ShapeValue:
         """``B, T, C = x.shape`` on a tensor of unknown shape: the rank is 3 and the sizes are named
@@ -302,6 +375,17 @@ class StatementExecutor:
         return ShapeValue(refined, source)
 
 
+def _sizes_of(value: Value) -> tuple[Dim, ...] | None:
+    """The dims of a ``x.shape`` or of a tuple of sizes, when its rank is known."""
+    if isinstance(value, ShapeValue):
+        shape = value.shape
+        return shape.dims if shape is not None and not shape.variadic else None
+    if isinstance(value, TupleValue):
+        dims = tuple(dim_of(item) for item in value.items)
+        return dims if all(d is not None for d in dims) else None  # type: ignore[return-value]
+    return None
+
+
 _AUG_OPERATORS = {
     cst.AddAssign: "add",
     cst.SubtractAssign: "sub",
@@ -314,6 +398,27 @@ _AUG_OPERATORS = {
     cst.BitAndAssign: "and",
     cst.BitOrAssign: "or",
 }
+
+
+MAX_UNROLLED = 8
+
+
+def _jumps(statements: Sequence[cst.BaseStatement]) -> bool:
+    """Whether a loop body holds a ``break`` or ``continue`` of its own (not of an inner loop)."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if any(isinstance(small, (cst.Break, cst.Continue)) for small in statement.body):
+                return True
+        elif isinstance(statement, (cst.If, cst.With, cst.Try)):
+            blocks = [statement.body]
+            orelse = getattr(statement, "orelse", None)
+            while orelse is not None:
+                blocks.append(orelse.body)
+                orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+            blocks += [h.body for h in getattr(statement, "handlers", ())]
+            if any(isinstance(b, cst.IndentedBlock) and _jumps(b.body) for b in blocks):
+                return True
+    return False
 
 
 def _block_raises(statements: Sequence[cst.BaseStatement]) -> bool:

@@ -41,6 +41,7 @@ from shapecheck.engine.domain.values import (
     TriangleTag,
     TupleValue,
     Value,
+    own_instance,
     dim_of,
 )
 from shapecheck.engine.facts.records import OpEvent, ShapeConflict
@@ -299,14 +300,38 @@ def fresh(interp: "Interpreter", hint: str) -> Dim:
 # ------------------------------------------------------------------------------------ iteration
 
 
+def known_items(value: Value) -> tuple[Value, ...] | None:
+    """The items of a tuple, a split or a container module whose length is known and small."""
+    items = None
+    if isinstance(value, TupleValue):
+        items = value.items
+    elif isinstance(value, SplitTuple) and value.pieces is not None:
+        items = value.pieces
+    elif isinstance(value, ModuleValue) and value.items and not value.repeated and not value.named:
+        items = value.items
+    return items if items is not None and 0 < len(items) <= 16 else None
+
+
 def iteration_element(value: Value) -> Value:
     if isinstance(value, Repeated):
         return value.element
+    if isinstance(value, ModuleValue) and value.named:
+        return UNKNOWN  # iterating a ModuleDict gives its keys
     if isinstance(value, ModuleValue) and value.items:
+        if value.repeated:
+            return value.items[0]
         return value.items[0] if len(value.items) == 1 or all(i is value.items[0] for i in value.items) else UNKNOWN
     if isinstance(value, TupleValue) and value.items:
         first = value.items[0]
-        return first if all(item is first for item in value.items) else UNKNOWN
+        if all(item is first for item in value.items):
+            return first
+        if isinstance(first, TupleValue) and all(
+            isinstance(item, TupleValue) and len(item.items) == len(first.items) for item in value.items
+        ):
+            # ``zip`` / ``enumerate`` of known items: what every row agrees on, column by column.
+            columns = zip(*(item.items for item in value.items))  # type: ignore[union-attr]
+            return TupleValue(tuple(iteration_element(TupleValue(column)) for column in columns))
+        return UNKNOWN
     if isinstance(value, SplitTuple):
         return value.template
     return UNKNOWN
@@ -338,7 +363,13 @@ def unpack(value: Value, count: int) -> list[Value]:
             return [_piece(value, rest, i) for i in range(count)]
         return [UNKNOWN] * count
     if isinstance(value, Repeated):
-        return [value.element] * count
+        # Items of a comprehension are alike; modules among them are distinct instances.
+        return [own_instance(value.element, i) for i in range(count)]
+    if isinstance(value, ModuleValue) and value.items and not value.named:
+        # ``for attn, ff in self.layers``: each layer is a ModuleList of its parts.
+        if value.repeated:
+            return [value.item(i) for i in range(count)]
+        return list(value.items) if len(value.items) == count else [UNKNOWN] * count
     return [UNKNOWN] * count
 
 

@@ -58,6 +58,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     nn_modules,
     products,
     scalars,
+    sequences,
     shapes,
 )
 from shapecheck.engine.ops.arithmetic import tensor_compare
@@ -111,6 +112,10 @@ QUALIFIED = {
     "builtins.round": "builtins.int",
     "builtins.enumerate": "builtins.enumerate",
     "builtins.zip": "builtins.zip",
+    "builtins.map": "builtins.map",
+    "builtins.tuple": "builtins.tuple",
+    "builtins.list": "builtins.list",
+    "builtins.dict": "builtins.dict",
     "builtins.super": "builtins.super",
     "torch.finfo": "torch.finfo",
     "torch.concat": "cat",
@@ -130,6 +135,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         method = receiver.cls.methods.get(name)
         if method is not None:
             return interp.inline(method, f"{receiver.cls.qualname}.{name}", receiver.cls, call, frame, receiver)
+        if receiver.cls.is_module and name in nn_modules.RETURNS_SELF:
+            return receiver  # Model(cfg).eval(), model.to(device)
         return unknown_call(call)
     if isinstance(receiver, ModuleValue):
         return nn_modules.call_module_method(interp, receiver, name, call, frame)
@@ -200,7 +207,7 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         method = base.cls.methods.get(attr)
         if method is not None:
             return FunctionValue(method, f"{base.cls.qualname}.{attr}", base)
-        if attr in ("register_buffer", "register_parameter"):
+        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:
             return UNKNOWN
@@ -302,6 +309,9 @@ _ELEMENTWISE_COMPARISONS = {"Equal", "NotEqual", "LessThan", "GreaterThan", "Les
 
 
 def compare(interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame") -> Value:
+    if operator in ("Is", "IsNot"):
+        same = _is_none(left, right)
+        return ConstValue(same if operator == "Is" else not same) if same is not None else UNKNOWN
     if operator in _ELEMENTWISE_COMPARISONS and (
         (isinstance(left, Opaque) and is_scalar(right)) or (isinstance(right, Opaque) and is_scalar(left))
     ):
@@ -310,6 +320,21 @@ def compare(interp: "Interpreter", operator: str, left: Value, right: Value, nod
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         return tensor_compare(interp, operator, left, right, node, frame)
     return UNKNOWN
+
+
+#: Values that are certainly not None (a tensor, a number, a module ...).
+_NOT_NONE = (TensorValue, IntValue, FloatValue, TupleValue, ModuleValue, ObjectValue, ShapeValue, FunctionValue, ClassValue)
+
+
+def _is_none(left: Value, right: Value) -> bool | None:
+    """``a is None``: known when one side is None and the other is known to be or not to be None."""
+    for value, other in ((left, right), (right, left)):
+        if isinstance(other, ConstValue) and other.value is None:
+            if isinstance(value, ConstValue):
+                return value.value is None
+            if isinstance(value, _NOT_NONE) or isinstance(value, (Repeated, DtypeValue)):
+                return False
+    return None
 
 
 # ------------------------------------------------------------------------------------ subscripts

@@ -36,8 +36,9 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     elements = node.slice
     if isinstance(base, TensorValue):
         return _index_tensor(interp, base, elements, frame, node)
-    if isinstance(base, Opaque) and len(elements) >= 2:
-        # ``tgt[:, 1:]`` on a parameter: only an array takes several axes; its shape stays unknown.
+    if isinstance(base, Opaque) and (len(elements) >= 2 or any(_adds_axis(element.slice) for element in elements)):
+        # ``tgt[:, 1:]`` / ``x[..., None]`` of a parameter: only an array takes several axes or None;
+        # its shape stays unknown.
         return _index_tensor(interp, TensorValue(None, None, (), node), elements, frame, node)
     if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
         if isinstance(base, ShapeValue) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
@@ -65,10 +66,11 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
         if position is not None and position >= 0:
             return _piece(base.template, base.template.shape, position)
         return base.template
+    if isinstance(base, ModuleValue) and base.named:
+        found = base.named.get(index.value) if isinstance(index, ConstValue) and isinstance(index.value, str) else None
+        return found if found is not None else UNKNOWN
     if isinstance(base, ModuleValue) and base.items:
-        if position is not None and -len(base.items) <= position < len(base.items):
-            return base.items[position]
-        return base.items[0] if len(base.items) == 1 else UNKNOWN
+        return base.item(position)
     if isinstance(base, Repeated):
         return base.element
     return UNKNOWN
@@ -168,6 +170,8 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
         tags = tags + (ShiftTag(node),)
     result = replace(base, tags=tags, node=node)
     shape = base.shape
+    if shape is None and ("ellipsis", None) in parts:
+        shape = Shape((), variadic=True)  # unknown rank: what follows ``...`` is still known
     if shape is None or any(kind in ("tensor", "unknown") for kind, _ in parts):
         return replace(result, shape=None)
     ellipses = sum(1 for kind, _ in parts if kind == "ellipsis")
@@ -282,3 +286,11 @@ def _sliced(tag: object) -> object:
         return replace(tag, sliced=True)
     return tag
 
+
+
+def _adds_axis(part: cst.BaseSlice) -> bool:
+    """An index part that only a tensor accepts: ``None`` or ``...``."""
+    if not isinstance(part, cst.Index):
+        return False
+    value = part.value
+    return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")

@@ -15,6 +15,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import (
     AttentionOutputTag,
+    DictValue,
     LayerOutputTag,
     ParameterTag,
     Repeated,
@@ -114,8 +115,15 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
     params = bind(kind, call)
     ident = ModuleIdent(f"nn.{kind}(...)", call.node)
     items: tuple[Value, ...] = ()
+    named: dict[str, Value] = {}
+    repeated = False
     if kind == "Sequential":
         items = tuple(call.args)
+        if len(items) == 1 and isinstance(items[0], Repeated):
+            items, repeated = (items[0].element,), True  # nn.Sequential(*[Block() for _ in range(n)])
+        elif isinstance(call.arg(0), DictValue):
+            named = dict(call.arg(0).entries)  # type: ignore[union-attr]
+            items = tuple(named.values())
         if _check_chain(interp, items, call, frame):
             params["__broken__"] = ConstValue(True)
     elif kind in ("ModuleList", "ModuleDict"):
@@ -123,8 +131,10 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
         if isinstance(content, TupleValue):
             items = content.items
         elif isinstance(content, Repeated):
-            items = (content.element,)
-    module = ModuleValue(kind, params, ident, call.node, items)
+            items, repeated = (content.element,), True
+        elif isinstance(content, DictValue):
+            named = dict(content.entries)
+    module = ModuleValue(kind, params, ident, call.node, items, named, repeated)
     interp.facts.constructions.append(ModuleConstruction(kind, call.node, ident, params, frame.run))  # type: ignore[arg-type]
     return module
 
@@ -346,6 +356,8 @@ register_forward_ops()
 
 
 def module_attribute(interp: "Interpreter", module: ModuleValue, attr: str, node: cst.CSTNode, frame: "Frame") -> Value:
+    if attr in module.named:
+        return module.named[attr]  # self.transformer.wte of an nn.ModuleDict(dict(wte=...))
     if attr in module.params:
         return module.params[attr]
     if attr == "weight":
@@ -371,14 +383,34 @@ def module_attribute(interp: "Interpreter", module: ModuleValue, attr: str, node
 def call_module_method(interp: "Interpreter", module: ModuleValue, name: str, call: Call, frame: "Frame") -> Value:
     if name in ("forward", "__call__"):
         return forward(interp, module, call, frame)
-    if name in ("append",) and module.kind == "ModuleList" and call.args:
+    if name in ("append",) and module.kind in ("ModuleList", "Sequential") and call.args and not module.repeated:
         module.items = module.items + (call.args[0],)
         return ConstValue(None)
     if name in ("extend",) and module.kind == "ModuleList":
+        added = call.arg(0)
+        if isinstance(added, Repeated) and not module.items:
+            module.items, module.repeated = (added.element,), True
+        elif isinstance(added, TupleValue) and not module.repeated:
+            module.items = module.items + added.items
+        else:
+            module.items, module.repeated = (), False  # what it holds is no longer known
         return ConstValue(None)
-    if name in ("parameters", "named_parameters", "modules", "children", "train", "eval", "to", "cuda", "cpu", "apply"):
-        return UNKNOWN
+    if name in RETURNS_SELF:
+        return module
+    if module.named and name in ("values", "items", "keys"):
+        entries = list(module.named.items())
+        if name == "values":
+            return TupleValue(tuple(value for _, value in entries))
+        if name == "keys":
+            return TupleValue(tuple(ConstValue(key) for key, _ in entries))
+        return TupleValue(tuple(TupleValue((ConstValue(key), value)) for key, value in entries))
     return UNKNOWN
+
+
+#: Module methods that return the module itself (``Model(cfg).eval()`` is still the model).
+RETURNS_SELF = frozenset(
+    {"eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_", "type", "share_memory"}
+)
 
 
 def register(interp: "Interpreter", owner: ObjectValue, call: Call, frame: "Frame") -> Value:

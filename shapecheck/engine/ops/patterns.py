@@ -31,6 +31,7 @@ from shapecheck.engine.ops.base import (
     lineage,
     weight_projection,
 )
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -208,6 +209,16 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         leading = left[: len(left) - len(shape.dims)]
         if all(len(g) == 1 and not g[0].isdigit() for g in leading):
             shape = Shape(tuple(Dim.sym(g[0]) for g in leading) + shape.dims)
+    if shape is None and not any("..." in g for g in left):
+        # An input of unknown shape: the pattern gives its rank; axes it does not size are
+        # unnamed dims (never equal to anything), so the output keeps its rank and known axes.
+        dims = []
+        for group in left:
+            for name in group:
+                if not name.isdigit() and name not in axes:
+                    axes[name] = fresh_anonymous()
+            dims.append(product(axes[n] if not n.isdigit() else Dim.const(int(n)) for n in group))
+        shape = Shape(tuple(dims))
     known = shape is not None and not shape.variadic and shape.rank == len(left) and not any("..." in g for g in left)
     if known:
         for group, dim in zip(left, shape.dims):  # type: ignore[union-attr]

@@ -1,5 +1,5 @@
 """Op rules for Python numbers: ``math.sqrt`` / ``math.log``, the builtins (``int``, ``float``,
-``len``, ``range``, ``enumerate``, ``zip``, ``min`` / ``max``, ``super``), ``torch.finfo``, and
+``len``, ``range``, ``min`` / ``max``, ``super``), ``torch.finfo``, and
 ``scalar_binary``, arithmetic on sizes and scale factors. Registered in ``ops.OPS`` on import.
 """
 
@@ -26,7 +26,7 @@ from shapecheck.engine.domain.values import (
     int_of,
     scale_of,
 )
-from shapecheck.engine.ops.base import Call, _callee_name, fresh, iteration_element, op
+from shapecheck.engine.ops.base import Call, _callee_name, fresh, op
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -120,16 +120,6 @@ def _len(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 @op("builtins.range")
 def _range(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return Repeated(IntValue(fresh(interp, "i")))
-
-
-@op("builtins.enumerate")
-def _enumerate(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return Repeated(TupleValue((IntValue(fresh(interp, "i")), iteration_element(call.arg(0)))))
-
-
-@op("builtins.zip")
-def _zip(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return Repeated(TupleValue(tuple(iteration_element(a) for a in call.args)))
 
 
 @op("builtins.min", "builtins.max", "builtins.abs")

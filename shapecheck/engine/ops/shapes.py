@@ -37,6 +37,7 @@ from shapecheck.engine.ops.base import (
     unify,
 )
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -59,6 +60,8 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if sizes is None:
         return same_values(source, None)
     result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
+    if result.shape is None and result.conflict is None and source.shape is None:
+        result = replace(result, shape=_target_of_unknown(sizes))
     if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
         result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
     if result.conflict is not None and source.shape is not None:
@@ -251,9 +254,10 @@ def _unsqueeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``x.unsqueeze(dim)``: the shape algebra's :func:`shapes.unsqueeze`."""
     source = call.tensor(0)
     axis = int_of(call.arg(1, "dim"))
-    if source.shape is None or axis is None:
+    shape = source.shape if source.shape is not None else Shape((), variadic=True)  # unknown: (*, 1) stays known
+    if axis is None:
         return same_values(source, None)
-    return same_values(source, shape_ops.unsqueeze(source.shape, axis))
+    return same_values(source, shape_ops.unsqueeze(shape, axis))
 
 
 # ------------------------------------------------------------------------------------ axis order
@@ -297,6 +301,20 @@ def _dot_t_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return _dot_t(interp, call, frame)
 
 
+def _target_of_unknown(sizes) -> Shape | None:
+    """``y.view(b, n, h, -1)`` of a tensor of unknown shape: the target rank and the sizes given;
+    the ``-1`` is an unnamed dim."""
+    dims = []
+    for size in sizes:
+        if size.is_const and size.value == -1:
+            dims.append(fresh_anonymous())
+        elif size.is_const and size.value < 0:
+            return None
+        else:
+            dims.append(size)
+    return Shape(tuple(dims))
+
+
 @op("permute")
 def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
@@ -310,7 +328,7 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if None in normalized or sorted(normalized) != list(range(rank)):  # type: ignore[type-var]
         return same_values(source, None)
     swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
-    shape = _with_rank(interp, shape, rank)
+    shape = _with_rank(interp, shape if shape is not None else Shape((), variadic=True), rank)
     new_shape = shape_ops.permute(shape, normalized) if shape is not None else None  # type: ignore[arg-type]
     result = same_values(source, new_shape)
     return _mark_transposed(result, source, swaps_last_two)

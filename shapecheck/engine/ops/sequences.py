@@ -1,0 +1,87 @@
+"""Op rules for the builtins that build and walk sequences: ``map`` (with a lambda or a function),
+``tuple`` / ``list``, ``dict``, ``zip`` and ``enumerate``. Known items stay known item by item, so
+``q, k, v = map(lambda t: rearrange(t, ...), qkv)`` gives three tensors, and zipping a ModuleList
+built by a comprehension with three tensors gives each tensor its own layer.
+Registered in ``ops.OPS`` on import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shapecheck.engine.domain.tags import DictValue, Repeated
+from shapecheck.engine.domain.values import UNKNOWN, IntValue, ModuleValue, TupleValue, Value
+from shapecheck.engine.ops.base import Call, fresh, iteration_element, known_items, op
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+def _item_at(value: Value, index: int) -> Value:
+    """Item ``index`` of a sequence whose length another argument fixes."""
+    items = known_items(value)
+    if items is not None:
+        return items[index] if index < len(items) else UNKNOWN
+    if isinstance(value, ModuleValue):
+        return value.item(index)
+    return iteration_element(value)
+
+
+def _common_length(values: tuple[Value, ...]) -> int | None:
+    """The number of items zip / map would produce, when one argument's length is known."""
+    lengths = [len(items) for items in map(known_items, values) if items is not None]
+    return min(lengths) if lengths else None
+
+
+@op("builtins.map")
+def _map(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    if len(call.args) < 2:
+        return UNKNOWN
+    function, sequences = call.args[0], call.args[1:]
+    count = _common_length(sequences)
+    if count is None:
+        element = tuple(iteration_element(s) for s in sequences)
+        return Repeated(interp.call(function, Call(call.node, element, {}, (None,) * len(element)), frame))
+    results = []
+    for index in range(count):
+        element = tuple(_item_at(s, index) for s in sequences)
+        results.append(interp.call(function, Call(call.node, element, {}, (None,) * len(element)), frame))
+    return TupleValue(tuple(results))
+
+
+@op("builtins.tuple", "builtins.list")
+def _sequence(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    if not call.args:
+        return TupleValue(())
+    value = call.args[0]
+    items = known_items(value)
+    if items is not None:
+        return TupleValue(items)
+    if isinstance(value, Repeated):
+        return value
+    return UNKNOWN
+
+
+@op("builtins.dict")
+def _dict(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    if call.args or "**" in call.kwargs or "*" in call.kwargs:
+        return UNKNOWN
+    return DictValue(tuple(call.kwargs.items()))
+
+
+@op("builtins.zip")
+def _zip(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    count = _common_length(call.args)
+    if count is None:
+        return Repeated(TupleValue(tuple(iteration_element(a) for a in call.args)))
+    return TupleValue(tuple(TupleValue(tuple(_item_at(a, i) for a in call.args)) for i in range(count)))
+
+
+@op("builtins.enumerate")
+def _enumerate(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    value = call.arg(0)
+    items = known_items(value)
+    if items is None:
+        return Repeated(TupleValue((IntValue(fresh(interp, "i")), iteration_element(value))))
+    index = IntValue(fresh(interp, "i"))  # one symbol for every index, so a loop keeps it
+    return TupleValue(tuple(TupleValue((index, item)) for item in items))

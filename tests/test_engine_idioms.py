@@ -1,0 +1,758 @@
+"""The idioms of real model code (issue 8, items 2 and 3), black-box through the engine and the rules.
+
+Each idiom has engine tests (the shapes and provenance the engine infers, read from
+``shapecheck.engine.analyze``) and rule-level tests: a snippet with a bug that the idiom used to hide
+now gets its finding, and its corrected twin stays clean. Snippets are written from scratch in the
+style of published code (lucidrains' einops attention, nanoGPT, the Annotated Transformer).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from shapecheck.engine import analyze
+from shapecheck.engine.domain.values import ConstValue, ModuleValue, ProjectionTag, TensorValue, TriangleTag
+from shapecheck.linter import lint_source
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def facts_of(source: str):
+    source = textwrap.dedent(source)
+    return analyze(cst.parse_module(source), source, "idiom.py")
+
+
+def values(source: str, function: str, inlined: bool = False) -> dict:
+    """name -> value in the first (standalone or inlined) run of ``function``; the last assignment wins."""
+    facts = facts_of(source)
+    runs = [run for run in facts.runs if run.qualname == function and run.inlined == inlined]
+    assert runs, f"no run of {function}: {sorted({run.qualname for run in facts.runs})}"
+    return {a.name: a.value for a in runs[0].assignments}
+
+
+def shape(value) -> str | None:
+    assert isinstance(value, TensorValue), f"not a tensor: {value!r}"
+    return None if value.shape is None else str(value.shape)
+
+
+def codes(source: str) -> list[str]:
+    result = lint_source(textwrap.dedent(source), "idiom.py")
+    assert result.error is None
+    return [d.code for d in result.diagnostics]
+
+
+def twin(source: str, old: str, new: str) -> str:
+    assert old in source
+    return source.replace(old, new)
+
+
+# --- lambdas and comprehensions ------------------------------------------------------------------
+
+EINOPS_ATTENTION = """
+import torch
+from torch import nn, einsum
+from einops import rearrange
+
+class Attention(nn.Module):
+    def __init__(self, dim=64, heads=8):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.to_out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        h = self.heads
+        qkv = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=h), qkv)
+        sim = einsum('b h i d, b h j d -> b h i j', q, k)
+        attn = sim.softmax(dim=-1)
+        out = einsum('b h i j, b h j d -> b h i d', attn, v)
+        out = rearrange(out, 'b h n d -> b n (h d)')
+        return self.to_out(out)
+"""
+
+
+def test_map_with_a_lambda_transforms_each_piece():
+    found = values(EINOPS_ATTENTION, "Attention.forward")
+    for name in ("q", "k", "v"):
+        assert shape(found[name]) == "(b, 8, n, 8)"  # x is known as (*, 64) from the Linear
+    # The three pieces of the fused projection stay distinct pieces.
+    parts = {found[name].tag(ProjectionTag).part for name in ("q", "k", "v")}
+    assert parts == {(0,), (1,), (2,)}
+    assert shape(found["out"]) == "(b, n, 64)"
+
+
+TRANSFORMS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+def split(t):
+    return t.view(t.shape[0], t.shape[1], 4, 16).transpose(1, 2)
+
+def f(q: Float[Tensor, "b n 64"], k: Float[Tensor, "b m 64"], v: Float[Tensor, "b m 64"]):
+    q2, k2, v2 = (split(t) for t in (q, k, v))
+    q3, k3 = [t * 2 for t in (q2, k2)]
+    q4, k4, v4 = map(lambda t, s: t[:, :, :s], (q2, k2, v2), (1, 2, 3))
+    q5, k5 = tuple(map(split, (q, k)))
+"""
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("q2", "(b, 4, n, 16)"),
+        ("k2", "(b, 4, m, 16)"),
+        ("v2", "(b, 4, m, 16)"),
+        ("q3", "(b, 4, n, 16)"),
+        ("k3", "(b, 4, m, 16)"),
+        ("q4", "(b, 4, 1, 16)"),
+        ("v4", "(b, 4, 3, 16)"),
+        ("q5", "(b, 4, n, 16)"),
+        ("k5", "(b, 4, m, 16)"),
+    ],
+)
+def test_generators_comprehensions_and_map_over_tuples(name, expected):
+    assert shape(values(TRANSFORMS, "f")[name]) == expected
+
+
+def test_lambda_map_finds_a_missing_scale_and_keeps_the_scaled_twin_clean():
+    assert codes(EINOPS_ATTENTION) == ["SC101"]
+    scaled = twin(EINOPS_ATTENTION, "sim = einsum('b h i d, b h j d -> b h i j', q, k)",
+                  "sim = einsum('b h i d, b h j d -> b h i j', q, k) * self.scale")
+    assert codes(scaled) == []
+
+
+# --- containers ----------------------------------------------------------------------------------
+
+NANOGPT_MODULEDICT = """
+import torch
+import torch.nn as nn
+
+class GPT(nn.Module):
+    def __init__(self, vocab=100, n_embd=64, block_size=32):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab, n_embd),
+            wpe=nn.Embedding(block_size, n_embd),
+            h=nn.ModuleList([nn.Linear(n_embd, n_embd) for _ in range(2)]),
+            ln_f=nn.LayerNorm(n_embd),
+        ))
+        self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long)
+        tok = self.transformer.wte(idx)
+        x = tok + self.transformer.wpe(pos)
+        for block in self.transformer.h:
+            x = block(x)
+        x = self.transformer.ln_f(x)
+        logits = self.lm_head(x)
+        return logits
+"""
+
+
+def test_module_dict_of_dict_call_is_read_by_attribute():
+    found = values(NANOGPT_MODULEDICT, "GPT.forward")
+    assert shape(found["tok"]) == "(b, t, 64)"
+    assert shape(found["logits"]) == "(b, t, 100)"
+
+
+def test_module_dict_literal_and_subscript():
+    source = twin(NANOGPT_MODULEDICT, "nn.ModuleDict(dict(\n            wte=nn.Embedding(vocab, n_embd),",
+                  "nn.ModuleDict({\n            'wte': nn.Embedding(vocab, n_embd),")
+    source = source.replace("            wpe=nn.Embedding(block_size, n_embd),\n            h=nn.ModuleList([nn.Linear(n_embd, n_embd) for _ in range(2)]),\n            ln_f=nn.LayerNorm(n_embd),\n        ))",
+                            "            'wpe': nn.Embedding(block_size, n_embd),\n            'h': nn.ModuleList([nn.Linear(n_embd, n_embd) for _ in range(2)]),\n            'ln_f': nn.LayerNorm(n_embd),\n        })")
+    source = source.replace("tok = self.transformer.wte(idx)", "tok = self.transformer['wte'](idx)")
+    found = values(source, "GPT.forward")
+    assert shape(found["tok"]) == "(b, t, 64)"
+    assert shape(found["logits"]) == "(b, t, 100)"
+
+
+def test_module_dict_finds_a_mis_sized_head():
+    assert codes(NANOGPT_MODULEDICT) == []
+    bug = twin(NANOGPT_MODULEDICT, "nn.Linear(n_embd, vocab, bias=False)", "nn.Linear(2 * n_embd, vocab, bias=False)")
+    assert codes(bug) == ["SC406"]
+
+
+SEQUENTIAL_OF_COMPREHENSION = """
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+class Net(nn.Module):
+    def __init__(self, dim=64, depth=3):
+        super().__init__()
+        self.blocks = nn.Sequential(*[nn.Linear(dim, dim) for _ in range(depth)])
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x: Float[Tensor, "b 64"]):
+        h = self.blocks(x)
+        return self.head(h)
+"""
+
+
+def test_sequential_of_a_starred_comprehension():
+    assert shape(values(SEQUENTIAL_OF_COMPREHENSION, "Net.forward")["h"]) == "(b, 64)"
+    assert codes(SEQUENTIAL_OF_COMPREHENSION) == []
+    assert codes(twin(SEQUENTIAL_OF_COMPREHENSION, "nn.Linear(64, 10)", "nn.Linear(32, 10)")) == ["SC406"]
+
+
+ANNOTATED_TRANSFORMER = """
+import math
+import torch
+import torch.nn as nn
+
+class MultiHeadedAttention(nn.Module):
+    def __init__(self, d_model=64, h=4):
+        super().__init__()
+        self.d_k = d_model // h
+        self.h = h
+        self.linears = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(4)])
+
+    def forward(self, query, key, value):
+        b = query.size(0)
+        query, key, value = [
+            lin(x).view(b, -1, self.h, self.d_k).transpose(1, 2)
+            for lin, x in zip(self.linears, (query, key, value))
+        ]
+        scores = query @ key.transpose(-2, -1) / math.sqrt(self.d_k)
+        p = scores.softmax(dim=-1)
+        out = (p @ value).transpose(1, 2).reshape(b, -1, self.h * self.d_k)
+        return self.linears[-1](out)
+"""
+
+INDEXED_MODULE_LIST = """
+import math
+import torch
+import torch.nn as nn
+
+class Attention(nn.Module):
+    def __init__(self, d_model=64, h=4):
+        super().__init__()
+        self.d_k = d_model // h
+        self.h = h
+        self.linears = nn.ModuleList([nn.Linear(d_model, d_model) for _ in range(4)])
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.linears[0](x).view(b, t, self.h, self.d_k).transpose(1, 2)
+        k = self.linears[1](x).view(b, t, self.h, self.d_k).transpose(1, 2)
+        v = self.linears[2](x).view(b, t, self.h, self.d_k).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        p = scores.softmax(dim=-1)
+        out = (p @ v).transpose(1, 2).reshape(b, t, -1)
+        return self.linears[3](out)
+"""
+
+UNPACKED_COMPREHENSION = """
+import math
+import torch
+import torch.nn as nn
+
+class Attention(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.q, self.k, self.v, self.o = [nn.Linear(d, d) for _ in range(4)]
+        self.d = d
+
+    def forward(self, x):
+        s = self.q(x) @ self.k(x).transpose(-2, -1) / math.sqrt(self.d)
+        return self.o(s.softmax(dim=-1) @ self.v(x))
+"""
+
+
+def test_comprehension_built_linears_are_distinct_modules():
+    found = values(INDEXED_MODULE_LIST, "Attention.forward")
+    q, k, v = (found[name].tag(ProjectionTag).ident for name in ("q", "k", "v"))
+    assert q is not k and k is not v and q is not v
+    again = values(INDEXED_MODULE_LIST.replace("v = self.linears[2]", "v = self.linears[0]"), "Attention.forward")
+    assert again["q"].tag(ProjectionTag).ident is again["v"].tag(ProjectionTag).ident  # one index, one module
+
+
+@pytest.mark.parametrize("source", [ANNOTATED_TRANSFORMER, INDEXED_MODULE_LIST, UNPACKED_COMPREHENSION],
+                         ids=["zip-comprehension", "indexed", "unpacked"])
+def test_comprehension_built_linears_do_not_look_shared(source):
+    assert codes(source) == []
+
+
+def test_one_comprehension_built_linear_used_twice_is_shared():
+    bug = twin(INDEXED_MODULE_LIST, "k = self.linears[1](x)", "k = self.linears[0](x)")
+    assert codes(bug) == ["SC401"]
+
+
+NESTED_MODULE_LIST = """
+import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self, dim=64, depth=2):
+        super().__init__()
+        self.layers = nn.ModuleList([
+            nn.ModuleList([nn.LayerNorm(dim), nn.Linear(dim, dim)]) for _ in range(depth)
+        ])
+
+    def forward(self, x):
+        for norm, ff in self.layers:
+            h = ff(norm(x))
+            x = h + x
+        return x
+"""
+
+
+def test_for_unpacks_nested_module_lists():
+    found = values(NESTED_MODULE_LIST, "Net.forward")
+    assert isinstance(found["norm"], ModuleValue) and found["norm"].kind == "LayerNorm"
+    assert isinstance(found["ff"], ModuleValue) and found["ff"].kind == "Linear"
+    assert shape(found["h"]) == "(*, 64)"
+
+
+def test_nested_module_lists_find_a_residual_of_the_wrong_width():
+    assert codes(NESTED_MODULE_LIST) == []
+    assert codes(twin(NESTED_MODULE_LIST, "nn.Linear(dim, dim)]", "nn.Linear(dim, dim * 2)]")) == ["SC405"]
+
+
+# --- passed-in modules ---------------------------------------------------------------------------
+
+PASSED_IN = """
+import math
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+class Attention(nn.Module):
+    def __init__(self, q_proj, k_proj, dim=64):
+        super().__init__()
+        self.q_proj = q_proj
+        self.k_proj = k_proj
+        self.dim = dim
+
+    def forward(self, x: Float[Tensor, "b n 64"]):
+        q = self.q_proj(x)
+        k = self.k_proj(x)
+        return (q @ k.transpose(-2, -1) / math.sqrt(self.dim)).softmax(dim=-1)
+
+def build_attention(dim):
+    return Attention(q_proj=nn.Linear(dim, dim), k_proj=nn.Linear(dim, dim), dim=dim)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = build_attention(64)
+
+    def forward(self, x):
+        return self.attn(x)
+"""
+
+
+def test_module_passed_to_a_constructor_is_resolved_from_its_instantiation_site():
+    found = values(PASSED_IN, "Attention.forward")  # standalone: the annotation gives x
+    assert shape(found["q"]) == "(b, n, 64)"
+    assert shape(found["k"]) == "(b, n, 64)"
+    assert found["q"].tag(ProjectionTag).ident is not found["k"].tag(ProjectionTag).ident
+
+
+def test_passed_in_modules_find_projections_of_the_wrong_width():
+    assert codes(PASSED_IN) == []
+    bug = PASSED_IN.replace("q_proj=nn.Linear(dim, dim), k_proj=nn.Linear(dim, dim)",
+                            "q_proj=nn.Linear(48, dim), k_proj=nn.Linear(48, dim)")
+    assert codes(bug) == ["SC505", "SC505"]
+
+
+def test_passed_in_module_shared_by_q_and_k():
+    bug = twin(PASSED_IN, "    return Attention(q_proj=nn.Linear(dim, dim), k_proj=nn.Linear(dim, dim), dim=dim)",
+               "    shared = nn.Linear(dim, dim)\n    return Attention(q_proj=shared, k_proj=shared, dim=dim)")
+    assert codes(bug) == ["SC401"]
+
+
+def test_modules_built_at_two_sites_stay_unresolved_standalone():
+    source = PASSED_IN + "\nother = Attention(nn.Linear(32, 32), nn.Linear(32, 32), 32)\n"
+    found = values(source, "Attention.forward")
+    assert found["q"].shape is None  # which site's module? neither is assumed
+
+
+WRAPPER = """
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+class PreNorm(nn.Module):
+    def __init__(self, dim, fn):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fn = fn
+
+    def forward(self, x, **kwargs):
+        return self.fn(self.norm(x), **kwargs)
+
+class FeedForward(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, dim))
+
+    def forward(self, x, mask=None):
+        return self.net(x)
+
+class Net(nn.Module):
+    def __init__(self, dim=64):
+        super().__init__()
+        self.ff = PreNorm(dim, FeedForward(dim, 4 * dim))
+
+    def forward(self, x: Float[Tensor, "b n 64"], mask=None):
+        y = self.ff(x, mask=mask)
+        return y + x
+"""
+
+
+def test_wrapper_forward_delegating_with_kwargs_is_followed():
+    assert shape(values(WRAPPER, "Net.forward")["y"]) == "(b, n, 64)"
+    assert codes(WRAPPER) == []
+    assert codes(twin(WRAPPER, "nn.Linear(hidden, dim))", "nn.Linear(hidden, dim * 2))")) == ["SC405"]
+
+
+def test_parameters_that_kwargs_may_fill_are_unknown_not_their_defaults():
+    source = """
+    import torch
+    import torch.nn as nn
+
+    class Inner(nn.Module):
+        def forward(self, x, scale=None):
+            s = scale
+            return x
+
+    class Outer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        def forward(self, x, **kwargs):
+            return self.inner(x, **kwargs)
+    """
+    facts = facts_of(source)
+    inlined = [run for run in facts.runs if run.qualname == "Inner.forward" and run.inlined]
+    assert inlined
+    scale = {a.name: a.value for a in inlined[0].assignments}["s"]
+    assert not (isinstance(scale, ConstValue) and scale.value is None)  # not the default
+
+
+# --- calls that return the module itself ---------------------------------------------------------
+
+MAIN_BLOCK = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, d_model=64, vocab=100):
+        super().__init__()
+        self.proj = nn.Linear(d_model, d_model)
+        self.head = nn.Linear(d_model, vocab)
+
+    def forward(self, x):
+        h = self.proj(x)
+        return self.head(h)
+
+if __name__ == "__main__":
+    model = Model(64).eval()
+    model = model.to("cpu").requires_grad_(False).half().float().train().cuda()
+    out = model(torch.randn(2, 10, 64))
+"""
+
+
+def test_module_methods_that_return_the_module_keep_it():
+    found = values(MAIN_BLOCK, "Model.forward", inlined=True)
+    assert shape(found["h"]) == "(2, 10, 64)"
+
+
+def test_concrete_shapes_of_a_main_block_flow_in_through_eval():
+    assert codes(MAIN_BLOCK) == []
+    assert codes(twin(MAIN_BLOCK, "torch.randn(2, 10, 64)", "torch.randn(2, 10, 48)")) == ["SC505"]
+
+
+# --- weight tying --------------------------------------------------------------------------------
+
+TIED_KEY = """
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class Attention(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.q_proj = nn.Linear(d, d)
+        self.k_proj = nn.Linear(d, d)
+        self.k_proj.weight = self.q_proj.weight
+        self.d = d
+
+    def forward(self, x):
+        q, k = self.q_proj(x), self.k_proj(x)
+        return F.softmax(q @ k.transpose(-2, -1) / math.sqrt(self.d), dim=-1)
+"""
+
+TIED_HEAD = """
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class LM(nn.Module):
+    def __init__(self, vocab=100, d=64, max_len=32):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(max_len, d)
+        self.q_proj = nn.Linear(d, d)
+        self.k_proj = nn.Linear(d, d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+        self.d = d
+
+    def forward(self, idx):
+        t = idx.size(1)
+        x = self.wte(idx) + self.wpe(torch.arange(t))
+        q, k = self.q_proj(x), self.k_proj(x)
+        mask = torch.tril(torch.ones(t, t)).bool()
+        s = (q @ k.transpose(-2, -1) / math.sqrt(self.d)).masked_fill(~mask, float("-inf"))
+        x = F.softmax(s, dim=-1) @ x
+        logits = self.lm_head(x)
+        return logits
+"""
+
+
+def test_tied_weights_make_one_module():
+    found = values(TIED_KEY, "Attention.forward")
+    assert found["q"].tag(ProjectionTag).ident is found["k"].tag(ProjectionTag).ident
+    assert shape(values(TIED_HEAD, "LM.forward")["logits"]) == "(*, 100)"  # the head keeps its width
+
+
+def test_key_tied_to_the_query_is_reported_at_the_tie():
+    result = lint_source(textwrap.dedent(TIED_KEY), "idiom.py")
+    assert [(d.code, d.line) for d in result.diagnostics] == [("SC401", 12)]
+    assert codes(TIED_KEY.replace("        self.k_proj.weight = self.q_proj.weight\n", "")) == []
+
+
+def test_lm_head_tied_to_the_embedding_is_correct():
+    assert codes(TIED_HEAD) == []
+
+
+# --- equality facts ------------------------------------------------------------------------------
+
+EQUALITIES = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+def asserted(x: Float[Tensor, "b t d"]):
+    assert x.size(0) == 1
+    z = x.squeeze(0)
+
+def raised(x: Float[Tensor, "b t d"]):
+    if x.size(0) != 1:
+        raise ValueError("batch of one")
+    z = x.squeeze(0)
+
+def unchecked(x: Float[Tensor, "b t d"]):
+    z = x.squeeze(0)
+
+def only_in_branch(x: Float[Tensor, "b t d"]):
+    if x.size(0) != 1:
+        print("not one")
+    z = x.squeeze(0)
+"""
+
+
+@pytest.mark.parametrize("function, expected", [
+    ("asserted", "(t, d)"), ("raised", "(t, d)"), ("unchecked", None), ("only_in_branch", None),
+])
+def test_equality_facts_from_assert_and_if_raise(function, expected):
+    assert shape(values(EQUALITIES, function)["z"]) == expected
+
+
+EQUALITY_HEAD = """
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 10)
+
+    def forward(self, x: Float[Tensor, "b t d"]):
+        if x.size(-1) != 64:
+            raise ValueError("expected 64 features")
+        return self.proj(x)
+
+def product(x: Float[Tensor, "b t d"], w: Float[Tensor, "e 10"]):
+    assert x.shape[-1] == 64
+    assert w.shape[0] == 64
+    return x @ w
+"""
+
+
+def test_equality_facts_find_widths_that_cannot_match():
+    assert codes(EQUALITY_HEAD) == []
+    assert codes(twin(EQUALITY_HEAD, "nn.Linear(64, 10)", "nn.Linear(32, 10)")) == ["SC505"]
+    assert codes(twin(EQUALITY_HEAD, "assert w.shape[0] == 64", "assert w.shape[0] == 32")) == ["SC505"]
+
+
+# --- masks built elsewhere -----------------------------------------------------------------------
+
+CAUSAL_LM = """
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+def create_causal_mask(i, j, device=None):
+    return torch.ones((i, j), device=device, dtype=torch.bool).triu(j - i + 1)
+
+def onnx_causal_mask(i, j, device=None):
+    r = torch.arange(i, device=device)
+    return r[:, None] < r[None, :]
+
+class CausalLM(nn.Module):
+    def __init__(self, d=64, vocab=100, max_len=32, onnxable=False):
+        super().__init__()
+        self.create_causal_mask = onnx_causal_mask if onnxable else create_causal_mask
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(max_len, d)
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+        self.head = nn.Linear(d, vocab)
+        self.d = d
+
+    def _tril_mask(self, t):
+        return torch.tril(torch.ones(t, t, dtype=torch.bool))
+
+    def forward(self, idx, targets):
+        T = idx.size(1)
+        x = self.wte(idx) + self.wpe(torch.arange(T))
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        s = q @ k.transpose(-2, -1) / math.sqrt(self.d)
+        mask = self.create_causal_mask(T, T, device=x.device)
+        s = s.masked_fill(mask, float("-inf"))
+        logits = self.head(F.softmax(s, dim=-1) @ v)
+        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), targets[:, 1:].reshape(-1))
+"""
+
+
+def test_mask_from_a_function_held_by_an_attribute_keeps_its_triangle():
+    found = values(CAUSAL_LM, "CausalLM.forward")
+    triangle = found["mask"].tag(TriangleTag)
+    assert triangle is not None and triangle.true_is_future is True
+
+
+def test_masks_built_elsewhere_are_checked():
+    assert codes(CAUSAL_LM) == []
+    assert codes(twin(CAUSAL_LM, ".triu(j - i + 1)", ".triu(j - i)")) == ["SC205"]
+    builder = twin(CAUSAL_LM, "mask = self.create_causal_mask(T, T, device=x.device)", "mask = self._tril_mask(T)")
+    assert codes(builder) == ["SC203"]
+    assert codes(twin(builder, "s.masked_fill(mask,", "s.masked_fill(~mask,")) == []
+    assert codes(twin(CAUSAL_LM, '        s = s.masked_fill(mask, float("-inf"))\n', "")) == ["SC204"]
+
+
+# --- unknown inputs keep their structure ---------------------------------------------------------
+
+UNKNOWN_INPUTS = """
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+class Block(nn.Module):
+    def __init__(self, dim=64, heads=8, vocab=100):
+        super().__init__()
+        self.heads = heads
+        self.proj = nn.Linear(dim, 3 * dim)
+        self.emb = nn.Embedding(vocab, dim)
+
+    def forward(self, x, ids, y):
+        p = self.proj(x)
+        e = self.emb(ids)
+        a = y[..., None]
+        b = y.unsqueeze(-1)
+        c = y.view(2, 3, -1)
+        d = y.permute(0, 2, 1, 3)
+        r = rearrange(y, 'b n (h d) -> b h n d', h=self.heads)
+        return p
+"""
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("p", "(*, 192)"), ("e", "(*, 64)"), ("a", "(*, 1)"), ("b", "(*, 1)"), ("c", "(2, 3, _)"),
+])
+def test_unknown_inputs_keep_what_is_known(name, expected):
+    assert shape(values(UNKNOWN_INPUTS, "Block.forward")[name]) == expected
+
+
+def test_unknown_inputs_keep_the_rank_of_permute_and_einops():
+    found = values(UNKNOWN_INPUTS, "Block.forward")
+    assert found["d"].shape.rank == 4 and not found["d"].shape.variadic
+    r = found["r"].shape
+    assert r.rank == 4 and not r.variadic and str(r.dims[1]) == "8"
+
+
+def test_unknown_inputs_never_produce_a_diagnostic():
+    assert codes(UNKNOWN_INPUTS) == []
+
+
+# --- helpers that wrap a function (closures) -----------------------------------------------------
+
+MAYBE = """
+import torch
+import torch.nn as nn
+from functools import partial, wraps
+from jaxtyping import Float
+from torch import Tensor
+
+LinearNoBias = partial(nn.Linear, bias=False)
+
+def exists(v):
+    return v is not None
+
+def default(*args):
+    for arg in args:
+        if exists(arg):
+            return arg
+    return None
+
+def maybe(fn):
+    @wraps(fn)
+    def inner(x, *args, **kwargs):
+        if not exists(x):
+            return x
+        return fn(x, *args, **kwargs)
+    return inner
+
+class Net(nn.Module):
+    def __init__(self, dim=64, dim_out=None):
+        super().__init__()
+        dim_out = default(dim_out, dim)
+        self.proj = LinearNoBias(dim, dim_out)
+
+    def forward(self, x: Float[Tensor, "b n 64"]):
+        y = maybe(self.proj)(x)
+        return y + x
+
+net = Net()
+"""
+
+
+class TestHelpers:
+    def test_partial_default_and_a_closure_are_followed(self):
+        found = values(MAYBE, "Net.forward", inlined=True)  # the module-level instance: dim_out=None
+        assert shape(found["y"]) == "(b, n, 64)"
+        assert values(MAYBE, "Net.forward")["y"].shape is None  # standalone, dim_out is unknown
+
+    def test_a_mis_sized_layer_behind_the_helpers_is_found(self):
+        assert codes(MAYBE) == []
+        assert codes(twin(MAYBE, "net = Net()", "net = Net(dim_out=32)")) == ["SC405"]
