@@ -551,3 +551,22 @@ def test_property_reshape_minus_one_is_sound():
                 assert _value(r.shape.dims[i], env) == total // known, (str(src), [str(s) for s in sizes], env)
                 definite += 1
     assert definite >= RESHAPE_DEFINITE, definite
+
+
+# --- edges found by mutation testing (benchmarks/mutation_testing.py) ------------------------------
+
+
+def test_with_dim_takes_every_negative_index():
+    assert S(b, t, d).with_dim(-3, 7) == S(7, t, d)
+    assert S(b, t, d).with_dim(-4, 7) is None
+    assert S(b, t, d).with_dim(3, 7) is None
+
+
+def test_contradiction_edges():
+    assert contradiction(S(b, t), S(b, t, variadic=True)) is None  # rank 2 is "at least 2"
+    assert contradiction(S(b, t, variadic=True), S(b, t)) is None
+    assert contradiction(S(3, d, variadic=True), S(7, 3, d)) is None  # the hidden prefix may hold the 7
+    assumptions = Assumptions()
+    assumptions.add_value("d", 3)
+    assert contradiction(S(b, d), S(b, 4)) is None  # d may be 4
+    assert contradiction(S(b, d), S(b, 4), assumptions) == "dim 1 is d, annotated 4"

@@ -51,3 +51,40 @@ def test_bug_example_gets_exactly_its_finding(path: Path) -> None:
 @pytest.mark.parametrize("path", CLEAN, ids=lambda path: f"{path.parent.name}/{path.stem}")
 def test_clean_code_gets_no_finding(path: Path) -> None:
     assert _findings(path) == []
+
+
+#: What each bug example's message must tell the user (the facts, not the whole wording).
+MESSAGE_FACTS = {
+    "sc101_missing_scale": ["(2, 8, 16, 16)", "unscaled", "sqrt(64) = 8"],
+    "sc102_wrong_scale": ["0.0625 = 1/sqrt(256), the model width", "d_k = 16"],
+    "sc103_softmax_wrong_dim": ["(2, 4, 7, 7)", "with dim=-2", "is dim=-1"],
+    "sc104_mask_after_softmax": ["after softmax"],
+    "sc201_mask_dtype": ["bool mask", "float"],
+    "sc202_mask_shape": ["3-D attn_mask", "batch * num_heads = 4*B"],
+    "sc203_mask_polarity": ["True = attend", "True on the future"],
+    "sc204_missing_causal_mask": ["`TinyGPT` is named as a causal / decoder model"],
+    "sc205_causal_mask_diagonal": ["blocks the diagonal"],
+    "sc301_pe_concatenated": ["concatenated"],
+    "sc302_pe_not_sliced": ["length 512", "length 5"],
+    "sc303_missing_positional_encoding": ["without any positional encoding"],
+    "sc304_sinusoidal_pe_formula": ["grow with the feature index"],
+    "sc401_shared_qk_weights": ["both computed by self.W_Q"],
+    "sc402_heads_not_divisible": ["512 is not divisible by 6 (512 % 6 = 2)"],
+    "sc403_head_split_mismatch": ["(2, 8, 64) (numel 1024)", "(2, 8, 4, 64) (numel 4096)"],
+    "sc405_residual_shape_mismatch": ["(2, 50, 80) and (2, 50, 64)", "80 vs 64"],
+    "sc406_linear_chain_mismatch": ["expects 512 input features", "(1, 5, 2048)"],
+    "sc505_matmul_shape_mismatch": ["inner dims 512 and 768 differ"],
+    "sc506_annotation_mismatch": ["(b, 4, t, t)", "(b, t, 64)", "rank 4 vs 3"],
+}
+
+
+def test_every_bug_example_has_its_message_facts() -> None:
+    assert sorted(MESSAGE_FACTS) == [path.stem for path in BUGS]
+
+
+@pytest.mark.parametrize("path", BUGS, ids=lambda path: f"{path.stem}-message")
+def test_bug_message_tells_the_facts(path: Path) -> None:
+    result = lint_source(path.read_text(), str(path))
+    (message,) = [d.message for d in result.diagnostics]
+    for fact in MESSAGE_FACTS[path.stem]:
+        assert fact in message, message

@@ -184,6 +184,18 @@ class Mixer(nn.Module):
         weights = torch.softmax(weights, -1)  # <-
         return weights @ c
 '''),
+    ("F.softmax(input=scores, ...) by keyword, head dim 64", '''\
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    scores = torch.matmul(q, k.transpose(-2, -1))
+    weights = F.softmax(input=scores, dim=-1)  # <-
+    return torch.matmul(weights, v)
+'''),
 ]
 
 VALID = [
@@ -388,3 +400,11 @@ def gate_scores(q: Float[Tensor, "b t 1"], k: Float[Tensor, "b s 1"]) -> Float[T
     return scores.softmax(dim=-1)
 '''),
 ]
+
+KNOWN_MISSES = {
+    "F.softmax(input=scores, ...) by keyword, head dim 64": (
+        "the engine does not see the scores when softmax's input is passed by keyword (input=): the "
+        "softmax event is not an attention softmax (found by mutation testing: event.tensor(0, 'input') "
+        "mutants survived)"
+    ),
+}
