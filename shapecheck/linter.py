@@ -12,6 +12,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -20,6 +21,9 @@ from shapecheck.engine import analyze
 from shapecheck.positions import PositionIndex
 from shapecheck.rules.base import Report, Rule, registry
 from shapecheck.suppression import Suppressions, has_ignore_file
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.project import LintContext, Workspace
 
 #: Files larger than this are reported, not parsed: generated code, data dumps, minified blobs.
 MAX_FILE_BYTES = int(os.environ.get("SHAPECHECK_MAX_FILE_BYTES", 5 * 1024 * 1024))
@@ -41,6 +45,12 @@ class FileResult:
     source: str | None = field(default=None, repr=False)
     module: cst.Module | None = field(default=None, repr=False)
     suppressed: int = 0
+    #: Findings whose node lies in another project module (the file a user would change), with that
+    #: file's resolved path; the runner reports those of files it checks. Already filtered by that
+    #: file's suppression comments.
+    foreign: list[Diagnostic] = field(default_factory=list)
+    #: (resolved path, sha256) of this file and of every project module it imports, directly or not.
+    dependencies: list[tuple[str, str]] = field(default_factory=list)
 
 
 class SourceError(Exception):
@@ -76,17 +86,36 @@ def read_source(path: Path) -> str:
     return text.removeprefix("\ufeff")
 
 
-def lint_path(path: Path, display: str, selected: Collection[str] | None = None) -> FileResult:
-    """Lint one file on disk; read errors become ``FileResult.error``, never exceptions."""
+def lint_path(
+    path: Path, display: str, selected: Collection[str] | None = None, workspace: "Workspace | None" = None
+) -> FileResult:
+    """Lint one file on disk; read errors become ``FileResult.error``, never exceptions.
+
+    The project's modules that the file imports are followed (``workspace`` shares their parse and
+    analysis across the files of a run; by default the file gets a workspace of its own)."""
     try:
         source = read_source(path)
     except SourceError as error:
         return FileResult(display, error=FileError(display, str(error)))
-    return lint_source(source, display, selected)
+    from shapecheck.project import LintContext, Workspace
+
+    if workspace is None:
+        workspace = Workspace()
+    context = LintContext.for_file(workspace, path)
+    result = lint_source(source, display, selected, context)
+    if context is not None:
+        result.dependencies = workspace.dependencies(path)
+    return result
 
 
-def lint_source(source: str, path: str = "<string>", selected: Collection[str] | None = None) -> FileResult:
-    """Lint Python source text. ``selected`` is the set of rule codes to run (default: all)."""
+def lint_source(
+    source: str,
+    path: str = "<string>",
+    selected: Collection[str] | None = None,
+    context: "LintContext | None" = None,
+) -> FileResult:
+    """Lint Python source text. ``selected`` is the set of rule codes to run (default: all).
+    ``context`` places the text in a project (its imports are followed); without, it stands alone."""
     result = FileResult(path, source=source)
     if not source.strip():
         result.note = "empty file, nothing to check"
@@ -102,7 +131,7 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
                 result.diagnostics.append(_syntax_diagnostic(path, line, column, reason))
             return result
     try:
-        module = cst.parse_module(source)
+        module = context.this.module if context is not None and context.this.source == source else cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         if selected is None or SYNTAX_ERROR_CODE in selected:
             result.diagnostics.append(_syntax_error(path, error, source))
@@ -113,7 +142,10 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
     result.module = module
     if has_ignore_file(source):
         return result
-    facts = analyze(module, source, path)
+    if context is not None and context.this.source == source:
+        facts = analyze(module, source, path, context.graph, context.this)
+    else:
+        facts = analyze(module, source, path)
     positions = PositionIndex(module)
     reported: set[tuple[str, int]] = set()
     for rule in rules:
@@ -124,7 +156,13 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
             if key in reported:
                 continue
             reported.add(key)
-            result.diagnostics.append(_diagnostic(path, rule, report, positions))
+            home = context.home_of(report.node, positions) if context is not None else None
+            if home is None:
+                result.diagnostics.append(_diagnostic(path, rule, report, positions))
+            elif home.reportable:
+                diagnostic = _diagnostic(home.path, rule, report, home.positions)
+                if not home.suppressions.suppresses(diagnostic):
+                    result.foreign.append(diagnostic)
     if result.diagnostics:
         suppressions = Suppressions.from_source(source)
         kept = [d for d in result.diagnostics if not suppressions.suppresses(d)]

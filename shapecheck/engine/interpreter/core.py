@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -47,6 +48,9 @@ from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.statements import StatementExecutor
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.project import ModuleGraph
 
 MAX_INLINE_DEPTH = 6
 
@@ -90,9 +94,16 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     """Evaluates one file's code: statements and expressions come from the two mixins, ``ops`` holds
     the per-op shape rules; this class keeps the state, runs functions and inlines calls."""
 
-    def __init__(self, facts: FileFacts, imports: ImportTable, budget: Budget) -> None:
+    def __init__(
+        self, facts: FileFacts, imports: ImportTable, budget: Budget, graph: "ModuleGraph | None" = None
+    ) -> None:
         self.facts = facts
         self.imports = imports
+        #: The project's other modules (None: this file alone); ``home_path`` is the file whose
+        #: ``globals`` are current, ``run_main_guard`` False for a module loaded as an import.
+        self.graph = graph
+        self.home_path = facts.path
+        self.run_main_guard = True
         self.budget = budget
         self.globals: dict[str, Value] = {}
         self.call_stack: list[cst.FunctionDef] = []
@@ -138,7 +149,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                         pass
         elif isinstance(statement, cst.If) and _is_main_guard(statement.test):
             # ``if __name__ == "__main__":`` runs the models of the file on concrete inputs.
-            self.exec_block(statement.body.body, frame)
+            if self.run_main_guard:
+                self.exec_block(statement.body.body, frame)
         elif isinstance(statement, (cst.If, cst.Try)):
             for inner in _blocks_of(statement):
                 for child in inner:
@@ -172,12 +184,20 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if self_value is not None and self_value.context is not None and assumptions is None:
             frame.assumptions = self_value.context.copy()
         self.call_stack.append(node)
+        scope = self.graph.home.get(node) if self.graph is not None else None
+        saved = None
+        if scope is not None and scope.source.path != self.home_path:
+            # A function of another project module: its names are that module's names.
+            saved = (self.globals, self.imports, self.home_path)
+            self.globals, self.imports, self.home_path = scope.globals, scope.imports, scope.source.path
         try:
             self.exec_block(_body_of(node), frame)
         except RecursionError:
             pass
         finally:
             self.call_stack.pop()
+            if saved is not None:
+                self.globals, self.imports, self.home_path = saved
         if node.name.value == "__init__" and self_value is not None:
             self_value.context = frame.assumptions
             self_value.sizes = {name: value.dim for name, value in bindings.items() if isinstance(value, IntValue)}
@@ -241,11 +261,25 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                 return default if default is not None else UNKNOWN
         return Opaque(name)
 
+    # ------------------------------------------------------------------ project names
+
+    def project_value(self, value: Value) -> Value:
+        """A qualified name of the project's own code as the value it stands for (a class, function
+        or constant of another module); anything else unchanged."""
+        if self.graph is not None and isinstance(value, QualifiedValue):
+            resolved = self.graph.resolve(value.qualname)
+            if resolved is not None:
+                return resolved
+        return value
+
     # ------------------------------------------------------------------ calls
 
     def call(self, callee: Value, call: "base.Call", frame: Frame) -> Value:
         """Apply a callee value to evaluated arguments."""
         if isinstance(callee, QualifiedValue):
+            resolved = self.project_value(callee)
+            if resolved is not callee:
+                return self.call(resolved, call, frame)
             return dispatch.call_qualified(self, callee.qualname, call, frame)
         if isinstance(callee, BoundMethod):
             return dispatch.call_method(self, callee.receiver, callee.name, call, frame)

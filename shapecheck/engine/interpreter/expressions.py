@@ -46,7 +46,8 @@ class ExpressionEvaluator:
         if name in frame.env:
             return frame.env[name]
         if name in self.globals:
-            return self.globals[name]
+            value = self.globals[name]
+            return self.project_value(value) if isinstance(value, QualifiedValue) else value
         return _BUILTINS.get(name, UNKNOWN)
 
     def _eval_name(self, node: cst.Name, frame: Frame) -> Value:
@@ -54,7 +55,14 @@ class ExpressionEvaluator:
 
     def _eval_attribute(self, node: cst.Attribute, frame: Frame) -> Value:
         base = self.eval(node.value, frame)
-        return dispatch.attribute(self, base, node.attr.value, node, frame)
+        return self.member(base, node.attr.value, node, frame)
+
+    def member(self, base: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
+        """``base.attr``: a member of a project module (``layers.Attention``) resolves to its value."""
+        value = dispatch.attribute(self, base, attr, node, frame)
+        if isinstance(base, QualifiedValue) and isinstance(value, QualifiedValue):
+            return self.project_value(value)
+        return value
 
     def _eval_call(self, node: cst.Call, frame: Frame) -> Value:
         if not self.budget.spend():
@@ -62,7 +70,7 @@ class ExpressionEvaluator:
         func = node.func
         if isinstance(func, cst.Attribute):
             receiver = self.eval(func.value, frame)
-            callee: Value = dispatch.attribute(self, receiver, func.attr.value, func, frame)
+            callee: Value = self.member(receiver, func.attr.value, func, frame)
         else:
             callee = self.eval(func, frame)
         args: list[Value] = []

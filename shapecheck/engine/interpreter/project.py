@@ -1,0 +1,243 @@
+"""Following the project's own imports: the other modules of the project as scopes.
+
+A ``ModuleGraph`` turns qualified names (``pkg.layers.Attention``) into the values the interpreter
+knows (a class, a function, a module-level constant) by loading the module that defines them. Each
+module is loaded once per graph: its top-level statements are read by an interpreter of its own
+(classes, functions, constants; never the ``if __name__ == "__main__":`` block) into a ``ModuleScope``
+that every importer shares. Functions of a scope run later in the importer's interpreter, with the
+importer's actual arguments, but look names up in their own module (``Interpreter.run_function``
+switches to the scope that ``home`` gives for their node).
+
+The graph never touches the file system: a ``ModuleLoader`` (``shapecheck.project.Workspace``) says
+which dotted names are project modules and gives them parsed. Names outside the project (the standard
+library, torch, any installed package) stay qualified names, as in a single file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import libcst as cst
+
+from shapecheck.engine.domain.values import QualifiedValue, Value
+from shapecheck.engine.interpreter.imports import ImportTable, bindings_of, dotted_name, import_statements
+
+#: Top-level names that are never project code, whatever the roots hold.
+OPAQUE_TOP_LEVEL = frozenset(sys.stdlib_module_names) | {
+    "torch", "numpy", "einops", "jaxtyping", "beartype", "transformers", "typing_extensions", "builtins",
+}
+
+
+class SourceModule(Protocol):
+    """A project module, read and parsed once."""
+
+    name: str  # dotted name (``pkg.layers``; ``pkg`` for ``pkg/__init__.py``)
+    path: str
+    module: cst.Module
+    source: str
+    is_package: bool
+
+
+class ModuleLoader(Protocol):
+    def load(self, dotted: str) -> SourceModule | None:
+        """The project module of that dotted name, or None when it is not one."""
+
+
+@dataclass(eq=False)
+class ModuleScope:
+    """One project module's top level as the interpreter sees it."""
+
+    source: SourceModule
+    imports: ImportTable
+    globals: dict[str, Value] = field(default_factory=dict)
+
+
+class ModuleGraph:
+    """The project modules reached from the analysed files, loaded lazily and once."""
+
+    def __init__(self, loader: ModuleLoader) -> None:
+        self.loader = loader
+        self.scopes: dict[str, ModuleScope | None] = {}
+        #: Function nodes of loaded modules -> their module, for name lookup when they run.
+        self.home: dict[cst.FunctionDef, ModuleScope] = {}
+        self._resolved: dict[str, Value | None] = {}
+        self._resolving: set[str] = set()
+
+    # ------------------------------------------------------------------ imports
+
+    def import_table(self, source: SourceModule) -> ImportTable:
+        """The module's imports with relative names made absolute and ``from x import *`` of project
+        modules expanded (to ``__all__`` when the module defines it, else its public names)."""
+        names: dict[str, str] = {}
+        for small in import_statements(source.module.body):
+            if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
+                target = absolute_module(small, source)
+                if target is not None:
+                    exported = self.load(target)
+                    if exported is not None:
+                        for name in public_names(exported.module):
+                            names[name] = f"{target}.{name}"
+                continue
+            for local, qualified in bindings_of(small):
+                names[local] = absolute_name(qualified, source)
+        return ImportTable(names)
+
+    def load(self, dotted: str) -> SourceModule | None:
+        if not dotted or dotted.split(".", 1)[0] in OPAQUE_TOP_LEVEL:
+            return None
+        return self.loader.load(dotted)
+
+    # ------------------------------------------------------------------ scopes
+
+    def scope(self, dotted: str) -> ModuleScope | None:
+        """The loaded top level of a project module (None when the name is not one)."""
+        if dotted in self.scopes:
+            return self.scopes[dotted]
+        source = self.load(dotted)
+        if source is None:
+            self.scopes[dotted] = None
+            return None
+        scope = ModuleScope(source, self.import_table(source))
+        self.scopes[dotted] = scope  # before loading: an import cycle finds the partial scope
+        for node in function_nodes(source.module):
+            self.home.setdefault(node, scope)
+        from shapecheck.engine.interpreter.core import Budget, Interpreter  # core imports this module
+        from shapecheck.engine.facts.records import FileFacts
+
+        scratch = FileFacts(source.module, source.source, source.path)
+        loader = Interpreter(scratch, scope.imports, Budget(200 + 60 * source.source.count("\n")), graph=self)
+        loader.globals = scope.globals
+        loader.home_path = source.path
+        loader.run_main_guard = False
+        loader.load_module(source.module)
+        return scope
+
+    def resolve(self, qualname: str) -> Value | None:
+        """The value a qualified name stands for in the project, or None when it is not project code
+        (or is a module: modules stay qualified names, their members resolve one by one)."""
+        if qualname in self._resolved:
+            return self._resolved[qualname]
+        if qualname in self._resolving or qualname.split(".", 1)[0] in OPAQUE_TOP_LEVEL:
+            return None
+        self._resolving.add(qualname)
+        try:
+            value = self._resolve(qualname)
+        finally:
+            self._resolving.discard(qualname)
+        self._resolved[qualname] = value
+        return value
+
+    def _resolve(self, qualname: str) -> Value | None:
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            scope = self.scope(".".join(parts[:cut]))
+            if scope is None:
+                continue
+            value = scope.globals.get(parts[cut])
+            rest = parts[cut + 1 :]
+            if value is None:
+                return None  # a submodule (tried first, longer prefix) or a name the module lacks
+            if isinstance(value, QualifiedValue):
+                target = ".".join([value.qualname, *rest])
+                resolved = self.resolve(target)
+                if resolved is not None:
+                    return resolved
+                # A re-export of something outside the project (``from torch import nn``): its
+                # canonical name, so that the ops know it.
+                return None if self.load(target) is not None else QualifiedValue(target)
+            return value if not rest else None
+        return None
+
+    def loaded_paths(self) -> list[str]:
+        return [scope.source.path for scope in self.scopes.values() if scope is not None]
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def absolute_module(small: cst.ImportFrom, source: SourceModule) -> str | None:
+    """The absolute module a ``from ... import`` names (None for a relative import beyond the top)."""
+    module = dotted_name(small.module) if small.module is not None else ""
+    dots = len(small.relative)
+    if not dots:
+        return module or None
+    return _from_package(source, dots, module or "")
+
+
+def absolute_name(qualified: str, source: SourceModule) -> str:
+    """``.layers.Attention`` in ``pkg/model.py`` -> ``pkg.layers.Attention``."""
+    if not qualified.startswith("."):
+        return qualified
+    dots = len(qualified) - len(qualified.lstrip("."))
+    resolved = _from_package(source, dots, qualified[dots:])
+    return resolved if resolved is not None else qualified
+
+
+def _from_package(source: SourceModule, dots: int, rest: str) -> str | None:
+    package = source.name.split(".") if source.is_package else source.name.split(".")[:-1]
+    if dots - 1 > len(package) or (dots - 1 == len(package) and not rest):
+        return None
+    base = package[: len(package) - (dots - 1)]
+    return ".".join([*base, rest] if rest else base) or None
+
+
+def public_names(module: cst.Module) -> list[str]:
+    """What ``from module import *`` binds: ``__all__`` when it is a literal list, else the names
+    defined or imported at top level that do not start with an underscore."""
+    names: list[str] = []
+    for statement in module.body:
+        if isinstance(statement, (cst.ClassDef, cst.FunctionDef)):
+            names.append(statement.name.value)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        if isinstance(target.target, cst.Name):
+                            if target.target.value == "__all__":
+                                declared = _literal_strings(small.value)
+                                if declared is not None:
+                                    return declared
+                            names.append(target.target.value)
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    names.append(small.target.value)
+                elif isinstance(small, (cst.Import, cst.ImportFrom)):
+                    names.extend(local for local, _ in bindings_of(small))
+    return [name for name in names if not name.startswith("_")]
+
+
+def _literal_strings(node: cst.BaseExpression) -> list[str] | None:
+    if not isinstance(node, (cst.List, cst.Tuple)):
+        return None
+    values = []
+    for element in node.elements:
+        if not isinstance(element.value, cst.SimpleString):
+            return None
+        evaluated = element.value.evaluated_value
+        if not isinstance(evaluated, str):
+            return None
+        values.append(evaluated)
+    return values
+
+
+def function_nodes(module: cst.Module) -> Iterator[cst.FunctionDef]:
+    """Top-level functions and the methods of top-level classes (also inside ``if`` / ``try``)."""
+    pending: list[cst.CSTNode] = list(module.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, cst.FunctionDef):
+            yield statement
+        elif isinstance(statement, cst.ClassDef):
+            pending.extend(statement.body.body)
+        elif isinstance(statement, cst.If):
+            pending.extend(statement.body.body)
+            if statement.orelse is not None:
+                pending.append(statement.orelse if isinstance(statement.orelse, cst.If) else statement.orelse.body)
+        elif isinstance(statement, cst.IndentedBlock):
+            pending.extend(statement.body)
+        elif isinstance(statement, cst.Try):
+            pending.extend(statement.body.body)
+            for handler in statement.handlers:
+                pending.extend(handler.body.body)
