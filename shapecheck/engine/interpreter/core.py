@@ -50,7 +50,7 @@ from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from shapecheck.engine.interpreter.project import ModuleGraph
+    from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
 
 MAX_INLINE_DEPTH = 6
 
@@ -103,6 +103,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         #: ``globals`` are current, ``run_main_guard`` False for a module loaded as an import.
         self.graph = graph
         self.home_path = facts.path
+        self.home_module: "SourceModule | None" = None
         self.run_main_guard = True
         self.budget = budget
         self.globals: dict[str, Value] = {}
@@ -188,8 +189,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         saved = None
         if scope is not None and scope.source.path != self.home_path:
             # A function of another project module: its names are that module's names.
-            saved = (self.globals, self.imports, self.home_path)
-            self.globals, self.imports, self.home_path = scope.globals, scope.imports, scope.source.path
+            saved = (self.globals, self.imports, self.home_path, self.home_module)
+            self.globals, self.imports = scope.globals, scope.imports
+            self.home_path, self.home_module = scope.source.path, scope.source
         try:
             self.exec_block(_body_of(node), frame)
         except RecursionError:
@@ -197,7 +199,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         finally:
             self.call_stack.pop()
             if saved is not None:
-                self.globals, self.imports, self.home_path = saved
+                self.globals, self.imports, self.home_path, self.home_module = saved
         if node.name.value == "__init__" and self_value is not None:
             self_value.context = frame.assumptions
             self_value.sizes = {name: value.dim for name, value in bindings.items() if isinstance(value, IntValue)}
@@ -271,6 +273,14 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             if resolved is not None:
                 return resolved
         return value
+
+    def imported_value(self, qualified: str) -> Value:
+        """What an import inside a function binds: a project value, else the qualified name."""
+        if self.graph is not None and self.home_module is not None:
+            from shapecheck.engine.interpreter.project import absolute_name
+
+            qualified = absolute_name(qualified, self.home_module)
+        return self.project_value(QualifiedValue(qualified))
 
     # ------------------------------------------------------------------ calls
 

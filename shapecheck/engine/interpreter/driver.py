@@ -39,8 +39,8 @@ def analyze_module(
         return facts
     lines = source.count("\n") + 1
     interpreter = Interpreter(facts, imports, Budget(200 + 60 * lines), graph=graph)
-    if this is not None:
-        interpreter.home_path = this.path
+    if graph is not None and this is not None:
+        interpreter.home_path, interpreter.home_module = this.path, this
     interpreter.load_module(module)
     classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
     instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}

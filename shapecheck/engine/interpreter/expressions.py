@@ -16,7 +16,11 @@ from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.domain.tags import Repeated, SplitTuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
+    ClassValue,
     ConstValue,
+    FunctionValue,
+    ModuleValue,
+    ObjectValue,
     IntValue,
     QualifiedValue,
     ShapeValue,
@@ -125,6 +129,11 @@ class ExpressionEvaluator:
         right = self.eval(node.right, frame)
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
+        truth = _truthiness(left)
+        if truth is not None:
+            # ``n_heads or 8``, ``mask or build_mask(t)``: the operand Python returns.
+            picks_left = truth if isinstance(node.operator, cst.Or) else not truth
+            return left if picks_left else right
         return join_values(left, right)
 
     def _eval_subscript(self, node: cst.Subscript, frame: Frame) -> Value:
@@ -239,6 +248,18 @@ _BUILTINS: dict[str, Value] = {
 _BUILTINS["None"] = ConstValue(None)
 _BUILTINS["True"] = ConstValue(True)
 _BUILTINS["False"] = ConstValue(False)
+
+
+def _truthiness(value: Value) -> bool | None:
+    """Whether a value is truthy, when that is known (None, constants, numbers, objects)."""
+    if isinstance(value, ConstValue):
+        return bool(value.value) if isinstance(value.value, (bool, str, type(None), int, float)) else None
+    if isinstance(value, IntValue):
+        known = value.dim.value
+        return None if known is None else known != 0
+    if isinstance(value, (ObjectValue, ClassValue, FunctionValue, ModuleValue)):
+        return True
+    return None
 
 
 def _known_items(value: Value) -> tuple[Value, ...] | None:

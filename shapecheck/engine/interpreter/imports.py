@@ -90,7 +90,13 @@ def bindings_of(small: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]
         local = name
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             local = alias.asname.name.value
-        yield local, canonical(f"{module}.{name}" if module else name)
+        if not module:
+            qualified = name
+        elif module.endswith("."):
+            qualified = module + name  # ``from . import mod`` -> ``.mod``
+        else:
+            qualified = f"{module}.{name}"
+        yield local, canonical(qualified)
 
 
 class ImportTable:

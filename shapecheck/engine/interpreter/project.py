@@ -110,7 +110,7 @@ class ModuleGraph:
         scratch = FileFacts(source.module, source.source, source.path)
         loader = Interpreter(scratch, scope.imports, Budget(200 + 60 * source.source.count("\n")), graph=self)
         loader.globals = scope.globals
-        loader.home_path = source.path
+        loader.home_path, loader.home_module = source.path, source
         loader.run_main_guard = False
         loader.load_module(source.module)
         return scope

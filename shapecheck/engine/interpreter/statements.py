@@ -128,7 +128,7 @@ class StatementExecutor:
             from shapecheck.engine.interpreter.imports import bindings_of
 
             for local, qualified in bindings_of(small):
-                frame.env[local] = QualifiedValue(qualified)
+                frame.env[local] = self.imported_value(qualified)
 
     def _exec_assert(self, node: cst.Assert, frame: Frame) -> None:
         divisibility = self._divisibility_test(node.test, frame, expect_zero=True)
