@@ -54,15 +54,18 @@ class FunctionRun:
     def origin(self) -> cst.CSTNode | None:
         """The outermost place that created the objects this run works on: the instantiation
         (``EncoderLayer(d_model=512, n_heads=6)``) whose arguments reached here, if any."""
-        instantiation = call = None
+        origin = call = None
         for run in self.chain():
             ident = getattr(run.instance, "ident", None)
             node = getattr(ident, "node", None)
             if node is not None:
-                instantiation = node
-            elif call is None and run.inlined and run.call_node is not None and run.instance is None:
-                call = run.call_node
-        return instantiation or call
+                origin = node
+            elif run.inlined and run.call_node is not None and run.instance is None:
+                if origin is None:
+                    call = call or run.call_node
+                elif _passes_arguments(run.call_node):
+                    origin = run.call_node  # a factory that got the values (``make(512, n_heads=6)``)
+        return origin or call
 
     @property
     def root(self) -> "FunctionRun":
@@ -70,6 +73,10 @@ class FunctionRun:
         while run.parent is not None:
             run = run.parent
         return run
+
+
+def _passes_arguments(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and bool(node.args)
 
 
 @dataclass(eq=False)
