@@ -147,6 +147,8 @@ def lint_source(
     else:
         facts = analyze(module, source, path)
     positions = PositionIndex(module)
+    if context is not None:
+        facts.locator = lambda node: _locate(node, path, positions, context)
     reported: set[tuple[str, int]] = set()
     for rule in rules:
         if rule.code == SYNTAX_ERROR_CODE:
@@ -170,6 +172,14 @@ def lint_source(
         result.diagnostics = kept
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _locate(node: cst.CSTNode, path: str, positions: PositionIndex, context: "LintContext") -> tuple[str, int]:
+    """(path, line) of a node of this file or of a project module it imports."""
+    home = context.home_of(node, positions)
+    if home is None:
+        return context.this.path, positions.span(node).line
+    return home.path, home.positions.span(node).line
 
 
 def _diagnostic(path: str, rule: type[Rule], report: Report, positions: PositionIndex) -> Diagnostic:

@@ -408,3 +408,13 @@ def test_every_bug_project_has_a_finding_only_the_project_shows() -> None:
             project = PROJECTS / name
             assert findings(project), name
             assert all(not lint_alone(path) for path in project.rglob("*.py")), name
+
+
+def test_messages_name_the_evidence_in_another_file() -> None:
+    messages = {
+        d.code: d.message
+        for d in run(LintOptions(paths=[str(PROJECTS)], isolated=True)).report.diagnostics
+    }
+    assert "(built in masks.py:10)" in messages["SC203"]
+    assert "`GPT` in model.py:19" in messages["SC204"]
+    assert "(the head split in layers.py:20)" in messages["SC402"]

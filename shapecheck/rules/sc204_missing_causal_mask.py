@@ -91,9 +91,11 @@ class MissingCausalMask(Rule):
             for event in events:
                 if not _is_self_attention(event):
                     continue
-                evidence = _evidence(enclosing_classes(event.run), lm_evidence)
-                if evidence is None:
+                found = _evidence(enclosing_classes(event.run), lm_evidence)
+                if found is None:
                     continue
+                cls, evidence = found
+                evidence = evidence.replace(f"`{cls.name}`", f"`{cls.name}`{facts.elsewhere(cls.node.name, node)}", 1)
                 yield Report(
                     node,
                     f"self-attention with no causal mask in a causal model ({evidence}): every position can "
@@ -146,17 +148,18 @@ def _is_self_attention(event: OpEvent) -> bool:
     return relation.known and relation.same
 
 
-def _evidence(classes: list[ClassInfo], lm_evidence: dict[str, str]) -> str | None:
+def _evidence(classes: list[ClassInfo], lm_evidence: dict[str, str]) -> tuple[ClassInfo, str] | None:
+    """The class that makes the model causal and the sentence that says why."""
     if any(NOT_CAUSAL.search(cls.name) for cls in classes):
         return None
     for cls in classes:
         if CAUSAL_NAME.search(cls.name):
-            return f"`{cls.name}` is named as a causal / decoder model"
+            return cls, f"`{cls.name}` is named as a causal / decoder model"
         if cls.docstring and CAUSAL_DOC.search(cls.docstring) and not NOT_CAUSAL.search(cls.docstring):
-            return f"`{cls.name}` is documented as causal / decoder"
+            return cls, f"`{cls.name}` is documented as causal / decoder"
     for cls in classes:
         if cls.qualname in lm_evidence:
-            return lm_evidence[cls.qualname]
+            return cls, lm_evidence[cls.qualname]
     return None
 
 

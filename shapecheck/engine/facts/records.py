@@ -10,7 +10,8 @@ and inlined into a caller) has several events; the linter reports each (rule, no
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -172,6 +173,9 @@ class FileFacts:
     attribute_assignments: list[AttributeAssignment] = field(default_factory=list)
     divisibility: list[Divisibility] = field(default_factory=list)
     instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
+    #: Set by the linter before rules run: (path, line) of a node of this file or of a project module
+    #: it imports (the engine itself knows no positions).
+    locator: "Callable[[cst.CSTNode], tuple[str, int] | None] | None" = field(default=None, repr=False)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
     def events_of(self, *ops: str) -> list[OpEvent]:
@@ -184,6 +188,17 @@ class FileFacts:
         if len(ops) == 1:
             return self._by_op.get(ops[0], [])
         return [event for event in self.events if event.op in ops]
+
+    def elsewhere(self, evidence: cst.CSTNode, finding: cst.CSTNode) -> str:
+        """`` in masks.py:10`` when ``evidence`` lies in another file than ``finding`` (the path
+        relative to the finding's folder), else the empty string."""
+        if self.locator is None:
+            return ""
+        here, there = self.locator(finding), self.locator(evidence)
+        if here is None or there is None or here[0] == there[0]:
+            return ""
+        relative = os.path.relpath(there[0], os.path.dirname(here[0]) or ".")
+        return f" in {relative}:{there[1]}"
 
     def conflicts_of(self, *kinds: str) -> Iterator[ShapeConflict]:
         return (conflict for conflict in self.conflicts if conflict.kind in kinds)
