@@ -102,10 +102,7 @@ def lint_path(
     if workspace is None:
         workspace = Workspace()
     context = LintContext.for_file(workspace, path)
-    result = lint_source(source, display, selected, context)
-    if context is not None:
-        result.dependencies = workspace.dependencies(path)
-    return result
+    return lint_source(source, display, selected, context)
 
 
 def lint_source(
@@ -144,10 +141,12 @@ def lint_source(
         return result
     if context is not None and context.this.source == source:
         facts = analyze(module, source, path, context.graph, context.this)
+        result.dependencies = context.workspace.digests([context.this.path, *facts.project_reads])
     else:
         facts = analyze(module, source, path)
     positions = PositionIndex(module)
     if context is not None:
+        context.index(facts)
         facts.locator = lambda node: _locate(node, path, positions, context)
     reported: set[tuple[str, int]] = set()
     for rule in rules:

@@ -13,15 +13,19 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import libcst as cst
 
 from shapecheck.engine import ModuleGraph
-from shapecheck.engine.interpreter.project import OPAQUE_TOP_LEVEL, absolute_module, absolute_name
+from shapecheck.engine.interpreter.project import OPAQUE_TOP_LEVEL
 from shapecheck.positions import PositionIndex
 from shapecheck.suppression import Suppressions, has_ignore_file
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.facts.records import FileFacts
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -149,29 +153,11 @@ class Workspace:
 
     # ------------------------------------------------------------------ dependencies
 
-    def dependencies(self, path: Path) -> list[tuple[str, str]]:
-        """(path, sha256 of its text) of the file and of every project module it imports,
-        directly or not: what a cached result for ``path`` depends on."""
-        context = self.context(path)
-        if context is None:
-            return []
-        graph, this = context
-        roots = self.roots_for(path)
-        seen: dict[str, ProjectModule] = {this.path: this}
-        pending = [this]
-        while pending:
-            current = pending.pop()
-            for dotted in _imported_modules(current):
-                for candidate in _prefixes(dotted):
-                    located = self.locate(candidate, roots)
-                    if located is None:
-                        continue
-                    named = self.module_name(located, roots)
-                    module = self.file(located, *(named or ("", False)))
-                    if module is not None and module.path not in seen:
-                        seen[module.path] = module
-                        pending.append(module)
-        return sorted((module.path, module.digest) for module in seen.values())
+    def digests(self, paths: Iterable[str]) -> list[tuple[str, str]]:
+        """(path, sha256 of its text) of files this run read, sorted: what a cached result of a
+        file depends on (the file and the project modules its analysis read)."""
+        found = (self._files.get(Path(path)) for path in set(paths))
+        return sorted((module.path, module.digest) for module in found if module is not None)
 
     def home(self, module: ProjectModule) -> "ModuleHome":
         """Positions and suppression comments of a project module (computed once per run)."""
@@ -202,14 +188,38 @@ class LintContext:
     workspace: Workspace
     graph: ModuleGraph
     this: ProjectModule
+    _functions: dict = field(default_factory=dict)
 
     @classmethod
     def for_file(cls, workspace: Workspace, path: Path) -> "LintContext | None":
         found = workspace.context(path)
         return cls(workspace, *found) if found is not None else None
 
+    def index(self, facts: "FileFacts") -> None:
+        """Remember the function each node of the facts was evaluated in, so that ``home_of``
+        finds a node's module without computing the positions of every imported module."""
+        functions: dict[cst.CSTNode, cst.CSTNode] = {}
+        for event in facts.events:
+            if event.run is not None and event.run.node is not None:
+                for node in (event.node, *event.arg_nodes, *event.kwarg_nodes.values()):
+                    if node is not None:
+                        functions.setdefault(node, event.run.node)
+        for record in (*facts.conflicts, *facts.constructions, *facts.divisibility, *facts.attribute_assignments):
+            if record.run is not None and record.run.node is not None:
+                functions.setdefault(record.node, record.run.node)
+        for run in facts.runs:
+            if run.call_node is not None and run.parent is not None and run.parent.node is not None:
+                functions.setdefault(run.call_node, run.parent.node)
+        self._functions = functions
+
     def home_of(self, node: cst.CSTNode, positions: PositionIndex) -> ModuleHome | None:
         """The other project module that holds ``node`` (None: this file, or not found)."""
+        function = self._functions.get(node)
+        scope = self.graph.home.get(function) if function is not None else self.graph.class_home.get(node)  # type: ignore[arg-type]
+        if function is not None or scope is not None:
+            if scope is None or scope.source.path == self.this.path:
+                return None
+            return self.workspace.home(scope.source)  # type: ignore[arg-type]
         if node in positions:
             return None
         for scope in list(self.graph.scopes.values()):
@@ -233,31 +243,6 @@ class _Loader:
         if located is None:
             return None
         return self.workspace.file(located, dotted, located.name == "__init__.py")
-
-
-def _imported_modules(module: ProjectModule) -> Iterable[str]:
-    from shapecheck.engine.interpreter.imports import bindings_of, import_statements
-
-    for small in import_statements(module.module.body):
-        if isinstance(small, cst.ImportFrom):
-            base = absolute_module(small, module)
-            if base is None:
-                continue
-            yield base
-            if not isinstance(small.names, cst.ImportStar):
-                for local, qualified in bindings_of(small):
-                    yield absolute_name(qualified, module)
-        else:
-            for _, qualified in bindings_of(small):
-                yield qualified
-            for alias in small.names:
-                name = alias.name
-                yield cst.Module([]).code_for_node(name)
-
-
-def _prefixes(dotted: str) -> list[str]:
-    parts = dotted.split(".")
-    return [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)]
 
 
 def _nearest_pyproject(folder: Path) -> Path | None:

@@ -175,6 +175,8 @@ class FileFacts:
     instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
     #: Set by the linter before rules run: (path, line) of a node of this file or of a project module
     #: it imports (the engine itself knows no positions).
+    #: Paths of the other project modules the analysis read (their text decides these facts too).
+    project_reads: list[str] = field(default_factory=list)
     locator: "Callable[[cst.CSTNode], tuple[str, int] | None] | None" = field(default=None, repr=False)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 

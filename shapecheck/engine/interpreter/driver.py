@@ -30,11 +30,20 @@ def analyze_module(
 
     With a ``graph`` (and ``this``, the file as a module of the project), names imported from the
     project's other modules are followed; without, the file is analysed alone."""
+    if graph is None or this is None:
+        return _analyze(module, source, path, None, None)
+    with graph.recording() as reads:
+        facts = _analyze(module, source, path, graph, this)
+    facts.project_reads = sorted(reads - {this.path})
+    return facts
+
+
+def _analyze(
+    module: cst.Module, source: str, path: str, graph: ModuleGraph | None, this: SourceModule | None
+) -> FileFacts:
     facts = FileFacts(module, source, path)
     imports = graph.import_table(this) if graph is not None and this is not None else ImportTable.from_module(module)
     facts.imports = imports
-    if graph is None or this is None:
-        graph = None
     if not imports.uses_torch() and not _imports_project_code(imports, graph):
         return facts
     lines = source.count("\n") + 1

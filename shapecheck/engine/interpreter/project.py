@@ -27,7 +27,7 @@ from shapecheck.engine.interpreter.imports import ImportTable, bindings_of, dott
 
 #: Top-level names that are never project code, whatever the roots hold.
 OPAQUE_TOP_LEVEL = frozenset(sys.stdlib_module_names) | {
-    "torch", "numpy", "einops", "jaxtyping", "beartype", "transformers", "typing_extensions", "builtins",
+    "torch", "numpy", "einops", "jaxtyping", "beartype", "typing_extensions", "builtins",
 }
 
 
@@ -53,6 +53,8 @@ class ModuleScope:
     source: SourceModule
     imports: ImportTable
     globals: dict[str, Value] = field(default_factory=dict)
+    #: Paths of the other modules its loading read (its imports that were resolved).
+    reads: set[str] = field(default_factory=set)
 
 
 class ModuleGraph:
@@ -63,8 +65,21 @@ class ModuleGraph:
         self.scopes: dict[str, ModuleScope | None] = {}
         #: Function nodes of loaded modules -> their module, for name lookup when they run.
         self.home: dict[cst.FunctionDef, ModuleScope] = {}
-        self._resolved: dict[str, Value | None] = {}
+        #: Class statements (and their name nodes) of loaded modules -> their module.
+        self.class_home: dict[cst.CSTNode, ModuleScope] = {}
+        self._resolved: dict[str, tuple[Value | None, frozenset[str]]] = {}
         self._resolving: set[str] = set()
+        #: Open records of the module paths read (``recording``), innermost last.
+        self._records: list[set[str]] = []
+
+    def recording(self) -> "_Recording":
+        """``with graph.recording() as reads:`` collects the paths of every project module that
+        the analysis inside reads, also through scopes and names loaded before (cached)."""
+        return _Recording(self)
+
+    def _read(self, paths: "set[str] | frozenset[str]") -> None:
+        for record in self._records:
+            record.update(paths)
 
     # ------------------------------------------------------------------ imports
 
@@ -95,15 +110,32 @@ class ModuleGraph:
     def scope(self, dotted: str) -> ModuleScope | None:
         """The loaded top level of a project module (None when the name is not one)."""
         if dotted in self.scopes:
-            return self.scopes[dotted]
+            cached = self.scopes[dotted]
+            if cached is not None:
+                self._read({cached.source.path} | cached.reads)
+            return cached
         source = self.load(dotted)
         if source is None:
             self.scopes[dotted] = None
             return None
+        self._records.append(set())
+        try:
+            scope = self._load_scope(dotted, source)
+        finally:
+            reads = self._records.pop()
+        self.scopes[dotted].reads = reads - {source.path}  # type: ignore[union-attr]
+        self._read(reads | {source.path})
+        return scope
+
+    def _load_scope(self, dotted: str, source: SourceModule) -> ModuleScope:
         scope = ModuleScope(source, self.import_table(source))
         self.scopes[dotted] = scope  # before loading: an import cycle finds the partial scope
-        for node in function_nodes(source.module):
-            self.home.setdefault(node, scope)
+        for node in definitions(source.module):
+            if isinstance(node, cst.FunctionDef):
+                self.home.setdefault(node, scope)
+            else:
+                self.class_home.setdefault(node, scope)
+                self.class_home.setdefault(node.name, scope)
         from shapecheck.engine.interpreter.core import Budget, Interpreter  # core imports this module
         from shapecheck.engine.facts.records import FileFacts
 
@@ -119,15 +151,20 @@ class ModuleGraph:
         """The value a qualified name stands for in the project, or None when it is not project code
         (or is a module: modules stay qualified names, their members resolve one by one)."""
         if qualname in self._resolved:
-            return self._resolved[qualname]
+            value, reads = self._resolved[qualname]
+            self._read(reads)
+            return value
         if qualname in self._resolving or qualname.split(".", 1)[0] in OPAQUE_TOP_LEVEL:
             return None
         self._resolving.add(qualname)
+        self._records.append(set())
         try:
             value = self._resolve(qualname)
         finally:
             self._resolving.discard(qualname)
-        self._resolved[qualname] = value
+            reads = self._records.pop()
+        self._resolved[qualname] = (value, frozenset(reads))
+        self._read(reads)
         return value
 
     def _resolve(self, qualname: str) -> Value | None:
@@ -153,6 +190,20 @@ class ModuleGraph:
 
     def loaded_paths(self) -> list[str]:
         return [scope.source.path for scope in self.scopes.values() if scope is not None]
+
+
+class _Recording:
+    def __init__(self, graph: ModuleGraph) -> None:
+        self.graph = graph
+        self.reads: set[str] = set()
+
+    def __enter__(self) -> set[str]:
+        self.graph._records.append(self.reads)
+        return self.reads
+
+    def __exit__(self, *exc: object) -> None:
+        popped = self.graph._records.pop()
+        assert popped is self.reads
 
 
 # ---------------------------------------------------------------------- helpers
@@ -222,14 +273,16 @@ def _literal_strings(node: cst.BaseExpression) -> list[str] | None:
     return values
 
 
-def function_nodes(module: cst.Module) -> Iterator[cst.FunctionDef]:
-    """Top-level functions and the methods of top-level classes (also inside ``if`` / ``try``)."""
+def definitions(module: cst.Module) -> Iterator[cst.FunctionDef | cst.ClassDef]:
+    """Top-level functions and classes, and the methods and classes inside those classes (also
+    inside ``if`` / ``try``)."""
     pending: list[cst.CSTNode] = list(module.body)
     while pending:
         statement = pending.pop()
         if isinstance(statement, cst.FunctionDef):
             yield statement
         elif isinstance(statement, cst.ClassDef):
+            yield statement
             pending.extend(statement.body.body)
         elif isinstance(statement, cst.If):
             pending.extend(statement.body.body)
