@@ -238,6 +238,9 @@ class _Loader:
         self.workspace = workspace
         self.roots = roots
 
+    def exists(self, dotted: str) -> bool:
+        return self.workspace.locate(dotted, self.roots) is not None
+
     def load(self, dotted: str) -> ProjectModule | None:
         located = self.workspace.locate(dotted, self.roots)
         if located is None:

@@ -418,3 +418,18 @@ def test_messages_name_the_evidence_in_another_file() -> None:
     assert "(built in masks.py:10)" in messages["SC203"]
     assert "`GPT` in model.py:19" in messages["SC204"]
     assert "(the head split in layers.py:20)" in messages["SC402"]
+
+
+def test_lint_examples_counts() -> None:
+    """``shapecheck lint examples/``: one finding per examples/bugs file, none in examples/clean,
+    and the findings of examples/projects only in its bug_* projects (one or more each)."""
+    report = run(LintOptions(paths=[str(REPO / "examples")], isolated=True)).report
+    by_file: dict[str, int] = {}
+    for diagnostic in report.diagnostics:
+        relative = Path(diagnostic.path).resolve().relative_to(REPO / "examples").as_posix()
+        by_file[relative] = by_file.get(relative, 0) + 1
+    bugs = sorted(p.name for p in (REPO / "examples" / "bugs").glob("*.py"))
+    assert {name: by_file.get(f"bugs/{name}", 0) for name in bugs} == {name: 1 for name in bugs}
+    assert not [name for name in by_file if name.startswith("clean/") or name.startswith("projects/clean_")]
+    projects = {name.split("/")[1] for name in by_file if name.startswith("projects/")}
+    assert projects == {p for p in ENTRY if p.startswith("bug_")}

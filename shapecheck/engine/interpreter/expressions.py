@@ -52,6 +52,10 @@ class ExpressionEvaluator:
         if name in self.globals:
             value = self.globals[name]
             return self.project_value(value) if isinstance(value, QualifiedValue) else value
+        if self.imports.stars and self.graph is not None and name not in _BUILTINS:
+            starred = self.graph.star_value(self.imports, name)
+            if starred is not None:
+                return starred
         return _BUILTINS.get(name, UNKNOWN)
 
     def _eval_name(self, node: cst.Name, frame: Frame) -> Value:

@@ -102,8 +102,10 @@ def bindings_of(small: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]
 class ImportTable:
     """Local name -> qualified name for the imports of one module."""
 
-    def __init__(self, names: dict[str, str]) -> None:
+    def __init__(self, names: dict[str, str], stars: tuple[str, ...] = ()) -> None:
         self.names = names
+        #: Modules of the project imported with ``from x import *`` (their names resolve lazily).
+        self.stars = stars
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportTable":

@@ -45,6 +45,9 @@ class ModuleLoader(Protocol):
     def load(self, dotted: str) -> SourceModule | None:
         """The project module of that dotted name, or None when it is not one."""
 
+    def exists(self, dotted: str) -> bool:
+        """Whether ``load`` would find a module (without reading it)."""
+
 
 @dataclass(eq=False)
 class ModuleScope:
@@ -69,6 +72,7 @@ class ModuleGraph:
         self.class_home: dict[cst.CSTNode, ModuleScope] = {}
         self._resolved: dict[str, tuple[Value | None, frozenset[str]]] = {}
         self._resolving: set[str] = set()
+        self._exported: dict[str, frozenset[str]] = {}
         #: Open records of the module paths read (``recording``), innermost last.
         self._records: list[set[str]] = []
 
@@ -84,21 +88,45 @@ class ModuleGraph:
     # ------------------------------------------------------------------ imports
 
     def import_table(self, source: SourceModule) -> ImportTable:
-        """The module's imports with relative names made absolute and ``from x import *`` of project
-        modules expanded (to ``__all__`` when the module defines it, else its public names)."""
+        """The module's imports with relative names made absolute; ``from x import *`` of a project
+        module is kept as a star, whose names resolve when they are looked up (``star_value``)."""
         names: dict[str, str] = {}
+        stars: list[str] = []
         for small in import_statements(source.module.body):
             if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar):
                 target = absolute_module(small, source)
-                if target is not None:
-                    exported = self.load(target)
-                    if exported is not None:
-                        for name in public_names(exported.module):
-                            names[name] = f"{target}.{name}"
+                if target is not None and self.exists(target):
+                    stars.append(target)
                 continue
             for local, qualified in bindings_of(small):
                 names[local] = absolute_name(qualified, source)
-        return ImportTable(names)
+        return ImportTable(names, tuple(stars))
+
+    def star_value(self, imports: ImportTable, name: str) -> Value | None:
+        """A name bound by ``from x import *`` (the names of ``__all__`` when x defines it as a
+        literal list, else its public names)."""
+        for target in imports.stars:
+            exported = self.load(target)
+            if exported is None:
+                continue
+            self._read({exported.path})
+            if name not in self._exports(exported):
+                continue
+            value = self.resolve(f"{target}.{name}")
+            if value is not None:
+                return value
+        return None
+
+    def _exports(self, source: SourceModule) -> frozenset[str]:
+        if source.path not in self._exported:
+            self._exported[source.path] = frozenset(public_names(source.module))
+        return self._exported[source.path]
+
+    def exists(self, dotted: str) -> bool:
+        """True when the dotted name is a module of the project (without reading it)."""
+        if not dotted or dotted.split(".", 1)[0] in OPAQUE_TOP_LEVEL:
+            return False
+        return self.loader.exists(dotted)
 
     def load(self, dotted: str) -> SourceModule | None:
         if not dotted or dotted.split(".", 1)[0] in OPAQUE_TOP_LEVEL:
@@ -174,6 +202,8 @@ class ModuleGraph:
             if scope is None:
                 continue
             value = scope.globals.get(parts[cut])
+            if value is None and scope.imports.stars:
+                value = self.star_value(scope.imports, parts[cut])
             rest = parts[cut + 1 :]
             if value is None:
                 return None  # a submodule (tried first, longer prefix) or a name the module lacks
@@ -184,7 +214,7 @@ class ModuleGraph:
                     return resolved
                 # A re-export of something outside the project (``from torch import nn``): its
                 # canonical name, so that the ops know it.
-                return None if self.load(target) is not None else QualifiedValue(target)
+                return None if self.exists(target) else QualifiedValue(target)
             return value if not rest else None
         return None
 
