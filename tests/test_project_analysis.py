@@ -433,3 +433,39 @@ def test_lint_examples_counts() -> None:
     assert not [name for name in by_file if name.startswith("clean/") or name.startswith("projects/clean_")]
     projects = {name.split("/")[1] for name in by_file if name.startswith("projects/")}
     assert projects == {p for p in ENTRY if p.startswith("bug_")}
+
+
+def test_dataclass_defaults_from_constants_of_another_module(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "sizes.py": "WIDTH = 96\nHEADS = 5\n",
+            "config.py": """
+                from dataclasses import dataclass
+
+                from sizes import HEADS, WIDTH
+
+
+                @dataclass
+                class Config:
+                    width: int = WIDTH
+                    heads: int = HEADS
+            """,
+            "model.py": """
+                import torch.nn as nn
+
+                from config import Config
+
+
+                class Attention(nn.Module):
+                    def __init__(self, config):
+                        super().__init__()
+                        assert config.width % config.heads == 0
+
+
+                model = Attention(Config())
+                fine = Attention(Config(heads=4))
+            """,
+        },
+    )
+    assert findings(tmp_path) == [("model.py", "SC402", 13)]

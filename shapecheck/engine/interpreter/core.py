@@ -351,12 +351,33 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                     obj.attrs[name] = call.kwargs[name]
                 else:
                     default = info.fields[name]
-                    obj.attrs[name] = literal_value(default) if default is not None else UNKNOWN
+                    obj.attrs[name] = self.class_level_value(info, default) if default is not None else UNKNOWN
             return obj
         init = info.methods.get("__init__")
         if init is not None and frame.depth < MAX_INLINE_DEPTH and init not in self.call_stack:
             self.inline(init, info.qualname + ".__init__", info, call, frame, obj)
         return obj
+
+
+    def class_level_value(self, info: ClassInfo, node: cst.BaseExpression) -> Value:
+        """A dataclass field's default: a literal, else the expression evaluated at the top level of
+        the class's own module (``n_embd: int = N_EMBD`` with ``N_EMBD`` from another file)."""
+        value = literal_value(node)
+        if value is not None:
+            return value
+        scope = self.graph.class_home.get(info.node) if self.graph is not None else None
+        saved = None
+        if scope is not None and scope.source.path != self.home_path:
+            saved = (self.globals, self.imports, self.home_path, self.home_module)
+            self.globals, self.imports = scope.globals, scope.imports
+            self.home_path, self.home_module = scope.source.path, scope.source
+        try:
+            return self.eval(node, self._module_frame())
+        except RecursionError:
+            return UNKNOWN
+        finally:
+            if saved is not None:
+                self.globals, self.imports, self.home_path, self.home_module = saved
 
 
 def _is_number(value: Value | None) -> bool:

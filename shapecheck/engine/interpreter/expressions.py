@@ -48,7 +48,8 @@ class ExpressionEvaluator:
 
     def lookup(self, name: str, frame: Frame) -> Value:
         if name in frame.env:
-            return frame.env[name]
+            value = frame.env[name]
+            return self.project_value(value) if isinstance(value, QualifiedValue) else value
         if name in self.globals:
             value = self.globals[name]
             return self.project_value(value) if isinstance(value, QualifiedValue) else value
