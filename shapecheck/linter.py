@@ -118,7 +118,7 @@ def lint_source(
         result.note = "empty file, nothing to check"
         return result
     rules = [rule for rule in registry() if selected is None or rule.code in selected]
-    if _max_bracket_depth(source) > MAX_BRACKET_DEPTH:
+    if max_bracket_depth(source) > MAX_BRACKET_DEPTH:
         # libcst's native parser overflows the C stack (a segfault, not an exception) on brackets
         # nested a few thousand deep; CPython rejects more than 200, with a proper SyntaxError.
         precise = _cpython_syntax_error(source, path)
@@ -233,7 +233,7 @@ def _cpython_syntax_error(source: str, path: str) -> tuple[int, int, str] | None
     return None
 
 
-def _max_bracket_depth(source: str) -> int:
+def max_bracket_depth(source: str) -> int:
     """The deepest bracket nesting, counted roughly (brackets in strings count too)."""
     depth = deepest = 0
     for match in _BRACKET.finditer(source):

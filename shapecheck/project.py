@@ -121,10 +121,12 @@ class Workspace:
         """The file read and parsed (once); None when it cannot be read or parsed."""
         resolved = path.resolve()
         if resolved not in self._files:
-            from shapecheck.linter import SourceError, read_source  # the linter imports this module
+            from shapecheck.linter import MAX_BRACKET_DEPTH, SourceError, max_bracket_depth, read_source
 
             try:
                 source = read_source(resolved)
+                if max_bracket_depth(source) > MAX_BRACKET_DEPTH:
+                    raise SourceError("too deeply nested")  # libcst's parser would overflow the C stack
                 module = cst.parse_module(source)
             except (SourceError, cst.ParserSyntaxError, RecursionError, MemoryError):
                 self._files[resolved] = None
