@@ -53,6 +53,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
 
 MAX_INLINE_DEPTH = 6
+#: Calls into another project module are inlined up to this depth: each importer analyses imported
+#: code with its own arguments, so this bounds the work an import adds to a file (the imported
+#: module's own lint analyses it in full).
+MAX_FOREIGN_DEPTH = 4
 
 
 class Budget:
@@ -102,7 +106,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         #: The project's other modules (None: this file alone); ``home_path`` is the file whose
         #: ``globals`` are current, ``run_main_guard`` False for a module loaded as an import.
         self.graph = graph
-        self.home_path = facts.path
+        self.home_path = self.own_path = facts.path
         self.home_module: "SourceModule | None" = None
         self.run_main_guard = True
         self.budget = budget
@@ -321,6 +325,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return dispatch.unknown_call(call)
         if self.budget.steps < 200:
             return dispatch.unknown_call(call)
+        if frame.depth >= MAX_FOREIGN_DEPTH and self.graph is not None:
+            scope = self.graph.home.get(node)
+            if scope is not None and scope.source.path != self.own_path:
+                return dispatch.unknown_call(call)
         bindings = self.bind_parameters(
             node, call.args, call.kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value
         )

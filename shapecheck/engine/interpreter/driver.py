@@ -50,6 +50,7 @@ def _analyze(
     interpreter = Interpreter(facts, imports, Budget(200 + 60 * lines), graph=graph)
     if graph is not None and this is not None:
         interpreter.home_path, interpreter.home_module = this.path, this
+        interpreter.own_path = this.path
     interpreter.load_module(module)
     classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
     instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}

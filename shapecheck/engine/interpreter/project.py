@@ -171,6 +171,7 @@ class ModuleGraph:
         loader = Interpreter(scratch, scope.imports, Budget(200 + 60 * source.source.count("\n")), graph=self)
         loader.globals = scope.globals
         loader.home_path, loader.home_module = source.path, source
+        loader.own_path = source.path
         loader.run_main_guard = False
         loader.load_module(source.module)
         return scope
