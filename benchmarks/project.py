@@ -24,7 +24,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
