@@ -33,7 +33,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 PYPROJECT = "pyproject.toml"
-KEYS = ("select", "ignore", "extend-select", "exclude", "per-file-ignores")
+KEYS = ("select", "ignore", "extend-select", "exclude", "per-file-ignores", "src")
 
 
 class ConfigError(Exception):
@@ -49,6 +49,8 @@ class Config:
     selection: RuleSelection = RuleSelection()
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Import roots of the project (``src = ["src", "."]``), relative to ``root``.
+    src: tuple[str, ...] = ()
     _cache: dict[str, RuleSelection] = field(default_factory=dict, compare=False, repr=False)
 
     def relative(self, path: Path) -> str | None:
@@ -57,6 +59,10 @@ class Config:
             return path.resolve().relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+    def src_roots(self) -> tuple[Path, ...]:
+        """The configured import roots as absolute folders."""
+        return tuple(self.root / folder for folder in self.src)
 
     def excludes(self, path: Path) -> bool:
         """True when an ``exclude`` glob matches ``path`` (a file or a folder)."""
@@ -166,6 +172,7 @@ def parse_table(table: Mapping[str, object], path: Path, registry: Registry) -> 
         selection=selection,
         exclude=exclude,
         per_file_ignores=per_file,
+        src=_strings(table.get("src", []), "src", path),
     )
 
 

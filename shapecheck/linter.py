@@ -10,8 +10,9 @@ import ast
 import os
 import re
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -20,6 +21,9 @@ from shapecheck.engine import analyze
 from shapecheck.positions import PositionIndex
 from shapecheck.rules.base import Report, Rule, registry
 from shapecheck.suppression import Suppressions, has_ignore_file
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.project import LintContext, Workspace
 
 #: Files larger than this are reported, not parsed: generated code, data dumps, minified blobs.
 MAX_FILE_BYTES = int(os.environ.get("SHAPECHECK_MAX_FILE_BYTES", 5 * 1024 * 1024))
@@ -41,6 +45,15 @@ class FileResult:
     source: str | None = field(default=None, repr=False)
     module: cst.Module | None = field(default=None, repr=False)
     suppressed: int = 0
+    #: Findings whose node lies in another project module (the file a user would change), with that
+    #: file's resolved path; the runner reports those of files it checks. Already filtered by that
+    #: file's suppression comments.
+    foreign: list[Diagnostic] = field(default_factory=list)
+    #: for each foreign finding, where to report it in this file when its own file is not checked
+    #: in this run (None: nowhere)
+    foreign_fallbacks: list[Diagnostic | None] = field(default_factory=list)
+    #: (resolved path, sha256) of this file and of every project module it imports, directly or not.
+    dependencies: list[tuple[str, str]] = field(default_factory=list)
 
 
 class SourceError(Exception):
@@ -76,23 +89,39 @@ def read_source(path: Path) -> str:
     return text.removeprefix("\ufeff")
 
 
-def lint_path(path: Path, display: str, selected: Collection[str] | None = None) -> FileResult:
-    """Lint one file on disk; read errors become ``FileResult.error``, never exceptions."""
+def lint_path(
+    path: Path, display: str, selected: Collection[str] | None = None, workspace: "Workspace | None" = None
+) -> FileResult:
+    """Lint one file on disk; read errors become ``FileResult.error``, never exceptions.
+
+    The project's modules that the file imports are followed (``workspace`` shares their parse and
+    analysis across the files of a run; by default the file gets a workspace of its own)."""
     try:
         source = read_source(path)
     except SourceError as error:
         return FileResult(display, error=FileError(display, str(error)))
-    return lint_source(source, display, selected)
+    from shapecheck.project import LintContext, Workspace
+
+    if workspace is None:
+        workspace = Workspace()
+    context = LintContext.for_file(workspace, path)
+    return lint_source(source, display, selected, context)
 
 
-def lint_source(source: str, path: str = "<string>", selected: Collection[str] | None = None) -> FileResult:
-    """Lint Python source text. ``selected`` is the set of rule codes to run (default: all)."""
+def lint_source(
+    source: str,
+    path: str = "<string>",
+    selected: Collection[str] | None = None,
+    context: "LintContext | None" = None,
+) -> FileResult:
+    """Lint Python source text. ``selected`` is the set of rule codes to run (default: all).
+    ``context`` places the text in a project (its imports are followed); without, it stands alone."""
     result = FileResult(path, source=source)
     if not source.strip():
         result.note = "empty file, nothing to check"
         return result
     rules = [rule for rule in registry() if selected is None or rule.code in selected]
-    if _max_bracket_depth(source) > MAX_BRACKET_DEPTH:
+    if max_bracket_depth(source) > MAX_BRACKET_DEPTH:
         # libcst's native parser overflows the C stack (a segfault, not an exception) on brackets
         # nested a few thousand deep; CPython rejects more than 200, with a proper SyntaxError.
         precise = _cpython_syntax_error(source, path)
@@ -102,7 +131,7 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
                 result.diagnostics.append(_syntax_diagnostic(path, line, column, reason))
             return result
     try:
-        module = cst.parse_module(source)
+        module = context.this.module if context is not None and context.this.source == source else cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         if selected is None or SYNTAX_ERROR_CODE in selected:
             result.diagnostics.append(_syntax_error(path, error, source))
@@ -113,8 +142,15 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
     result.module = module
     if has_ignore_file(source):
         return result
-    facts = analyze(module, source, path)
+    if context is not None and context.this.source == source:
+        facts = analyze(module, source, path, context.graph, context.this)
+        result.dependencies = context.workspace.digests([context.this.path, *facts.project_reads])
+    else:
+        facts = analyze(module, source, path)
     positions = PositionIndex(module)
+    if context is not None:
+        context.index(facts)
+        facts.locator = lambda node: _locate(node, path, positions, context)
     reported: set[tuple[str, int]] = set()
     findings: list[tuple[type[Rule], Report]] = []
     for rule in rules:
@@ -127,7 +163,20 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
             reported.add(key)
             findings.append((rule, report))
     for rule, report in _root_causes(findings):
-        result.diagnostics.append(_diagnostic(path, rule, report, positions))
+        home = context.home_of(report.node, positions) if context is not None else None
+        if home is not None and not home.reportable and report.fallback is not None:
+            report = replace(report, node=report.fallback, fallback=None)
+            home = context.home_of(report.node, positions)
+        if home is None:
+            result.diagnostics.append(_diagnostic(path, rule, report, positions))
+        elif home.reportable:
+            diagnostic = _diagnostic(home.path, rule, report, home.positions)
+            if not home.suppressions.suppresses(diagnostic):
+                fallback = None
+                if report.fallback is not None and context.home_of(report.fallback, positions) is None:
+                    fallback = _diagnostic(path, rule, replace(report, node=report.fallback), positions)
+                result.foreign.append(diagnostic)
+                result.foreign_fallbacks.append(fallback)
     if result.diagnostics:
         suppressions = Suppressions.from_source(source)
         kept = [d for d in result.diagnostics if not suppressions.suppresses(d)]
@@ -146,6 +195,14 @@ def _root_causes(findings: list[tuple[type[Rule], Report]]) -> list[tuple[type[R
         for rule, report in findings
         if not any(id(cause) in nodes for cause in report.causes if cause is not report.node)
     ]
+
+
+def _locate(node: cst.CSTNode, path: str, positions: PositionIndex, context: "LintContext") -> tuple[str, int]:
+    """(path, line) of a node of this file or of a project module it imports."""
+    home = context.home_of(node, positions)
+    if home is None:
+        return context.this.path, positions.span(node).line
+    return home.path, home.positions.span(node).line
 
 
 def _diagnostic(path: str, rule: type[Rule], report: Report, positions: PositionIndex) -> Diagnostic:
@@ -200,7 +257,7 @@ def _cpython_syntax_error(source: str, path: str) -> tuple[int, int, str] | None
     return None
 
 
-def _max_bracket_depth(source: str) -> int:
+def max_bracket_depth(source: str) -> int:
     """The deepest bracket nesting, counted roughly (brackets in strings count too)."""
     depth = deepest = 0
     for match in _BRACKET.finditer(source):

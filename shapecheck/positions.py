@@ -28,6 +28,9 @@ class PositionIndex:
             self._positions = dict(wrapper.resolve(PositionProvider))
         return self._positions
 
+    def __contains__(self, node: cst.CSTNode) -> bool:
+        return node in self._table()
+
     def span(self, node: cst.CSTNode) -> Span:
         code_range = self._table().get(node)
         if code_range is None:

@@ -11,15 +11,16 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from shapecheck import linter
 from shapecheck.config import ConfigResolver
-from shapecheck.diagnostics import FileError
+from shapecheck.diagnostics import Diagnostic, FileError
 from shapecheck.discovery import Target, discover
 from shapecheck.fixes import FixError, fix_module, unified_diff, write_atomically
 from shapecheck.linter import FileResult
+from shapecheck.project import Workspace
 from shapecheck.reporters.base import LintReport
 from shapecheck.rules.base import Registry
 from shapecheck.selection import RuleSelection, resolve
@@ -59,26 +60,70 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
     found = discover(options.paths, excluded=lambda path: resolver.for_path(path).excludes(path))
     outcome = LintRun(LintReport(errors=list(found.errors), rules=list(registry)))
     cache: dict[tuple[int, tuple[str, ...]], frozenset[str]] = {}
+    workspace = Workspace(lambda path: resolver.for_path(path).src_roots())
+    selections: dict[str, tuple[Target, frozenset[str]]] = {}
+    foreign: list[tuple[Diagnostic, Diagnostic | None]] = []
     for target in found.targets:
         config = resolver.for_path(target.path)
         file_layer = config.file_ignores(target.path)
         key = (id(config), file_layer.ignore)
         if key not in cache:
             cache[key] = resolve([config.selection, options.selection, file_layer], registry)
+        selections[str(target.path.resolve())] = (target, cache[key])
         started = time.perf_counter()
-        _check(target, cache[key], options, outcome)
+        foreign.extend(_check(target, cache[key], options, outcome, workspace))
         if options.progress is not None:
             options.progress(target.display, time.perf_counter() - started)
+    _add_foreign(foreign, selections, outcome.report)
     outcome.report.sort()
     return outcome
 
 
-def _check(target: Target, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> None:
+def _add_foreign(
+    foreign: list[tuple[Diagnostic, Diagnostic | None]],
+    selections: dict[str, tuple[Target, frozenset[str]]],
+    report: LintReport,
+) -> None:
+    """Findings that one file's analysis placed in another file of the project: reported when that
+    file is checked in this run (with its own selection), once, unless its own lint found them."""
+    seen = {(d.path, d.code, d.span.line, d.span.column) for d in report.diagnostics}
+    for diagnostic, fallback in foreign:
+        found = selections.get(diagnostic.path)
+        if found is None and fallback is not None:
+            diagnostic, found = fallback, selections.get(fallback.path)
+        if found is None:
+            continue  # an imported file that was not named: read, not reported
+        target, selected = found
+        if diagnostic.code not in selected:
+            continue
+        placed = replace(diagnostic, path=target.display)
+        key = (placed.path, placed.code, placed.span.line, placed.span.column)
+        if key in seen:
+            continue
+        seen.add(key)
+        report.diagnostics.append(placed)
+        if target.display not in report.sources:
+            source = _read_quietly(target.path)
+            if source is not None:
+                report.sources[target.display] = source
+
+
+def _read_quietly(path: Path) -> str | None:
+    try:
+        return linter.read_source(path)
+    except linter.SourceError:
+        return None
+
+
+def _check(
+    target: Target, selected: frozenset[str], options: LintOptions, outcome: LintRun, workspace: Workspace
+) -> list[tuple[Diagnostic, Diagnostic | None]]:
+    """Lint one target into the report; returns the findings it placed in other files."""
     report = outcome.report
-    result = _lint_file(target, selected)
+    result = _lint_file(target, selected, workspace)
     if result.error is not None:
         report.errors.append(result.error)
-        return
+        return []
     report.files_checked += 1
     if result.note and target.explicit:
         report.notes.append(FileError(target.display, result.note))
@@ -87,6 +132,7 @@ def _check(target: Target, selected: frozenset[str], options: LintOptions, outco
     report.diagnostics.extend(result.diagnostics)
     if result.diagnostics and result.source is not None:
         report.sources[target.display] = result.source
+    return list(zip(result.foreign, result.foreign_fallbacks))
 
 
 def _fix(target: Target, result: FileResult, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> FileResult:
@@ -124,9 +170,9 @@ def _fix(target: Target, result: FileResult, selected: frozenset[str], options: 
     return current
 
 
-def _lint_file(target: Target, selected: frozenset[str]) -> FileResult:
+def _lint_file(target: Target, selected: frozenset[str], workspace: Workspace) -> FileResult:
     try:
-        return linter.lint_path(target.path, target.display, selected)
+        return linter.lint_path(target.path, target.display, selected, workspace)
     except Exception as error:  # one broken file must not stop the run
         return _internal_error(target.display, error)
 

@@ -20,6 +20,7 @@ from shapecheck.engine import analyze
 from shapecheck.engine.domain.values import TensorValue
 from shapecheck.linter import SourceError, read_source
 from shapecheck.positions import PositionIndex
+from shapecheck.project import LintContext, Workspace
 
 VERSION = 1
 
@@ -40,7 +41,13 @@ def shapes_report(path: str, qualname: str | None = None) -> dict:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
         raise ShapesError(f"{path}:{error.raw_line}:{error.raw_column + 1}: the file does not parse") from None
-    facts = analyze(module, source, path)
+    # The project's modules that the file imports are followed, as in ``lint``.
+    context = LintContext.for_file(Workspace(), file)
+    if context is not None and context.this.source == source:
+        module = context.this.module
+        facts = analyze(module, source, path, context.graph, context.this)
+    else:
+        facts = analyze(module, source, path)
     positions = PositionIndex(module)
     functions = []
     seen: set[int] = set()

@@ -108,8 +108,21 @@ def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
+def test_project_runs_on_a_folder(corpus_dir: Path) -> None:
+    completed = run("project.py", "--dir", str(corpus_dir))
+    assert completed.returncode == 0, completed.stderr
+    assert "whole / per-file:" in completed.stdout
+
+
+def test_project_synthetic_memory_runs() -> None:
+    completed = run("project.py", "--synthetic", "12")
+    assert completed.returncode == 0, completed.stderr
+    assert "peak RSS" in completed.stdout and "12 files" in completed.stdout
+
+
 @pytest.mark.parametrize(
-    "script", ["corpus", "throughput", "precision", "shapes_coverage", "startup", "mutation_testing", "mutation"]
+    "script",
+    ["corpus", "throughput", "precision", "shapes_coverage", "startup", "project", "mutation_testing", "mutation"],
 )
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))

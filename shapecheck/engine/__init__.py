@@ -5,5 +5,6 @@ It never imports or executes the code it reads, and never imports torch.
 
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.interpreter.driver import analyze_module as analyze
+from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
 
-__all__ = ["FileFacts", "analyze"]
+__all__ = ["FileFacts", "ModuleGraph", "SourceModule", "analyze"]

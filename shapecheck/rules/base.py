@@ -41,6 +41,10 @@ class Report:
     #: nodes of earlier suspect ops this finding may follow from: when one of them is reported
     #: too, this finding is its follow-on and is dropped (one root cause, one finding)
     causes: frozenset = frozenset()
+    #: where to report instead when ``node`` lies in a project file this run does not report (a
+    #: configuration default in a file pre-commit did not pass): the place in the checked code that
+    #: led to it
+    fallback: "cst.CSTNode | None" = None
 
 
 @dataclass(frozen=True)

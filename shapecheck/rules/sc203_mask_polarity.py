@@ -61,9 +61,13 @@ class MaskPolarity(Rule):
             application = applications[id(event)]
             where = "where the mask is True" if application.true_blocks else "where the mask is False"
             seen = "True on the past and the diagonal" if application.true_blocks else "False on the past"
+            node = application.mask_node or event.node
+            triangle = _bool_triangle(application.mask)
+            built = facts.elsewhere(triangle.node, node) if triangle is not None else ""
+            mask = f"the mask (built{built})" if built else "the mask"
             yield Report(
-                application.mask_node or event.node,
-                f"this fill of -inf blocks {where}, but the mask is {seen}: it hides what a causal model may "
+                node,
+                f"this fill of -inf blocks {where}, but {mask} is {seen}: it hides what a causal model may "
                 "see and leaves the future open",
                 hint="block the future: mask with torch.triu(..., diagonal=1).bool(), or use tril(...) == 0",
             )

@@ -79,7 +79,8 @@ class MissingCausalMask(Rule):
                 continue
             yield Report(
                 node,
-                f"self-attention with no causal mask, but {why.reason}: every position can attend to the "
+                f"self-attention with no causal mask, but {why.reason}{facts.elsewhere(why.node, node)}: every "
+                "position can attend to the "
                 "tokens after it",
                 hint="mask the future: masked_fill(torch.triu(ones(T, T), 1).bool(), -inf), or is_causal=True",
             )

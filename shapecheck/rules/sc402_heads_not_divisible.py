@@ -55,19 +55,29 @@ class HeadsNotDivisible(Rule):
     def check(self, facts: FileFacts) -> Iterator[Report]:
         seen: set[int] = set()
         for conflict in facts.conflicts_of("heads"):
-            node = conflict.at or (conflict.run.origin() if conflict.run is not None else None) or conflict.node
+            built = (conflict.run.origin() if conflict.run is not None else None) or conflict.node
+            node = conflict.at or built
             if id(node) not in seen:
                 seen.add(id(node))
-                yield Report(node, conflict.detail, hint="choose n_heads that divides d_model (d_k = d_model // n_heads)")
+                where = facts.elsewhere(conflict.node, node)
+                detail = f"{conflict.detail} (the head split{where})" if where else conflict.detail
+                yield Report(
+                    node,
+                    detail,
+                    hint="choose n_heads that divides d_model (d_k = d_model // n_heads)",
+                    fallback=built if built is not node else None,
+                )
         for check in facts.divisibility:
             if check.holds is not False:
                 continue
             dividend, divisor = dim_of(check.dividend), dim_of(check.divisor)
             node = (check.run.origin() if check.run is not None else None) or check.node
+            where = facts.elsewhere(check.node, node)
             yield Report(
                 node,
                 f"{dividend} is not divisible by {divisor} ({dividend} % {divisor} = "
-                f"{dividend.value % divisor.value}): the heads cannot split the model width",
+                f"{dividend.value % divisor.value}): the heads cannot split the model width"
+                + (f" (checked{where})" if where else ""),
                 hint="choose n_heads that divides d_model (d_k = d_model // n_heads)",
             )
         for construction in facts.constructions:

@@ -10,7 +10,8 @@ and inlined into a caller) has several events; the linter reports each (rule, no
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -54,15 +55,18 @@ class FunctionRun:
     def origin(self) -> cst.CSTNode | None:
         """The outermost place that created the objects this run works on: the instantiation
         (``EncoderLayer(d_model=512, n_heads=6)``) whose arguments reached here, if any."""
-        instantiation = call = None
+        origin = call = None
         for run in self.chain():
             ident = getattr(run.instance, "ident", None)
             node = getattr(ident, "node", None)
             if node is not None:
-                instantiation = node
-            elif call is None and run.inlined and run.call_node is not None and run.instance is None:
-                call = run.call_node
-        return instantiation or call
+                origin = node
+            elif run.inlined and run.call_node is not None and run.instance is None:
+                if origin is None:
+                    call = call or run.call_node
+                elif _passes_arguments(run.call_node):
+                    origin = run.call_node  # a factory that got the values (``make(512, n_heads=6)``)
+        return origin or call
 
     @property
     def root(self) -> "FunctionRun":
@@ -70,6 +74,10 @@ class FunctionRun:
         while run.parent is not None:
             run = run.parent
         return run
+
+
+def _passes_arguments(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and bool(node.args)
 
 
 @dataclass(eq=False)
@@ -171,6 +179,11 @@ class FileFacts:
     attribute_assignments: list[AttributeAssignment] = field(default_factory=list)
     divisibility: list[Divisibility] = field(default_factory=list)
     instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
+    #: Set by the linter before rules run: (path, line) of a node of this file or of a project module
+    #: it imports (the engine itself knows no positions).
+    #: Paths of the other project modules the analysis read (their text decides these facts too).
+    project_reads: list[str] = field(default_factory=list)
+    locator: "Callable[[cst.CSTNode], tuple[str, int] | None] | None" = field(default=None, repr=False)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
     def events_of(self, *ops: str) -> list[OpEvent]:
@@ -183,6 +196,17 @@ class FileFacts:
         if len(ops) == 1:
             return self._by_op.get(ops[0], [])
         return [event for event in self.events if event.op in ops]
+
+    def elsewhere(self, evidence: cst.CSTNode, finding: cst.CSTNode) -> str:
+        """`` in masks.py:10`` when ``evidence`` lies in another file than ``finding`` (the path
+        relative to the finding's folder), else the empty string."""
+        if self.locator is None:
+            return ""
+        here, there = self.locator(finding), self.locator(evidence)
+        if here is None or there is None or here[0] == there[0]:
+            return ""
+        relative = os.path.relpath(there[0], os.path.dirname(here[0]) or ".")
+        return f" in {relative}:{there[1]}"
 
     def conflicts_of(self, *kinds: str) -> Iterator[ShapeConflict]:
         return (conflict for conflict in self.conflicts if conflict.kind in kinds)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -51,11 +52,18 @@ from shapecheck.engine.interpreter.statements import StatementExecutor
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
 
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
+
 MAX_INLINE_DEPTH = 6
 #: A call passing ``**kwargs`` is followed only this close to the run that started the analysis: each
 #: class's own run follows its children's delegation, and a model does not re-inline its whole
 #: depth through every wrapper (which made analysis quadratic in depth on Hugging Face models).
 MAX_OPEN_KWARGS_DEPTH = 1
+#: Calls into another project module are inlined up to this depth: each importer analyses imported
+#: code with its own arguments, so this bounds the work an import adds to a file (the imported
+#: module's own lint analyses it in full).
+MAX_FOREIGN_DEPTH = 4
 
 
 class Budget:
@@ -97,9 +105,17 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     """Evaluates one file's code: statements and expressions come from the two mixins, ``ops`` holds
     the per-op shape rules; this class keeps the state, runs functions and inlines calls."""
 
-    def __init__(self, facts: FileFacts, imports: ImportTable, budget: Budget) -> None:
+    def __init__(
+        self, facts: FileFacts, imports: ImportTable, budget: Budget, graph: "ModuleGraph | None" = None
+    ) -> None:
         self.facts = facts
         self.imports = imports
+        #: The project's other modules (None: this file alone); ``home_path`` is the file whose
+        #: ``globals`` are current, ``run_main_guard`` False for a module loaded as an import.
+        self.graph = graph
+        self.home_path = self.own_path = facts.path
+        self.home_module: "SourceModule | None" = None
+        self.run_main_guard = True
         self.budget = budget
         self.globals: dict[str, Value] = {}
         self.call_stack: list[cst.FunctionDef] = []
@@ -146,7 +162,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                         pass
         elif isinstance(statement, cst.If) and _is_main_guard(statement.test):
             # ``if __name__ == "__main__":`` runs the models of the file on concrete inputs.
-            self.exec_block(statement.body.body, frame)
+            if self.run_main_guard:
+                self.exec_block(statement.body.body, frame)
         elif isinstance(statement, (cst.If, cst.Try)):
             for inner in _blocks_of(statement):
                 for child in inner:
@@ -180,12 +197,21 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if self_value is not None and self_value.context is not None and assumptions is None:
             frame.assumptions = self_value.context.copy()
         self.call_stack.append(node)
+        scope = self.graph.home.get(node) if self.graph is not None else None
+        saved = None
+        if scope is not None and scope.source.path != self.home_path:
+            # A function of another project module: its names are that module's names.
+            saved = (self.globals, self.imports, self.home_path, self.home_module)
+            self.globals, self.imports = scope.globals, scope.imports
+            self.home_path, self.home_module = scope.source.path, scope.source
         try:
             self.exec_block(_body_of(node), frame)
         except RecursionError:
             pass
         finally:
             self.call_stack.pop()
+            if saved is not None:
+                self.globals, self.imports, self.home_path, self.home_module = saved
         if node.name.value == "__init__" and self_value is not None:
             self_value.context = frame.assumptions
             self_value.sizes = {name: value.dim for name, value in bindings.items() if isinstance(value, IntValue)}
@@ -258,6 +284,25 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                 return default if default is not None else UNKNOWN
         return Opaque(name)
 
+    # ------------------------------------------------------------------ project names
+
+    def project_value(self, value: Value) -> Value:
+        """A qualified name of the project's own code as the value it stands for (a class, function
+        or constant of another module); anything else unchanged."""
+        if self.graph is not None and isinstance(value, QualifiedValue):
+            resolved = self.graph.resolve(value.qualname)
+            if resolved is not None:
+                return resolved
+        return value
+
+    def imported_value(self, qualified: str) -> Value:
+        """What an import inside a function binds: a project value, else the qualified name."""
+        if self.graph is not None and self.home_module is not None:
+            from shapecheck.engine.interpreter.project import absolute_name
+
+            qualified = absolute_name(qualified, self.home_module)
+        return self.project_value(QualifiedValue(qualified))
+
     # ------------------------------------------------------------------ calls
 
     def call(self, callee: Value, call: "base.Call", frame: Frame) -> Value:
@@ -265,6 +310,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if isinstance(callee, QualifiedValue):
             if callee.qualname == "functools.partial" and call.args and "*" not in call.kwargs and "**" not in call.kwargs:
                 return PartialValue(call.args[0], call.args[1:], dict(call.kwargs))
+            resolved = self.project_value(callee)
+            if resolved is not callee:
+                return self.call(resolved, call, frame)
             return dispatch.call_qualified(self, callee.qualname, call, frame)
         if isinstance(callee, BoundMethod):
             return dispatch.call_method(self, callee.receiver, callee.name, call, frame)
@@ -331,6 +379,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return dispatch.unknown_call(call)
         if self.budget.steps < 200:
             return dispatch.unknown_call(call)
+        if frame.depth >= MAX_FOREIGN_DEPTH and self.graph is not None:
+            scope = self.graph.home.get(node)
+            if scope is not None and scope.source.path != self.own_path:
+                return dispatch.unknown_call(call)
         # ``self.fn(self.norm(x), **kwargs)``: a wrapper delegating to its child is followed; the
         # parameters ``**kwargs`` may fill are unknown, never their defaults.
         kwargs = {name: value for name, value in call.kwargs.items() if name != "**"}
@@ -368,13 +420,34 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                     obj.attrs[name] = _with_origin(call.kwargs[name], call.kwarg_nodes.get(name), f"{info.name}({name}=...)")
                 else:
                     default = info.fields[name]
-                    value = literal_value(default) if default is not None else UNKNOWN
+                    value = self.class_level_value(info, default) if default is not None else UNKNOWN
                     obj.attrs[name] = _with_origin(value, default, f"{info.name}.{name} default")
             return obj
         init = info.methods.get("__init__")
         if init is not None and frame.depth < MAX_INLINE_DEPTH and init not in self.call_stack:
             self.inline(init, info.qualname + ".__init__", info, call, frame, obj)
         return obj
+
+
+    def class_level_value(self, info: ClassInfo, node: cst.BaseExpression) -> Value:
+        """A dataclass field's default: a literal, else the expression evaluated at the top level of
+        the class's own module (``n_embd: int = N_EMBD`` with ``N_EMBD`` from another file)."""
+        value = literal_value(node)
+        if value is not None:
+            return value
+        scope = self.graph.class_home.get(info.node) if self.graph is not None else None
+        saved = None
+        if scope is not None and scope.source.path != self.home_path:
+            saved = (self.globals, self.imports, self.home_path, self.home_module)
+            self.globals, self.imports = scope.globals, scope.imports
+            self.home_path, self.home_module = scope.source.path, scope.source
+        try:
+            return self.eval(node, self._module_frame())
+        except RecursionError:
+            return UNKNOWN
+        finally:
+            if saved is not None:
+                self.globals, self.imports, self.home_path, self.home_module = saved
 
 
 def _with_origin(value: Value | None, node: cst.CSTNode | None, label: str) -> Value:

@@ -19,17 +19,41 @@ from shapecheck.engine.domain.values import (
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.interpreter.core import MAX_INLINE_DEPTH, Budget, Interpreter
 from shapecheck.engine.interpreter.imports import ImportTable
+from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
 
 
-def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
-    """Analyse every class and function of a module that can hold tensor code."""
+def analyze_module(
+    module: cst.Module,
+    source: str,
+    path: str,
+    graph: ModuleGraph | None = None,
+    this: SourceModule | None = None,
+) -> FileFacts:
+    """Analyse every class and function of a module that can hold tensor code.
+
+    With a ``graph`` (and ``this``, the file as a module of the project), names imported from the
+    project's other modules are followed; without, the file is analysed alone."""
+    if graph is None or this is None:
+        return _analyze(module, source, path, None, None)
+    with graph.recording() as reads:
+        facts = _analyze(module, source, path, graph, this)
+    facts.project_reads = sorted(reads - {this.path})
+    return facts
+
+
+def _analyze(
+    module: cst.Module, source: str, path: str, graph: ModuleGraph | None, this: SourceModule | None
+) -> FileFacts:
     facts = FileFacts(module, source, path)
-    imports = ImportTable.from_module(module)
+    imports = graph.import_table(this) if graph is not None and this is not None else ImportTable.from_module(module)
     facts.imports = imports
-    if not imports.uses_torch():
+    if not imports.uses_torch() and not _imports_project_code(imports, graph):
         return facts
     lines = source.count("\n") + 1
-    interpreter = Interpreter(facts, imports, Budget(200 + 60 * lines))
+    interpreter = Interpreter(facts, imports, Budget(200 + 60 * lines), graph=graph)
+    if graph is not None and this is not None:
+        interpreter.home_path, interpreter.home_module = this.path, this
+        interpreter.own_path = this.path
     interpreter.load_module(module)
     classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
     instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}
@@ -51,6 +75,21 @@ def analyze_module(module: cst.Module, source: str, path: str) -> FileFacts:
     _analyze_module_level_instances(interpreter)
     # Methods of classes that are not modules (configs, tokenizers) run only when a module calls them.
     return facts
+
+
+def _imports_project_code(imports: ImportTable, graph: ModuleGraph | None) -> bool:
+    """True when the file imports a module of the project that holds tensor code."""
+    if graph is None:
+        return False
+    for qualified in imports.names.values():
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            scope = graph.scope(".".join(parts[:cut]))
+            if scope is not None:
+                if scope.imports.uses_torch():
+                    return True
+                break
+    return False
 
 
 def _analyze_module_level_instances(interpreter: Interpreter) -> None:

@@ -13,10 +13,14 @@ import libcst as cst
 
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
-from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated
+from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated, SplitTuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
+    ClassValue,
     ConstValue,
+    FunctionValue,
+    ModuleValue,
+    ObjectValue,
     IntValue,
     QualifiedValue,
     ShapeValue,
@@ -44,9 +48,15 @@ class ExpressionEvaluator:
 
     def lookup(self, name: str, frame: Frame) -> Value:
         if name in frame.env:
-            return frame.env[name]
+            value = frame.env[name]
+            return self.project_value(value) if isinstance(value, QualifiedValue) else value
         if name in self.globals:
-            return self.globals[name]
+            value = self.globals[name]
+            return self.project_value(value) if isinstance(value, QualifiedValue) else value
+        if self.imports.stars and self.graph is not None and name not in _BUILTINS:
+            starred = self.graph.star_value(self.imports, name)
+            if starred is not None:
+                return starred
         return _BUILTINS.get(name, UNKNOWN)
 
     def _eval_name(self, node: cst.Name, frame: Frame) -> Value:
@@ -54,7 +64,14 @@ class ExpressionEvaluator:
 
     def _eval_attribute(self, node: cst.Attribute, frame: Frame) -> Value:
         base = self.eval(node.value, frame)
-        return dispatch.attribute(self, base, node.attr.value, node, frame)
+        return self.member(base, node.attr.value, node, frame)
+
+    def member(self, base: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
+        """``base.attr``: a member of a project module (``layers.Attention``) resolves to its value."""
+        value = dispatch.attribute(self, base, attr, node, frame)
+        if isinstance(base, QualifiedValue) and isinstance(value, QualifiedValue):
+            return self.project_value(value)
+        return value
 
     def _eval_call(self, node: cst.Call, frame: Frame) -> Value:
         if not self.budget.spend():
@@ -62,7 +79,7 @@ class ExpressionEvaluator:
         func = node.func
         if isinstance(func, cst.Attribute):
             receiver = self.eval(func.value, frame)
-            callee: Value = dispatch.attribute(self, receiver, func.attr.value, func, frame)
+            callee: Value = self.member(receiver, func.attr.value, func, frame)
         else:
             callee = self.eval(func, frame)
         args: list[Value] = []
@@ -123,6 +140,11 @@ class ExpressionEvaluator:
             return right
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
+        truth = _truthiness(left)
+        if truth is not None:
+            # ``n_heads or 8``, ``mask or build_mask(t)``: the operand Python returns.
+            picks_left = truth if isinstance(node.operator, cst.Or) else not truth
+            return left if picks_left else right
         return join_values(left, right)
 
     def _eval_subscript(self, node: cst.Subscript, frame: Frame) -> Value:
@@ -262,3 +284,25 @@ def truth_of(value: Value) -> bool | None:
     if isinstance(value, ConstValue) and (value.value is None or isinstance(value.value, bool)):
         return bool(value.value)
     return None
+
+
+def _truthiness(value: Value) -> bool | None:
+    """Whether a value is truthy, when that is known (None, constants, numbers, objects)."""
+    if isinstance(value, ConstValue):
+        return bool(value.value) if isinstance(value.value, (bool, str, type(None), int, float)) else None
+    if isinstance(value, IntValue):
+        known = value.dim.value
+        return None if known is None else known != 0
+    if isinstance(value, (ObjectValue, ClassValue, FunctionValue, ModuleValue)):
+        return True
+    return None
+
+
+def _known_items(value: Value) -> tuple[Value, ...] | None:
+    """The items of a tuple or split whose length is known and small."""
+    items = None
+    if isinstance(value, TupleValue):
+        items = value.items
+    elif isinstance(value, SplitTuple) and value.pieces is not None:
+        items = value.pieces
+    return items if items is not None and 0 < len(items) <= 16 else None

@@ -52,22 +52,22 @@ def _module_name(node: cst.Attribute | cst.Name | None, dots: int) -> str:
     return "." * dots + (name or "")
 
 
-def _import_statements(body: "list[cst.BaseStatement] | tuple[cst.BaseStatement, ...]") -> Iterator[cst.BaseSmallStatement]:
+def import_statements(body: "list[cst.BaseStatement] | tuple[cst.BaseStatement, ...]") -> Iterator[cst.BaseSmallStatement]:
     for statement in body:
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)):
                     yield small
         elif isinstance(statement, cst.If):
-            yield from _import_statements(statement.body.body)
+            yield from import_statements(statement.body.body)
             orelse = statement.orelse
             while orelse is not None:
-                yield from _import_statements(orelse.body.body)
+                yield from import_statements(orelse.body.body)
                 orelse = orelse.orelse if isinstance(orelse, cst.If) else None
         elif isinstance(statement, cst.Try):
-            yield from _import_statements(statement.body.body)
+            yield from import_statements(statement.body.body)
             for handler in statement.handlers:
-                yield from _import_statements(handler.body.body)
+                yield from import_statements(handler.body.body)
 
 
 def bindings_of(small: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]:
@@ -90,19 +90,27 @@ def bindings_of(small: cst.Import | cst.ImportFrom) -> Iterator[tuple[str, str]]
         local = name
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             local = alias.asname.name.value
-        yield local, canonical(f"{module}.{name}" if module else name)
+        if not module:
+            qualified = name
+        elif module.endswith("."):
+            qualified = module + name  # ``from . import mod`` -> ``.mod``
+        else:
+            qualified = f"{module}.{name}"
+        yield local, canonical(qualified)
 
 
 class ImportTable:
     """Local name -> qualified name for the imports of one module."""
 
-    def __init__(self, names: dict[str, str]) -> None:
+    def __init__(self, names: dict[str, str], stars: tuple[str, ...] = ()) -> None:
         self.names = names
+        #: Modules of the project imported with ``from x import *`` (their names resolve lazily).
+        self.stars = stars
 
     @classmethod
     def from_module(cls, module: cst.Module) -> "ImportTable":
         names: dict[str, str] = {}
-        for small in _import_statements(module.body):
+        for small in import_statements(module.body):
             for local, qualified in bindings_of(small):
                 names[local] = qualified
         return cls(names)

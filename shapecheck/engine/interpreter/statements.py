@@ -22,7 +22,6 @@ from shapecheck.engine.domain.values import (
     ModuleValue,
     ObjectValue,
     Opaque,
-    QualifiedValue,
     ShapeValue,
     TensorValue,
     TupleValue,
@@ -136,7 +135,7 @@ class StatementExecutor:
             from shapecheck.engine.interpreter.imports import bindings_of
 
             for local, qualified in bindings_of(small):
-                frame.env[local] = QualifiedValue(qualified)
+                frame.env[local] = self.imported_value(qualified)
 
     def _exec_assert(self, node: cst.Assert, frame: Frame) -> None:
         divisibility = self._divisibility_test(node.test, frame, expect_zero=True)

@@ -1,0 +1,239 @@
+"""What does following the project's imports cost? Whole-project lint against per-file lint.
+
+Per file: ``linter.lint_source`` of each file alone (parse + analysis + rules, imports not
+followed), summed. Whole project: ``linter.lint_path`` of the same files with one shared
+``Workspace`` (what ``shapecheck lint DIR`` does): every file and every project module it imports
+parsed once, each module's top level loaded once, imported classes and functions analysed with the
+importer's arguments. The figure is the ratio whole / sum of per-file (target <= 1.5, issue 9).
+
+Memory: ``--synthetic N`` writes an N-file project (a package whose modules import configs,
+constants and layers of each other, with cycles) into a temporary folder and lints it whole in a
+child process, printing its peak resident memory next to a per-file run of the same files.
+
+    python benchmarks/project.py                         # transformers' models/ tree (modeling_*.py)
+    python benchmarks/project.py --limit 100             # first 100 files, quick look
+    python benchmarks/project.py --dir examples/projects # any folder
+    python benchmarks/project.py --synthetic 500         # memory of a 500-file project
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus as corpora  # noqa: E402  (benchmarks/corpus.py, next to this file)
+
+TARGET_RATIO = 1.5
+clock = time.process_time
+
+
+def measure(paths: Sequence[Path]) -> dict:
+    """CPU seconds of per-file and whole-project lint over the same files, and what was loaded."""
+    corpora.use_repo_checkout()
+    from shapecheck import linter
+    from shapecheck.project import Workspace
+
+    sources = [corpora.read_text(path) for path in paths]
+    gc.collect()
+    started = clock()
+    alone_findings = 0
+    for path, source in zip(paths, sources):
+        alone_findings += len(linter.lint_source(source, str(path)).diagnostics)
+    per_file = clock() - started
+
+    gc.collect()
+    started = clock()
+    workspace = Workspace()
+    project_findings = 0
+    for path in paths:
+        result = linter.lint_path(path, str(path), None, workspace)
+        project_findings += len(result.diagnostics) + len(result.foreign)
+    whole = clock() - started
+    parsed = [module for module in workspace._files.values() if module is not None]
+    targets = {str(path.resolve()) for path in paths}
+    outside = [module for module in parsed if module.path not in targets]
+    loaded = sum(len(graph.loaded_paths()) for graph in workspace._graphs.values())
+    return {
+        "files": len(paths),
+        "lines": sum(source.count("\n") for source in sources),
+        "per_file_s": per_file,
+        "whole_s": whole,
+        "ratio": whole / per_file if per_file else float("nan"),
+        "parsed": len(parsed),
+        "parsed_outside": len(outside),
+        "outside_lines": sum(module.source.count("\n") for module in outside),
+        "scopes_loaded": loaded,
+        "findings_alone": alone_findings,
+        "findings_project": project_findings,
+    }
+
+
+def report(name: str, figures: dict) -> None:
+    print(f"{name}: {figures['files']} files, {figures['lines']:,} lines")
+    print(f"  per-file lint (imports not followed), summed: {figures['per_file_s']:8.2f} s CPU")
+    print(f"  whole-project lint (imports followed):         {figures['whole_s']:8.2f} s CPU")
+    verdict = "within" if figures["ratio"] <= TARGET_RATIO else "OVER"
+    print(f"  whole / per-file: {figures['ratio']:.2f} ({verdict} the {TARGET_RATIO} target)")
+    print(
+        f"  files parsed: {figures['parsed']} (each once), of which {figures['parsed_outside']} imported from "
+        f"outside the checked files ({figures['outside_lines']:,} lines); module scopes loaded: "
+        f"{figures['scopes_loaded']}"
+    )
+    print(f"  findings: {figures['findings_alone']} per file, {figures['findings_project']} whole project")
+
+
+# ---------------------------------------------------------------------- synthetic project
+
+MODULE = '''
+"""Generated module {i} of a synthetic project."""
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+
+from synth.constants import WIDTH, HEADS
+{imports}
+
+
+@dataclass
+class Config{i}:
+    width: int = WIDTH
+    heads: int = HEADS
+    hidden: int = 4 * WIDTH
+
+
+class Attention{i}(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.heads = config.heads
+        self.head_dim = config.width // config.heads
+        self.qkv = nn.Linear(config.width, 3 * config.width)
+        self.out = nn.Linear(config.width, config.width)
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        q = q.view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        v = v.view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        if mask is not None:
+            scores = scores.masked_fill(mask, float("-inf"))
+        y = scores.softmax(dim=-1) @ v
+        return self.out(y.transpose(1, 2).reshape(B, T, C))
+
+
+class Block{i}(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.attn = Attention{i}(config)
+        self.inner = {inner}
+        self.ln = nn.LayerNorm(config.width)
+        self.ff = nn.Sequential(nn.Linear(config.width, config.hidden), nn.GELU(), nn.Linear(config.hidden, config.width))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln(x))
+        x = self.inner(x)
+        return x + self.ff(x)
+
+
+def build{i}():
+    return Block{i}(Config{i}())
+'''
+
+
+def write_synthetic(root: Path, count: int) -> list[Path]:
+    package = root / "synth"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "constants.py").write_text("WIDTH = 64\nHEADS = 4\n")
+    paths = [package / "constants.py"]
+    for i in range(count - 2):
+        imports, inner = [], "nn.Identity()"
+        if i > 0:
+            imports.append(f"from synth.mod{i - 1} import Block{i - 1}, Config{i - 1}")
+            inner = f"Block{i - 1}(Config{i - 1}())"
+        if i > 2:
+            imports.append(f"from synth import mod{i // 2} as half")
+        if i < count - 3 and i % 10 == 5:
+            imports.append(f"import synth.mod{i + 1}")  # a cycle: mod{i+1} imports mod{i}
+        path = package / f"mod{i}.py"
+        path.write_text(MODULE.format(i=i, imports="\n".join(imports), inner=inner))
+        paths.append(path)
+    paths.append(package / "__init__.py")
+    return paths
+
+
+CHILD = """
+import json, resource, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from shapecheck import linter
+from shapecheck.project import Workspace
+paths = [Path(p) for p in json.loads(sys.argv[2])]
+mode = sys.argv[3]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+workspace = Workspace()
+for path in paths:
+    if mode == "project":
+        linter.lint_path(path, str(path), None, workspace)
+    else:
+        linter.lint_source(path.read_text(), str(path))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"before_mb": before / 1024, "peak_mb": after / 1024}))
+"""
+
+
+def synthetic(count: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_synthetic(Path(folder), count)
+        lines = sum(path.read_text().count("\n") for path in paths)
+        print(f"synthetic project: {len(paths)} files, {lines:,} lines (each module imports the previous one's")
+        print("  block and config, another module as an alias, and every tenth an import cycle)")
+        figures = {}
+        for mode in ("per-file", "project"):
+            done = subprocess.run(
+                [sys.executable, "-c", CHILD, str(corpora.REPO_ROOT), json.dumps([str(p) for p in paths]), mode],
+                capture_output=True, text=True, check=True,
+            )
+            figures[mode] = json.loads(done.stdout)
+            print(
+                f"  {mode:9} peak RSS {figures[mode]['peak_mb']:7.1f} MB "
+                f"(after imports {figures[mode]['before_mb']:.1f} MB)"
+            )
+        report("synthetic", measure(paths))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    corpora.add_corpus_arguments(parser, ["transformers"])
+    parser.add_argument("--synthetic", type=int, metavar="N", help="measure memory on a generated N-file project")
+    args = parser.parse_args(argv)
+    print(corpora.describe_machine())
+    if args.synthetic:
+        synthetic(args.synthetic)
+        return 0
+    if args.dir is not None:
+        paths = sorted(path for path in args.dir.resolve().rglob("*.py") if path.is_file())[: args.limit]
+        report(str(args.dir), measure(paths))
+        return 0
+    for name in args.corpus or ["transformers"]:
+        corpus = corpora.CORPORA[name]
+        corpora.ensure(corpus, quiet=True)
+        report(name, measure(corpora.corpus_files(corpus)[: args.limit]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""An encoder package with relative imports."""

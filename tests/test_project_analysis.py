@@ -1,0 +1,475 @@
+"""Analysis across the files of a project: every rule family, where findings land, what a run
+reports, the shipped example projects (statically and at run time)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from shapecheck import linter
+from shapecheck.runner import LintOptions, run
+from shapecheck.shapes_report import shapes_report
+
+REPO = Path(__file__).resolve().parents[1]
+PROJECTS = REPO / "examples" / "projects"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def findings(*paths: Path) -> list[tuple[str, str, int]]:
+    """(file name, code, line) of what a run over ``paths`` reports."""
+    report = run(LintOptions(paths=[str(p) for p in paths], isolated=True)).report
+    return sorted((Path(d.path).name, d.code, d.span.line) for d in report.diagnostics)
+
+
+def lint_alone(path: Path) -> list[str]:
+    """Codes for the file analysed without its project (as before project analysis)."""
+    result = linter.lint_source(path.read_text(), str(path))
+    return [d.code for d in result.diagnostics]
+
+
+# ------------------------------------------------------------------ one test per rule family
+
+ATTENTION = """
+    import torch.nn as nn
+
+    from helpers import prepare
+
+
+    class Attention(nn.Module):
+        def __init__(self, d_model, n_heads):
+            super().__init__()
+            self.n_heads = n_heads
+            self.d_k = d_model // n_heads
+            self.qkv = nn.Linear(d_model, 3 * d_model)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, dim=-1)
+            q = q.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+            k = k.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+            v = v.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+            q = prepare(q, self.d_k)
+            scores = q @ k.transpose(-2, -1)
+            return (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
+"""
+
+MODEL = """
+    import torch.nn as nn
+
+    from attention import Attention
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = Attention(64, 4)
+
+        def forward(self, x):
+            return self.attn(x)
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "expected"),
+    [
+        ("def prepare(q, d_k):\n    return q * d_k ** -0.5\n", []),
+        ("def prepare(q, d_k):\n    return q\n", [("attention.py", "SC101", 20)]),
+        # The fix goes in the helper, where the wrong scale is.
+        ("def prepare(q, d_k):\n    return q / d_k\n", [("helpers.py", "SC102", 5)]),
+    ],
+)
+def test_attention_scale_family_across_files(tmp_path: Path, helper: str, expected: list) -> None:
+    write(tmp_path, {"helpers.py": "import torch\n\n" + helper, "attention.py": ATTENTION, "model.py": MODEL})
+    got = [f for f in findings(tmp_path) if f[1].startswith("SC1")]
+    assert [(name, code) for name, code, _ in got] == [(name, code) for name, code, _ in expected]
+    # Alone, attention.py cannot know what the helper did.
+    assert not [c for c in lint_alone(tmp_path / "attention.py") if c.startswith("SC1")]
+
+
+def test_mask_family_across_files() -> None:
+    project = PROJECTS / "bug_mask_polarity"
+    assert findings(project) == [("attention.py", "SC203", 24)]
+    assert lint_alone(project / "src" / "tinylm" / "attention.py") == []
+
+
+def test_missing_causal_mask_evidence_in_another_file() -> None:
+    project = PROJECTS / "bug_missing_causal_mask"
+    assert findings(project) == [("attention.py", "SC204", 21)]
+    assert lint_alone(project / "attention.py") == []
+
+
+def test_positional_family_across_files() -> None:
+    project = PROJECTS / "bug_pe_concatenated"
+    got = findings(project)
+    assert ("encoder.py", "SC301", 21) in got
+    assert lint_alone(project / "seq2vec" / "encoder.py") == []
+
+
+def test_pe_table_not_sliced_in_another_module(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "pe.py": """
+                import torch
+                import torch.nn as nn
+
+
+                class LearnedPositions(nn.Module):
+                    def __init__(self, max_len, d_model):
+                        super().__init__()
+                        self.table = nn.Parameter(torch.zeros(max_len, d_model))
+
+                    def forward(self, x):
+                        return self.table
+            """,
+            "model.py": """
+                import torch
+                import torch.nn as nn
+
+                from pe import LearnedPositions
+
+
+                class Model(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.embed = nn.Embedding(100, 32)
+                        self.pos = LearnedPositions(512, 32)
+
+                    def forward(self, idx):
+                        x = self.embed(idx)
+                        return x + self.pos(x)
+
+
+                if __name__ == "__main__":
+                    Model()(torch.zeros(2, 10, dtype=torch.long))
+            """,
+        },
+    )
+    got = findings(tmp_path)
+    assert any(code in ("SC302", "SC405") and name == "model.py" for name, code, _ in got), got
+
+
+def test_heads_family_config_in_another_file() -> None:
+    project = PROJECTS / "bug_heads_config"
+    # reported on the configuration default a user would change, naming where the heads are split
+    assert findings(project) == [("config.py", "SC402", 11)]
+    # pre-commit passes only the changed file: the finding falls back to the line there that led to it
+    assert findings(project / "train.py") == [("train.py", "SC402", 12)]
+    assert lint_alone(project / "train.py") == []
+    assert lint_alone(project / "config.py") == []
+
+
+def test_shape_family_module_level_constants_across_files(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "sizes.py": "D_MODEL = 64\nD_FF = 128\n",
+            "ff.py": """
+                import torch.nn as nn
+
+                from sizes import D_FF, D_MODEL
+
+
+                class FeedForward(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.up = nn.Linear(D_MODEL, D_FF)
+                        self.down = nn.Linear(D_MODEL, D_MODEL)
+
+                    def forward(self, x):
+                        return self.down(self.up(x))
+            """,
+        },
+    )
+    assert [(n, c) for n, c, _ in findings(tmp_path)] == [("ff.py", "SC406")]
+    assert lint_alone(tmp_path / "ff.py") == []
+
+
+# ------------------------------------------------------------------ the clean projects and their traps
+
+
+@pytest.mark.parametrize("project", sorted(p.name for p in PROJECTS.iterdir() if p.name.startswith("clean_")))
+def test_clean_projects_stay_clean(project: str) -> None:
+    assert findings(PROJECTS / project) == []
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "code"),
+    [
+        # The scale applied in scaling.py is what keeps SC101 quiet.
+        ("nanolm/layers.py", "q = scale_queries(q, self.head_dim)", "q = q", "SC101"),
+        # The mask passed in from train.py is causal; without it the model leaks the future.
+        ("nanolm/layers.py", '.masked_fill(mask, float("-inf"))', "", "SC204"),
+        # The config's bad default is overridden at construction; using it is a bug.
+        ("train.py", "GPTConfig(n_head=4)", "GPTConfig()", "SC402"),
+        # The mask builder's polarity matters to masked_fill in layers.py.
+        ("nanolm/masks.py", "torch.triu(torch.ones(size, size, dtype=torch.bool), diagonal=1)",
+         "torch.tril(torch.ones(size, size, dtype=torch.bool))", "SC203"),
+    ],
+)
+def test_clean_gpt_traps_are_understood(tmp_path: Path, file: str, old: str, new: str, code: str) -> None:
+    """Each trap of clean_gpt is clean because the analysis follows it: break it and it reports."""
+    copy = tmp_path / "clean_gpt"
+    shutil.copytree(PROJECTS / "clean_gpt", copy)
+    target = copy / file
+    text = target.read_text()
+    assert old in text
+    target.write_text(text.replace(old, new))
+    assert code in [c for _, c, _ in findings(copy)]
+
+
+def test_sdpa_encoder_pe_module_is_followed(tmp_path: Path) -> None:
+    """The PE module of clean_sdpa_encoder is analysed with the classifier's input: make it
+    concatenate and the finding lands in positional.py."""
+    copy = tmp_path / "clean_sdpa_encoder"
+    shutil.copytree(PROJECTS / "clean_sdpa_encoder", copy)
+    target = copy / "positional.py"
+    target.write_text(target.read_text().replace(
+        "return x + self.pe[: x.size(1)]",
+        "return torch.cat([x, self.pe[: x.size(1)].expand(x.size(0), -1, -1)], dim=-1)",
+    ))
+    assert ("positional.py", "SC301", 20) in findings(copy)
+
+
+# ------------------------------------------------------------------ where findings are reported
+
+
+def test_imports_are_read_not_reported() -> None:
+    """Only the files named are reported; the evidence in their imports is still read."""
+    project = PROJECTS / "bug_missing_causal_mask"
+    assert findings(project / "attention.py") == []  # the evidence is in an importer
+    assert findings(project / "train.py", project / "attention.py") == [("attention.py", "SC204", 21)]
+    assert findings(project / "train.py") == []  # the finding belongs to attention.py
+
+
+def test_suppression_applies_in_the_file_of_the_finding(tmp_path: Path) -> None:
+    copy = tmp_path / "p"
+    shutil.copytree(PROJECTS / "bug_missing_causal_mask", copy)
+    attention = copy / "attention.py"
+    attention.write_text(attention.read_text().replace(
+        "F.scaled_dot_product_attention(q, k, v)", "F.scaled_dot_product_attention(q, k, v)  # shapecheck: ignore[SC204]"
+    ))
+    assert findings(copy) == []
+
+
+def test_per_file_ignores_apply_in_the_file_of_the_finding(tmp_path: Path) -> None:
+    copy = tmp_path / "p"
+    shutil.copytree(PROJECTS / "bug_missing_causal_mask", copy)
+    (copy / "pyproject.toml").write_text('[tool.shapecheck.per-file-ignores]\n"attention.py" = ["SC204"]\n')
+    report = run(LintOptions(paths=[str(copy)])).report
+    assert report.diagnostics == []
+    (copy / "pyproject.toml").write_text('[tool.shapecheck.per-file-ignores]\n"model.py" = ["SC204"]\n')
+    report = run(LintOptions(paths=[str(copy)])).report
+    assert [d.code for d in report.diagnostics] == ["SC204"]
+
+
+def test_result_lists_the_files_it_depends_on() -> None:
+    project = PROJECTS / "bug_mask_polarity"
+    result = linter.lint_path(project / "train.py", "train.py")
+    names = sorted(Path(path).name for path, _ in result.dependencies)
+    assert names == ["__init__.py", "attention.py", "masks.py", "model.py", "train.py"]
+    assert all(len(digest) == 64 for _, digest in result.dependencies)
+
+
+# ------------------------------------------------------------------ values through calls (one file too)
+
+
+def test_or_default_and_factory_arguments_flow(tmp_path: Path) -> None:
+    source = textwrap.dedent(
+        """
+        import torch.nn as nn
+
+
+        class Attention(nn.Module):
+            def __init__(self, d_model, n_heads):
+                super().__init__()
+                assert d_model % n_heads == 0
+
+
+        def make(d_model, n_heads=None):
+            n_heads = n_heads or 8
+            return Attention(d_model=d_model, n_heads=n_heads)
+
+
+        bad = make(512, n_heads=6)
+        good = make(512)
+        """
+    )
+    codes = [(d.code, d.span.line) for d in linter.lint_source(source, "one.py").diagnostics]
+    assert codes == [("SC402", 16)]
+
+
+def test_module_passed_as_constructor_argument(tmp_path: Path) -> None:
+    source = textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+
+        class Wrapper(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return self.inner(x)
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Wrapper(nn.Linear(32, 64))
+                self.out = nn.Linear(32, 10)
+
+            def forward(self, x):
+                return self.out(self.block(x))
+        """
+    )
+    assert [d.code for d in linter.lint_source(source, "one.py").diagnostics] == ["SC406"]
+
+
+# ------------------------------------------------------------------ shapes across files
+
+
+def test_shapes_show_values_from_imported_modules() -> None:
+    path = PROJECTS / "bug_pe_concatenated" / "seq2vec" / "encoder.py"
+    report = shapes_report(str(path), "Encoder.forward")
+    values = {v["name"]: v["shape"] for v in report["functions"][0]["values"]}
+    assert values["pos"][-1] == 32  # the width of the PE table built in pe.py
+    assert values["x"] == ["*", 64]
+
+
+# ------------------------------------------------------------------ the projects run with torch
+
+
+RUNNER = """
+import runpy, sys, json
+import torch  # once: the projects' own modules are dropped between runs, torch is not
+results = {}
+for project, script in json.loads(sys.argv[1]):
+    before = set(sys.modules)
+    sys.path.insert(0, project)
+    try:
+        runpy.run_path(f"{project}/{script}", run_name="__main__")
+        results[project] = "ok"
+    except Exception as error:  # noqa: BLE001 - the point is to see it fail
+        results[project] = type(error).__name__
+    finally:
+        sys.path.remove(project)
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+print(json.dumps(results))
+"""
+
+ENTRY = {
+    "bug_heads_config": "train.py",
+    "bug_mask_polarity": "train.py",
+    "bug_pe_concatenated": "run.py",
+    "bug_missing_causal_mask": "train.py",
+    "clean_gpt": "train.py",
+    "clean_sdpa_encoder": "classifier.py",
+    "clean_bert_src": "run.py",
+}
+
+
+def test_every_project_is_listed() -> None:
+    assert sorted(ENTRY) == sorted(p.name for p in PROJECTS.iterdir() if p.is_dir())
+    assert sum(name.startswith("bug_") for name in ENTRY) >= 4
+    assert sum(name.startswith("clean_") for name in ENTRY) >= 3
+
+
+@pytest.mark.slow
+def test_bugs_show_at_run_time_and_clean_projects_run() -> None:
+    pytest.importorskip("torch")
+    jobs = [[str(PROJECTS / name), script] for name, script in ENTRY.items()]
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, json.dumps(jobs)], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    results = {Path(k).name: v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
+    for name, outcome in results.items():
+        if name.startswith("bug_"):
+            assert outcome in ("RuntimeError", "AssertionError"), (name, outcome)
+        else:
+            assert outcome == "ok", (name, outcome)
+
+
+def test_every_bug_project_has_a_finding_only_the_project_shows() -> None:
+    for name in ENTRY:
+        if name.startswith("bug_"):
+            project = PROJECTS / name
+            assert findings(project), name
+            assert all(not lint_alone(path) for path in project.rglob("*.py")), name
+
+
+def test_messages_name_the_evidence_in_another_file() -> None:
+    messages = {
+        d.code: d.message
+        for d in run(LintOptions(paths=[str(PROJECTS)], isolated=True)).report.diagnostics
+    }
+    assert "(built in masks.py:10)" in messages["SC203"]
+    assert "next-token loss (logits and targets shifted by one) in train.py:14" in messages["SC204"]
+    assert "(the head split in layers.py:20)" in messages["SC402"]
+
+
+def test_lint_examples_counts() -> None:
+    """``shapecheck lint examples/``: one finding per examples/bugs file, none in examples/clean,
+    and the findings of examples/projects only in its bug_* projects (one or more each)."""
+    report = run(LintOptions(paths=[str(REPO / "examples")], isolated=True)).report
+    by_file: dict[str, int] = {}
+    for diagnostic in report.diagnostics:
+        relative = Path(diagnostic.path).resolve().relative_to(REPO / "examples").as_posix()
+        by_file[relative] = by_file.get(relative, 0) + 1
+    bugs = sorted(p.name for p in (REPO / "examples" / "bugs").glob("*.py"))
+    assert {name: by_file.get(f"bugs/{name}", 0) for name in bugs} == {name: 1 for name in bugs}
+    assert not [name for name in by_file if name.startswith("clean/") or name.startswith("projects/clean_")]
+    projects = {name.split("/")[1] for name in by_file if name.startswith("projects/")}
+    assert projects == {p for p in ENTRY if p.startswith("bug_")}
+
+
+def test_dataclass_defaults_from_constants_of_another_module(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "sizes.py": "WIDTH = 96\nHEADS = 5\n",
+            "config.py": """
+                from dataclasses import dataclass
+
+                from sizes import HEADS, WIDTH
+
+
+                @dataclass
+                class Config:
+                    width: int = WIDTH
+                    heads: int = HEADS
+            """,
+            "model.py": """
+                import torch.nn as nn
+
+                from config import Config
+
+
+                class Attention(nn.Module):
+                    def __init__(self, config):
+                        super().__init__()
+                        assert config.width % config.heads == 0
+
+
+                model = Attention(Config())
+                fine = Attention(Config(heads=4))
+            """,
+        },
+    )
+    assert findings(tmp_path) == [("model.py", "SC402", 13)]
