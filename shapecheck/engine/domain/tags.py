@@ -2,7 +2,8 @@
 
 Values: ``Repeated`` (a list of like items), ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags
 (attached to a ``TensorValue``): ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``,
-``LayerOutputTag``, ``FilledTag``. The general values and tags live in ``values``.
+``LayerOutputTag``, ``FilledTag``, ``SequenceOriginTag``. The general values and tags live in
+``values``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from shapecheck.engine.domain.values import Scale, TensorValue, Value
+from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
 
@@ -90,3 +92,27 @@ class FilledTag:
     """Every element of this tensor is ``value`` (zeros, ones, full)."""
 
     value: Scale
+
+
+class SequenceSource:
+    """The identity of one token sequence (a tensor of ids that windows are cut from)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: cst.CSTNode | None) -> None:
+        self.node = node
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceOriginTag:
+    """This tensor holds the tokens of ``source`` from position ``offset`` on, along a time axis of
+    ``length`` positions, or was computed position by position from them (a model's logits keep the
+    tag of its input ids). ``x = data[i:i+T]`` has offset i, ``y = data[i+1:i+T+1]`` offset i+1,
+    ``logits[:, :-1]`` the offset of the logits. ``sliced``: the window was cut explicitly at
+    ``node``. Offsets compare next-token targets with inputs (SC603)."""
+
+    source: SequenceSource
+    offset: Dim | None
+    length: Dim | None
+    sliced: bool
+    node: cst.CSTNode | None = None

@@ -150,6 +150,23 @@ class Divisibility:
 
 
 @dataclass(eq=False)
+class ModelCall:
+    """A forward call of a model the path tracks (built on the path, or switched by train/eval).
+
+    ``modes`` is the set of train / eval modes it may be in (``domain.modes``); ``grad`` whether
+    gradients are on (False inside ``torch.no_grad()`` / a ``@torch.no_grad()`` function, None when
+    a standalone function cannot tell). ``model`` is the ObjectValue or ModuleValue called.
+    """
+
+    ident: ModuleIdent
+    model: Value
+    node: cst.CSTNode
+    modes: frozenset | None
+    grad: bool | None
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
 class FileFacts:
     """Everything the engine learned about one file."""
 
@@ -165,6 +182,7 @@ class FileFacts:
     attribute_assignments: list[AttributeAssignment] = field(default_factory=list)
     divisibility: list[Divisibility] = field(default_factory=list)
     instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
+    model_calls: list[ModelCall] = field(default_factory=list)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
     def events_of(self, *ops: str) -> list[OpEvent]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from shapecheck.engine.domain import modes
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.domain.values import (
@@ -45,7 +46,13 @@ from shapecheck.engine.interpreter.classes import class_info
 from shapecheck.engine.interpreter.expressions import ExpressionEvaluator
 from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.statements import StatementExecutor
-from shapecheck.engine.ops import base, dispatch
+from shapecheck.engine.ops.training import (
+    adopt_children,
+    grad_disabled_by_decorator,
+    record_model_call,
+    track_new_model,
+)
+from shapecheck.engine.ops import base, dispatch, sequences
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
 
 MAX_INLINE_DEPTH = 6
@@ -73,6 +80,9 @@ class Frame:
     returns: list[Value] = field(default_factory=list)
     depth: int = 0
     terminated: bool = False  # a return / raise ended this path
+    modes: dict = field(default_factory=dict)  # model ident -> modes it may be in (domain.modes)
+    grad: bool | None = True  # gradients on (False under no_grad); None: a standalone run cannot tell
+    exits: list = field(default_factory=list)  # the modes at each return (shared by forks)
 
     def fork(self) -> "Frame":
         return Frame(
@@ -83,6 +93,9 @@ class Frame:
             self.returns,
             self.depth,
             False,
+            dict(self.modes),
+            self.grad,
+            self.exits,
         )
 
 
@@ -131,7 +144,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             self.globals[statement.name.value] = FunctionValue(statement, prefix + statement.name.value)
         elif isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr)):
                     try:
                         self.exec_small(small, frame)
                     except RecursionError:
@@ -139,6 +152,12 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         elif isinstance(statement, cst.If) and _is_main_guard(statement.test):
             # ``if __name__ == "__main__":`` runs the models of the file on concrete inputs.
             self.exec_block(statement.body.body, frame)
+        elif isinstance(statement, (cst.For, cst.While, cst.With)):
+            # A script's training loop at module level.
+            try:
+                self.exec_statement(statement, frame)
+            except RecursionError:
+                pass
         elif isinstance(statement, (cst.If, cst.Try)):
             for inner in _blocks_of(statement):
                 for child in inner:
@@ -158,6 +177,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         assumptions: Assumptions | None = None,
         parent: FunctionRun | None = None,
         call_node: cst.CSTNode | None = None,
+        caller: Frame | None = None,
     ) -> Value:
         run = FunctionRun(qualname, node, cls, inlined, parent, call_node, instance=self_value)
         self.facts.runs.append(run)
@@ -169,6 +189,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             [],
             depth,
         )
+        # Train / eval modes and the grad switch flow from the caller into the callee and back.
+        frame.modes = dict(caller.modes) if caller is not None else {}
+        frame.grad = caller.grad if caller is not None else None
+        if grad_disabled_by_decorator(self, node):
+            frame.grad = False
         if self_value is not None and self_value.context is not None and assumptions is None:
             frame.assumptions = self_value.context.copy()
         self.call_stack.append(node)
@@ -178,6 +203,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             pass
         finally:
             self.call_stack.pop()
+        if caller is not None:
+            ends = list(frame.exits) + ([frame.modes] if not frame.terminated else [])
+            if ends:
+                caller.modes = modes.join(ends)
         if node.name.value == "__init__" and self_value is not None:
             self_value.context = frame.assumptions
             self_value.sizes = {name: value.dim for name, value in bindings.items() if isinstance(value, IntValue)}
@@ -253,6 +282,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return dispatch.call_module(self, callee, call, frame)
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
+            if record_model_call(self, callee, call, frame):
+                call = sequences.tag_model_inputs(self, call, frame)
             if forward is None:
                 return dispatch.unknown_call(call)
             return self.inline(forward, callee.cls.qualname + "." + forward.name.value, callee.cls, call, frame, callee)
@@ -288,7 +319,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         check_arguments(self, node, bindings, call, frame)
         result = self.run_function(
             node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
-            parent=frame.run if frame.run.node is not None else None, call_node=call.node,
+            parent=frame.run if frame.run.node is not None else None, call_node=call.node, caller=frame,
         )
         return result
 
@@ -298,6 +329,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if owner is not None and owner is not info:
             self.nested_classes.add(info.qualname)
         obj = ObjectValue(info, {}, ModuleIdent(info.name + "(...)", call.node))
+        if info.is_module:
+            adopt_children(list(call.args) + list(call.kwargs.values()), frame)
+            track_new_model(obj.ident, call.node, frame)
         if info.is_dataclass and "__init__" not in info.methods:
             names = list(info.fields)
             for index, name in enumerate(names):

@@ -154,7 +154,7 @@ class ExpressionEvaluator:
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             iterable = self.eval(comp.iter, inner)
-            self.assign(comp.target, base.iteration_element(iterable), inner, node)
+            self.assign(comp.target, base.iteration_element(iterable, self), inner, node)
             comp = comp.inner_for_in
         element = self.eval(node.elt, inner)
         return Repeated(element)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.domain import modes
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -35,6 +36,7 @@ from shapecheck.engine.facts.records import (
 from shapecheck.engine.interpreter.annotation_values import annotation_value
 from shapecheck.engine.interpreter.classes import class_info
 from shapecheck.engine.interpreter.imports import dotted_name
+from shapecheck.engine.ops.training import grad_switch
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
@@ -74,11 +76,17 @@ class StatementExecutor:
         elif isinstance(statement, (cst.For, cst.While)):
             self._exec_loop(statement, frame)
         elif isinstance(statement, cst.With):
+            grad = frame.grad
             for item in statement.items:
+                switch = grad_switch(self, item.item, frame)
+                if switch is not None:
+                    grad = switch
                 value = self.eval(item.item, frame)
                 if item.asname is not None:
                     self.assign(item.asname.name, value, frame, item)
+            outside, frame.grad = frame.grad, grad
             self.exec_block(statement.body.body, frame)
+            frame.grad = outside
         elif isinstance(statement, cst.Try):
             self._exec_try(statement, frame)
         elif isinstance(statement, cst.FunctionDef):
@@ -119,6 +127,7 @@ class StatementExecutor:
                 if isinstance(declared, TensorValue):
                     base.check_annotation(self, value, declared, small, frame, f"the value returned by `{function.name.value}`")
             frame.returns.append(value)
+            frame.exits.append(dict(frame.modes))
             frame.terminated = True
         elif isinstance(small, cst.Assert):
             self._exec_assert(small, frame)
@@ -214,18 +223,29 @@ class StatementExecutor:
             merged[name] = value
         frame.env.clear()
         frame.env.update(merged)
+        frame.modes = live[0].modes if len(live) == 1 else modes.join(branch.modes for branch in live)
         if len(live) == 1:
             frame.assumptions = live[0].assumptions
 
     def _exec_loop(self, node: cst.For | cst.While, frame: Frame) -> None:
         body_frame = frame.fork()
+        # The body runs once, from the symbolic state at the loop's head (domain.modes).
+        head, entry = modes.LoopHead(node), frame.modes
+        body_frame.modes = modes.enter_loop(entry, head)
+        calls_before, exits_before = len(self.facts.model_calls), len(frame.exits)
         if isinstance(node, cst.For):
             iterable = self.eval(node.iter, frame)
-            self.assign(node.target, base.iteration_element(iterable), body_frame, node)
+            self.assign(node.target, base.iteration_element(iterable, self), body_frame, node)
         else:
             self.eval(node.test, frame)
         self.exec_block(node.body.body, body_frame)
         body_frame.terminated = False
+        at_head = modes.loop_head(entry, body_frame.modes, head)
+        for call in self.facts.model_calls[calls_before:]:
+            call.modes = modes.resolve(call.modes, head, at_head.get(call.ident))
+        for index in range(exits_before, len(frame.exits)):
+            frame.exits[index] = modes.resolve_all(frame.exits[index], head, at_head)
+        body_frame.modes = modes.resolve_all(body_frame.modes, head, at_head)
         self._merge(frame, [frame.fork(), body_frame])
         if node.orelse is not None:
             self.exec_block(node.orelse.body.body, frame)
@@ -240,7 +260,12 @@ class StatementExecutor:
         if node.orelse is not None:
             self.exec_block(node.orelse.body.body, frame)
         if node.finalbody is not None:
+            before, exits_before = dict(frame.modes), len(frame.exits)
             self.exec_block(node.finalbody.body.body, frame)
+            # ``finally`` runs on the way out too: its mode switches apply to the returns above.
+            switched = {key: value for key, value in frame.modes.items() if before.get(key) != value}
+            for index in range(exits_before):
+                frame.exits[index] = {**frame.exits[index], **switched}
 
     # ------------------------------------------------------------------ assignment
 

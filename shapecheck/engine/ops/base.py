@@ -19,6 +19,7 @@ from shapecheck.engine.domain.tags import (
     KeyTransposed,
     ParameterTag,
     Repeated,
+    SequenceOriginTag,
     SplitTuple,
 )
 from shapecheck.engine.domain.values import (
@@ -169,13 +170,14 @@ def _with_rank(interp: "Interpreter", shape: Shape | None, rank: int) -> Shape |
 
 
 def lineage(*values: Value) -> tuple[object, ...]:
-    """Tags that follow information through any computation: position and token provenance."""
+    """Tags that follow information through any computation: position and token provenance, and
+    which tokens of which sequence a tensor was computed from (position by position)."""
     tags: list[object] = []
     kinds: set[type] = set()
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
-                if type(tag) in (PositionTag, TokenEmbeddingTag) and type(tag) not in kinds:
+                if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag) and type(tag) not in kinds:
                     kinds.add(type(tag))
                     tags.append(tag if type(tag) is not PositionTag else replace(tag, kind="added") if tag.kind == "index" else tag)
     return tuple(tags)
@@ -242,7 +244,9 @@ def fresh(interp: "Interpreter", hint: str) -> Dim:
 # ------------------------------------------------------------------------------------ iteration
 
 
-def iteration_element(value: Value) -> Value:
+def iteration_element(value: Value, interp: "Interpreter | None" = None) -> Value:
+    if isinstance(value, TensorValue) and interp is not None and value.dtype == "int" and value.rank == 1:
+        return IntValue(element_symbol(interp, value))  # ``for i in ix``: one start index
     if isinstance(value, Repeated):
         return value.element
     if isinstance(value, ModuleValue) and value.items:
@@ -336,3 +340,14 @@ def combined_scale(*tensors: TensorValue) -> ScaleTag | None:
     if node is None:
         return None
     return ScaleTag(factor, node)
+
+
+def element_symbol(interp: "Interpreter", tensor: TensorValue) -> Dim:
+    """The symbol for "an element of this 1-D int tensor": the same for every loop or comprehension
+    over the same tensor, so that ``data[i:i+T]`` and ``data[i+1:i+T+1]`` share their ``i``."""
+    table = interp.__dict__.setdefault("_element_symbols", {})
+    entry = table.get(id(tensor))
+    if entry is None or entry[0] is not tensor:
+        entry = (tensor, Dim.sym(interp.fresh_name("item", use_target=False)))
+        table[id(tensor)] = entry
+    return entry[1]

@@ -23,6 +23,7 @@ from shapecheck.engine.domain.values import (
     dim_of,
     int_of,
 )
+from shapecheck.engine.ops import sequences
 from shapecheck.engine.ops.base import _piece, fresh
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
@@ -160,6 +161,7 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
             replace(tag, part=tag.part + tuple(-1 if p is None else p for p in picked)) if isinstance(tag, ProjectionTag) else tag
             for tag in tags
         )
+    tags = sequences.after_index(interp, base, tags, parts, node)
     result = replace(base, tags=tags, node=node)
     shape = base.shape
     if shape is None or any(kind in ("tensor", "unknown") for kind, _ in parts):
@@ -245,7 +247,12 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
     if stop is None:
         return None
     if stop.is_const and stop.value < 0:
-        return None
+        # ``ids[:, :-1]``: all but the last positions (a known size, or a symbolic one, T - 1).
+        if not start.is_const or start.value < 0:
+            return None
+        if full.is_const:
+            return Dim.const(max(0, full.value + stop.value - start.value))
+        return full + stop - start if full.name is not None else None
     if start.is_const and start.value < 0:
         return None
     if stop.is_const and full.is_const:

@@ -75,6 +75,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "ModuleList": ("modules",),
     "ModuleDict": ("modules",),
     "CrossEntropyLoss": ("weight",),
+    "NLLLoss": ("weight",),
 }
 SHAPE_PRESERVING = {
     "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid",
@@ -320,6 +321,7 @@ FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "TransformerEncoder": _encoder_layer,
     "TransformerDecoder": _encoder_layer,
     "CrossEntropyLoss": _cross_entropy_module,
+    "NLLLoss": _cross_entropy_module,
 }
 
 
