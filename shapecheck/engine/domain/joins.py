@@ -66,6 +66,7 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
     if origins[0] is not None and origins[1] is not None and origins[0] != origins[1]:
         # ``data = train_data if split == "train" else val_data``: a sequence of its own.
         length = shape.dims[-1] if shape is not None and shape.dims else None
-        fresh = SequenceOriginTag(SequenceSource(None), Dim.const(0), length, False)
+        axis = origins[0].axis if origins[0].axis == origins[1].axis else None
+        fresh = SequenceOriginTag(SequenceSource(None), Dim.const(0), length, False, None, axis)
         tags = tuple(tag for tag in tags if type(tag) is not SequenceOriginTag) + (fresh,)
     return replace(left, shape=shape, dtype=dtype, tags=tags)

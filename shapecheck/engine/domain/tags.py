@@ -109,10 +109,13 @@ class SequenceOriginTag:
     ``length`` positions, or was computed position by position from them (a model's logits keep the
     tag of its input ids). ``x = data[i:i+T]`` has offset i, ``y = data[i+1:i+T+1]`` offset i+1,
     ``logits[:, :-1]`` the offset of the logits. ``sliced``: the window was cut explicitly at
-    ``node``. Offsets compare next-token targets with inputs (SC603)."""
+    ``node``. ``axis``: the time axis counted from the start, kept only while the tensor is indexed
+    (so that a tensor of unknown shape, ``data[:n]`` then ``data[i:i+T]``, still has its axis).
+    Offsets compare next-token targets with inputs (SC603)."""
 
     source: SequenceSource
     offset: Dim | None
     length: Dim | None
     sliced: bool
     node: cst.CSTNode | None = None
+    axis: int | None = None

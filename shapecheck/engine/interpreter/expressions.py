@@ -76,7 +76,8 @@ class ExpressionEvaluator:
                 if items is None:
                     args.append(UNKNOWN)
                     arg_nodes.append(arg.value)
-                    kwargs["*"] = UNKNOWN
+                    # ``nn.Sequential(*[Block() for _ in range(n)])``: the list stays readable.
+                    kwargs["*"] = value if isinstance(value, Repeated) else UNKNOWN
                 else:
                     args.extend(items)
                     arg_nodes.extend([arg.value] * len(items))

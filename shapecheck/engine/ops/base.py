@@ -179,6 +179,8 @@ def lineage(*values: Value) -> tuple[object, ...]:
             for tag in value.tags:
                 if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag) and type(tag) not in kinds:
                     kinds.add(type(tag))
+                    if type(tag) is SequenceOriginTag and tag.axis is not None:
+                        tag = replace(tag, axis=None)  # the layout may change: find the axis by its size
                     tags.append(tag if type(tag) is not PositionTag else replace(tag, kind="added") if tag.kind == "index" else tag)
     return tuple(tags)
 

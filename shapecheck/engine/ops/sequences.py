@@ -119,6 +119,8 @@ def after_index(
     tag = base.tag(SequenceOriginTag)
     if tag is not None:
         moved = _move(base, tag, touched, node)
+        if moved is not None and moved.axis is not None and any(kind in ("int", "none") for kind, _ in parts):
+            moved = replace(moved, axis=None)
         return tags + ((moved,) if moved is not None else ())
     if len(touched) != 1 or touched[0][1][0] != "slice" or base.dtype not in ("int", None):
         return tags
@@ -129,7 +131,8 @@ def after_index(
     if window is None:
         return tags
     offset, length = window
-    return tags + (SequenceOriginTag(source_of(interp, base), offset, length, True, node),)
+    kept_axis = axis if axis is not None and axis >= 0 and not any(kind in ("int", "none") for kind, _ in parts) else None
+    return tags + (SequenceOriginTag(source_of(interp, base), offset, length, True, node, kept_axis),)
 
 
 def _move(base: TensorValue, tag: SequenceOriginTag, touched: list, node: cst.CSTNode) -> SequenceOriginTag | None:
@@ -138,6 +141,8 @@ def _move(base: TensorValue, tag: SequenceOriginTag, touched: list, node: cst.CS
     for axis, (kind, value) in touched:
         dim = _axis_dim(base, axis)
         same = equal(dim, tag.length) if dim is not None and tag.length is not None else Truth.UNKNOWN
+        if same is Truth.UNKNOWN and tag.axis is not None and axis is not None and axis >= 0:
+            same = Truth.TRUE if axis == tag.axis else Truth.FALSE
         if same is Truth.FALSE:
             continue
         if same is Truth.UNKNOWN or kind != "slice":
