@@ -70,7 +70,9 @@ class MissingTrainEvalMode(Rule):
         trained = training_calls(facts)
         for call in trained:
             layer = mode_dependent_layer(call.model)
-            if layer is None or modes.EVAL not in modes.kinds(call.modes):
+            # Trained in train mode on one path and in eval mode on another: a model kept in eval
+            # mode on purpose (a frozen teacher, a VAE) is never switched to train.
+            if layer is None or not {modes.TRAIN, modes.EVAL} <= modes.kinds(call.modes):
                 continue
             node = report_node(call)
             if id(node) in reported:

@@ -48,6 +48,7 @@ from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.statements import StatementExecutor
 from shapecheck.engine.ops.training import (
     adopt_children,
+    forget_modes,
     grad_disabled_by_decorator,
     record_model_call,
     track_new_model,
@@ -275,9 +276,14 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     def call(self, callee: Value, call: "base.Call", frame: Frame) -> Value:
         """Apply a callee value to evaluated arguments."""
         if isinstance(callee, QualifiedValue):
-            return dispatch.call_qualified(self, callee.qualname, call, frame)
+            result = dispatch.call_qualified(self, callee.qualname, call, frame)
+            forget_modes(frame, call, passed_only=True)  # an imported helper may switch a model passed to it
+            return result
         if isinstance(callee, BoundMethod):
-            return dispatch.call_method(self, callee.receiver, callee.name, call, frame)
+            result = dispatch.call_method(self, callee.receiver, callee.name, call, frame)
+            if not isinstance(callee.receiver, (ObjectValue, ModuleValue)):
+                forget_modes(frame, call, passed_only=True)
+            return result
         if isinstance(callee, ModuleValue):
             return dispatch.call_module(self, callee, call, frame)
         if isinstance(callee, ObjectValue):
@@ -305,8 +311,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     ) -> Value:
         """Analyse a callee of this file with the actual arguments (interprocedural within a file)."""
         if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs or "**" in call.kwargs:
+            forget_modes(frame, call, passed_only=False)  # a callee not followed may switch any model
             return dispatch.unknown_call(call)
         if self.budget.steps < 200:
+            forget_modes(frame, call, passed_only=False)
             return dispatch.unknown_call(call)
         bindings = self.bind_parameters(
             node, call.args, call.kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value

@@ -67,6 +67,20 @@ def adopt_children(args: "list[Value]", frame: "Frame") -> None:
             adopt_children(list(value.items), frame)
 
 
+def forget_modes(frame: "Frame", call: "Call", passed_only: bool) -> None:
+    """A call the engine does not follow may switch modes: of the models passed to it
+    (``passed_only``), or of every model of the path. They become unknown there."""
+    if not frame.modes:
+        return
+    if passed_only:
+        idents = [getattr(value, "ident", None) for value in list(call.args) + list(call.kwargs.values())]
+        idents = [ident for ident in idents if ident is not None and ident in frame.modes]
+    else:
+        idents = list(frame.modes)
+    for ident in idents:
+        frame.modes[ident] = modes.state(modes.UNKNOWN_MODE, call.node)
+
+
 def set_mode(receiver: Value, name: str, call: "Call", frame: "Frame") -> Value:
     """``model.train()``, ``model.train(False)``, ``model.eval()``: returns the model (torch does)."""
     ident = getattr(receiver, "ident", None)

@@ -620,3 +620,59 @@ def run(train_loader, val_loader, epochs=5):
         print(epoch, validate(model, val_loader))
 """),
 ]
+
+VALID += [
+    ("plain training script: a frozen teacher kept in eval mode, only the student trains", """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def make_net():
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 4))
+
+
+def distill(loader, epochs=3):
+    teacher, student = make_net(), make_net()
+    teacher.eval()
+    teacher.requires_grad_(False)
+    optimizer = torch.optim.Adam(student.parameters())
+    for epoch in range(epochs):
+        student.train()
+        for x, y in loader:
+            soft = F.softmax(teacher(x), dim=-1)
+            loss = F.cross_entropy(student(x), soft)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        student.eval()
+        with torch.no_grad():
+            print(sum((student(x).argmax(-1) == y).sum().item() for x, y in loader))
+"""),
+    ("an imported evaluate(model) may switch modes: nothing is claimed after it", """\
+import torch
+import torch.nn as nn
+from my_project.evaluation import evaluate
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.1), nn.Linear(8, 2))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def fit(loader):
+    model = Net()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(5):
+        for x, y in loader:
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+        model.eval()
+        evaluate(model, loader)  # switches back to train mode when it is done
+"""),
+]
