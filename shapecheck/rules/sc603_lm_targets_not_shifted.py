@@ -52,7 +52,7 @@ class LmTargetsNotShifted(Rule):
         reported: set[int] = set()
         for loss in loss_calls(facts):
             inputs, targets = sequence_origin(loss.logits), sequence_origin(loss.target)
-            if inputs is None or targets is None or inputs.source is not targets.source:
+            if inputs is None or targets is None or inputs.source is not targets.source or targets.opaque:
                 continue
             if inputs.offset is None or targets.offset is None:
                 continue

@@ -111,6 +111,8 @@ class SequenceOriginTag:
     ``logits[:, :-1]`` the offset of the logits. ``sliced``: the window was cut explicitly at
     ``node``. ``axis``: the time axis counted from the start, kept only while the tensor is indexed
     (so that a tensor of unknown shape, ``data[:n]`` then ``data[i:i+T]``, still has its axis).
+    ``opaque``: the tokens went through a call the engine does not see (``torch.roll``, a helper of
+    another module), which may have moved them.
     Offsets compare next-token targets with inputs (SC603)."""
 
     source: SequenceSource
@@ -119,3 +121,4 @@ class SequenceOriginTag:
     sliced: bool
     node: cst.CSTNode | None = None
     axis: int | None = None
+    opaque: bool = False  # passed through a call the engine does not see (it may have shifted them)

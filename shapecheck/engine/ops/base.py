@@ -308,7 +308,9 @@ def unknown_call(call: Call) -> Value:
     if not tensors:
         return UNKNOWN
     tags = lineage(*tensors)
-    tags = tuple(tag for tag in tags if type(tag) is not PositionTag) + (
+    tags = tuple(
+        replace(tag, opaque=True) if type(tag) is SequenceOriginTag else tag for tag in tags if type(tag) is not PositionTag
+    ) + (
         PositionTag(call.node, "unknown"),
         ScaleTag(None, call.node),
     )

@@ -345,7 +345,8 @@ def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value,
         current = current.without(SequenceOriginTag)
         frame.env[base_node.value] = current
     if isinstance(current, TensorValue) and isinstance(value, TensorValue):
-        extra = lineage(value)
+        # Tokens written into part of a tensor land at other positions (``shifted[:, 1:] = ids[:, :-1]``).
+        extra = tuple(tag for tag in lineage(value) if type(tag) is not SequenceOriginTag)
         kept = tuple(t for t in current.tags if type(t) is not FilledTag)
         kinds = {type(t) for t in kept}
         frame.env[base_node.value] = replace(current, tags=kept + tuple(t for t in extra if type(t) not in kinds))

@@ -178,3 +178,9 @@ def tag_model_inputs(interp: "Interpreter", call: "Call", frame: "Frame") -> "Ca
     args = tuple(tag(value, node) for value, node in zip(call.args, call.arg_nodes + (None,) * len(call.args)))
     kwargs = {key: tag(value, call.kwarg_nodes.get(key)) for key, value in call.kwargs.items()}
     return Call(call.node, args, kwargs, call.arg_nodes, call.kwarg_nodes)
+
+
+def positions_moved(tags: tuple[object, ...]) -> tuple[object, ...]:
+    """Tags of a tensor whose tokens moved along an axis (``roll``, ``flip``): their window is
+    no longer known."""
+    return tuple(replace(tag, opaque=True) if type(tag) is SequenceOriginTag else tag for tag in tags)

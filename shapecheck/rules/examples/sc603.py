@@ -378,3 +378,39 @@ for step in range(10):
     loss.backward()
 """),
 ]
+
+VALID += [
+    ("seq2seq: decoder inputs shifted right by writing into a new tensor, targets rolled", """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class TinySeq2Seq(nn.Module):
+    def __init__(self, vocab=30, d=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.out = nn.Linear(d, vocab)
+        self.register_buffer("causal", torch.triu(torch.ones(64, 64), diagonal=1).bool())
+
+    def forward(self, decoder_input_ids):
+        T = decoder_input_ids.shape[1]
+        h = self.emb(decoder_input_ids)
+        scores = (h @ h.transpose(-2, -1)).masked_fill(self.causal[:T, :T], float("-inf"))
+        return self.out(scores.softmax(dim=-1) @ h)
+
+
+def shift_right(labels, start_id=0):
+    shifted = labels.new_zeros(labels.shape)
+    shifted[:, 1:] = labels[:, :-1].clone()
+    shifted[:, 0] = start_id
+    return shifted
+
+
+model = TinySeq2Seq()
+labels = torch.randint(0, 30, (4, 12))
+logits = model(shift_right(labels))
+loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+rolled = F.cross_entropy(model(labels).flatten(0, 1), torch.roll(labels, -1, dims=1).flatten())
+"""),
+]
