@@ -122,3 +122,11 @@ class SequenceOriginTag:
     node: cst.CSTNode | None = None
     axis: int | None = None
     opaque: bool = False  # passed through a call the engine does not see (it may have shifted them)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelOutputTag:
+    """Computed from the output of the forward call ``node`` of a script's model (a loss that
+    ``backward()`` is called on tells which forward calls are training steps)."""
+
+    node: cst.CSTNode

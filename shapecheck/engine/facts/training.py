@@ -2,9 +2,8 @@
 
 - ``has_dropout``: does a model hold a layer that behaves differently in train and eval mode
   (dropout with a rate not known to be 0, batch norm, torch Transformer layers)?
-- ``training_calls`` / ``evaluation_calls``: forward calls of a script's model that a
-  ``loss.backward()`` follows on the same path (a training step), or that run with gradients off
-  (an evaluation).
+- ``training_calls`` / ``evaluation_calls``: forward calls of a script's model whose output
+  reaches ``loss.backward()`` (a training step), or that run with gradients off (an evaluation).
 - ``loss_calls``: cross-entropy style losses with their logits and targets.
 - ``has_causal_attention``: the file's attention masks the future somewhere (a language model).
 """
@@ -14,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from shapecheck.engine.domain.tags import SequenceOriginTag
+from shapecheck.engine.domain.tags import ModelOutputTag, SequenceOriginTag
 from shapecheck.engine.domain.values import (
     ConstValue,
     MaskedTag,
@@ -26,7 +25,7 @@ from shapecheck.engine.domain.values import (
     Value,
     scale_of,
 )
-from shapecheck.engine.facts.records import FileFacts, FunctionRun, ModelCall, OpEvent
+from shapecheck.engine.facts.records import FileFacts, ModelCall, OpEvent
 
 #: Layers that act differently in train and eval mode, with the argument that can switch them off
 #: (a dropout rate of 0) and its default.
@@ -87,32 +86,20 @@ def mode_dependent_layer(value: Value, depth: int = 0, seen: set[int] | None = N
     return None
 
 
-def _runs_of(run: FunctionRun | None) -> list[FunctionRun | None]:
-    """The run and the runs that called it; a chain that starts inlined at module level also
-    reaches the module's own code (whose run has no node)."""
-    runs: list[FunctionRun | None] = list(run.chain()) if run is not None else []
-    if not runs or runs[-1].inlined:  # type: ignore[union-attr]
-        runs.append(None)
-    return runs
-
-
-def _backward_runs(facts: FileFacts) -> list[FunctionRun | None]:
-    return [event.run if event.run is None or event.run.node is not None else None for event in facts.events_of("backward")]
+def backpropagated(facts: FileFacts) -> set[int]:
+    """The forward calls (by node id) whose outputs reach a ``backward()``: training steps."""
+    nodes: set[int] = set()
+    for event in facts.events_of("backward"):
+        tag = event.tensor(0).tag(ModelOutputTag)
+        if tag is not None:
+            nodes.add(id(tag.node))
+    return nodes
 
 
 def training_calls(facts: FileFacts) -> list[ModelCall]:
-    """Forward calls with gradients on, in a function (or a caller of it) that calls backward."""
-    backward = _backward_runs(facts)
-    if not backward:
-        return []
-    found = []
-    for call in facts.model_calls:
-        if call.grad is False:
-            continue
-        runs = _runs_of(call.run if call.run is None or call.run.node is not None else None)
-        if any(run is other for run in runs for other in backward):
-            found.append(call)
-    return found
+    """Forward calls with gradients on whose output reaches ``loss.backward()``."""
+    trained = backpropagated(facts)
+    return [call for call in facts.model_calls if call.grad is not False and id(call.node) in trained]
 
 
 def evaluation_calls(facts: FileFacts) -> list[ModelCall]:

@@ -49,6 +49,7 @@ from shapecheck.engine.interpreter.statements import StatementExecutor
 from shapecheck.engine.ops.training import (
     adopt_children,
     forget_modes,
+    mark_output,
     grad_disabled_by_decorator,
     record_model_call,
     track_new_model,
@@ -288,11 +289,14 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return dispatch.call_module(self, callee, call, frame)
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
-            if record_model_call(self, callee, call, frame):
+            tracked = record_model_call(self, callee, call, frame)
+            if tracked:
                 call = sequences.tag_model_inputs(self, call, frame)
             if forward is None:
-                return dispatch.unknown_call(call)
-            return self.inline(forward, callee.cls.qualname + "." + forward.name.value, callee.cls, call, frame, callee)
+                result = dispatch.unknown_call(call)
+            else:
+                result = self.inline(forward, callee.cls.qualname + "." + forward.name.value, callee.cls, call, frame, callee)
+            return mark_output(result, call) if tracked else result
         if isinstance(callee, ClassValue):
             return self.instantiate(callee.info, call, frame)
         if isinstance(callee, FunctionValue):

@@ -19,6 +19,7 @@ from shapecheck.engine.domain.values import (
     ClassValue,
     ConstValue,
     FunctionValue,
+    ModuleValue,
     ObjectValue,
     Opaque,
     QualifiedValue,
@@ -191,6 +192,16 @@ class StatementExecutor:
             dividend, divisor, holds = divisibility
             self.facts.divisibility.append(Divisibility(node, dividend, divisor, holds, frame.run))
         self.eval(node.test, frame)
+        known = self._none_test(node.test, frame)
+        if known is not None:
+            # ``if targets is None:`` with a tensor passed: only the branch that runs.
+            if known:
+                self._snapshot_run(frame, node.body.body)
+            elif isinstance(node.orelse, cst.If):
+                self._exec_if(node.orelse, frame)
+            elif node.orelse is not None:
+                self._snapshot_run(frame, node.orelse.body.body)
+            return
         then_frame = frame.fork()
         self._snapshot_run(then_frame, node.body.body)
         else_frame = frame.fork()
@@ -202,6 +213,21 @@ class StatementExecutor:
         if divisibility is not None and raising:
             self._assume_divisible(divisibility[0], divisibility[1], else_frame)
         self._merge(frame, [then_frame, else_frame])
+
+    def _none_test(self, test: cst.BaseExpression, frame: Frame) -> bool | None:
+        """The value of ``x is None`` / ``x is not None`` when x is certainly not None (a tensor or a
+        module); None when it cannot be told (a parameter, a default, anything else)."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, (cst.Is, cst.IsNot)):
+            return None
+        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+            return None
+        value = self.eval(test.left, frame) if isinstance(test.left, (cst.Name, cst.Attribute)) else None
+        if not isinstance(value, (TensorValue, ObjectValue, ModuleValue)):
+            return None
+        return isinstance(comparison.operator, cst.IsNot)
 
     def _snapshot_run(self, frame: Frame, body: Sequence[cst.BaseStatement]) -> None:
         self.exec_block(body, frame)

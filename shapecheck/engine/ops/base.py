@@ -17,6 +17,7 @@ from shapecheck.engine.domain.arguments import Arguments
 from shapecheck.engine.domain.tags import (
     DtypeValue,
     KeyTransposed,
+    ModelOutputTag,
     ParameterTag,
     Repeated,
     SequenceOriginTag,
@@ -177,7 +178,7 @@ def lineage(*values: Value) -> tuple[object, ...]:
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
-                if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag) and type(tag) not in kinds:
+                if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag, ModelOutputTag) and type(tag) not in kinds:
                     kinds.add(type(tag))
                     if type(tag) is SequenceOriginTag and tag.axis is not None:
                         tag = replace(tag, axis=None)  # the layout may change: find the axis by its size
@@ -355,3 +356,8 @@ def element_symbol(interp: "Interpreter", tensor: TensorValue) -> Dim:
         entry = (tensor, Dim.sym(interp.fresh_name("item", use_target=False)))
         table[id(tensor)] = entry
     return entry[1]
+
+
+def loss_lineage(logits: TensorValue) -> tuple[object, ...]:
+    """What a loss keeps of its logits: which forward call of a script's model they came from."""
+    return tuple(tag for tag in logits.tags if type(tag) is ModelOutputTag)

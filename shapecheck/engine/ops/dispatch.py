@@ -133,6 +133,8 @@ QUALIFIED = {
 def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, frame: "Frame") -> Value:
     if training.is_mode_switch(receiver, name):
         return training.set_mode(receiver, name, call, frame)
+    if training.returns_itself(receiver, name):
+        return receiver  # ``model = Net().to(device)``: the same module
     if isinstance(receiver, ObjectValue):
         if name == "register_buffer" or name == "register_parameter":
             return nn_modules.register(interp, receiver, call, frame)
@@ -173,6 +175,7 @@ METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "c
 def call_module(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
     if training.record_model_call(interp, module, call, frame):
         call = sequences.tag_model_inputs(interp, call, frame)
+        return training.mark_output(nn_modules.forward(interp, module, call, frame), call)
     return nn_modules.forward(interp, module, call, frame)
 
 
@@ -209,7 +212,7 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         method = base.cls.methods.get(attr)
         if method is not None:
             return FunctionValue(method, f"{base.cls.qualname}.{attr}", base)
-        if attr in ("register_buffer", "register_parameter") or training.is_mode_switch(base, attr):
+        if attr in ("register_buffer", "register_parameter") or training.is_mode_switch(base, attr) or training.returns_itself(base, attr):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:
             return UNKNOWN

@@ -44,6 +44,7 @@ from shapecheck.engine.ops.base import (
     apply,
     conflict,
     lineage,
+    loss_lineage,
     unify,
     unknown_call,
 )
@@ -304,7 +305,7 @@ def _encoder_layer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _cross_entropy_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return TensorValue(Shape(()), "float", (), call.node)
+    return TensorValue(Shape(()), "float", loss_lineage(as_tensor(call.arg(1, "input"))), call.node)
 
 
 FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain import modes
-from shapecheck.engine.domain.tags import Repeated
+from shapecheck.engine.domain.tags import ModelOutputTag, Repeated
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -99,6 +99,29 @@ def set_mode(receiver: Value, name: str, call: "Call", frame: "Frame") -> Value:
 
 def is_mode_switch(receiver: Value, name: str) -> bool:
     if name not in ("train", "eval"):
+        return False
+    if isinstance(receiver, ObjectValue):
+        return receiver.cls.is_module and name not in receiver.cls.methods
+    return isinstance(receiver, ModuleValue)
+
+
+def mark_output(result: Value, call: "Call") -> Value:
+    """The output of a forward call of a script's model: tagged with the call (tuples item by item)."""
+    if isinstance(result, TensorValue):
+        if result.has(ModelOutputTag):
+            return result  # a loss module over a model's logits: the model's call is what trains
+        return result.with_tag(ModelOutputTag(call.node))
+    if isinstance(result, TupleValue):
+        return TupleValue(tuple(mark_output(item, call) for item in result.items))
+    return result
+
+
+#: nn.Module methods that return the module itself.
+RETURN_SELF = ("to", "cuda", "cpu", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty")
+
+
+def returns_itself(receiver: Value, name: str) -> bool:
+    if name not in RETURN_SELF:
         return False
     if isinstance(receiver, ObjectValue):
         return receiver.cls.is_module and name not in receiver.cls.methods
