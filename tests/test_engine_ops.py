@@ -252,10 +252,7 @@ OPS = [
     case("y = torch.zeros(2, 3, 4)[:, 1:10]", "(2, 2, 4)", id="slice-both-clamped-concrete"),
     case("y = i[:, :, None]", "(b, t, 1)", "int", id="index-keeps-dtype"),
     case("y = p[..., 0]", "(*)", id="index-variadic"),
-    case(
-        "y = x[:, :-1]", "(b, t-1, d)", id="slice-negative-stop",
-        marks=limitation("x[:, :-1] gives an unknown shape though x[:, 1:] gives t-1"),
-    ),
+    case("y = x[:, :-1]", "(b, t-1, d)", id="slice-negative-stop"),
     case(
         "y = x[i]", "(b, t, t, d)", id="advanced-index-int-tensor",
         marks=limitation("indexing with an integer tensor gives an unknown shape"),

@@ -75,6 +75,9 @@ MESSAGE_FACTS = {
     "sc406_linear_chain_mismatch": ["expects 512 input features", "(1, 5, 2048)"],
     "sc505_matmul_shape_mismatch": ["inner dims 512 and 768 differ"],
     "sc506_annotation_mismatch": ["(b, 4, t, t)", "(b, t, 64)", "rank 4 vs 3"],
+    "sc601_missing_train_eval_mode": ["trains here in eval mode", "nn.Dropout"],
+    "sc602_cross_entropy_shape": ["logits (4, 8, 65) with targets (4, 8)", "flattened (4*8, 65)"],
+    "sc603_lm_targets_not_shifted": ["the model's own input tokens", "shifted by one position"],
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
@@ -61,4 +62,11 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
     dtype = left.dtype if left.dtype == right.dtype else None
     kinds = {type(tag) for tag in left.tags}
     tags = left.tags + tuple(tag for tag in right.tags if type(tag) not in kinds)
+    origins = left.tag(SequenceOriginTag), right.tag(SequenceOriginTag)
+    if origins[0] is not None and origins[1] is not None and origins[0] != origins[1]:
+        # ``data = train_data if split == "train" else val_data``: a sequence of its own.
+        length = shape.dims[-1] if shape is not None and shape.dims else None
+        axis = origins[0].axis if origins[0].axis == origins[1].axis else None
+        fresh = SequenceOriginTag(SequenceSource(None), Dim.const(0), length, False, None, axis)
+        tags = tuple(tag for tag in tags if type(tag) is not SequenceOriginTag) + (fresh,)
     return replace(left, shape=shape, dtype=dtype, tags=tags)

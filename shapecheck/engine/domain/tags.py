@@ -3,8 +3,8 @@
 Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``PartialValue``,
 ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``):
 ``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``, ``LayerOutputTag``, ``FilledTag``,
-``CauseTag``, ``StreamTag``, ``ShiftTag``, ``PaddingTag``. The general values and tags live in
-``values``.
+``CauseTag``, ``StreamTag``, ``ShiftTag``, ``PaddingTag``, ``SequenceOriginTag``. The general values
+and tags live in ``values``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from shapecheck.engine.domain.values import Scale, TensorValue, Value
+from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
 
@@ -155,5 +156,43 @@ class ShiftTag:
 class PaddingTag:
     """A mask computed by comparing token ids with a value (``ids == pad_id``): it hides padding,
     it is not a causal mask."""
+
+    node: cst.CSTNode
+
+
+class SequenceSource:
+    """The identity of one token sequence (a tensor of ids that windows are cut from)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: cst.CSTNode | None) -> None:
+        self.node = node
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceOriginTag:
+    """This tensor holds the tokens of ``source`` from position ``offset`` on, along a time axis of
+    ``length`` positions, or was computed position by position from them (a model's logits keep the
+    tag of its input ids). ``x = data[i:i+T]`` has offset i, ``y = data[i+1:i+T+1]`` offset i+1,
+    ``logits[:, :-1]`` the offset of the logits. ``sliced``: the window was cut explicitly at
+    ``node``. ``axis``: the time axis counted from the start, kept only while the tensor is indexed
+    (so that a tensor of unknown shape, ``data[:n]`` then ``data[i:i+T]``, still has its axis).
+    ``opaque``: the tokens went through a call the engine does not see (``torch.roll``, a helper of
+    another module), which may have moved them.
+    Offsets compare next-token targets with inputs (SC603)."""
+
+    source: SequenceSource
+    offset: Dim | None
+    length: Dim | None
+    sliced: bool
+    node: cst.CSTNode | None = None
+    axis: int | None = None
+    opaque: bool = False  # passed through a call the engine does not see (it may have shifted them)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelOutputTag:
+    """Computed from the output of the forward call ``node`` of a script's model (a loss that
+    ``backward()`` is called on tells which forward calls are training steps)."""
 
     node: cst.CSTNode

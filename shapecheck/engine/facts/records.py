@@ -164,6 +164,23 @@ class Divisibility:
 
 
 @dataclass(eq=False)
+class ModelCall:
+    """A forward call of a model the path tracks (built on the path, or switched by train/eval).
+
+    ``modes`` is the set of train / eval modes it may be in (``domain.modes``); ``grad`` whether
+    gradients are on (False inside ``torch.no_grad()`` / a ``@torch.no_grad()`` function, None when
+    a standalone function cannot tell). ``model`` is the ObjectValue or ModuleValue called.
+    """
+
+    ident: ModuleIdent
+    model: Value
+    node: cst.CSTNode
+    modes: frozenset | None
+    grad: bool | None
+    run: FunctionRun | None
+
+
+@dataclass(eq=False)
 class FileFacts:
     """Everything the engine learned about one file."""
 
@@ -184,6 +201,7 @@ class FileFacts:
     #: Paths of the other project modules the analysis read (their text decides these facts too).
     project_reads: list[str] = field(default_factory=list)
     locator: "Callable[[cst.CSTNode], tuple[str, int] | None] | None" = field(default=None, repr=False)
+    model_calls: list[ModelCall] = field(default_factory=list)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
     def events_of(self, *ops: str) -> list[OpEvent]:

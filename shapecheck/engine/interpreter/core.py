@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.domain import modes
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.domain.tags import LambdaValue, PartialValue
@@ -49,7 +50,15 @@ from shapecheck.engine.interpreter.classes import class_info
 from shapecheck.engine.interpreter.expressions import ExpressionEvaluator
 from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.statements import StatementExecutor
-from shapecheck.engine.ops import base, dispatch
+from shapecheck.engine.ops.training import (
+    adopt_children,
+    forget_modes,
+    mark_output,
+    grad_disabled_by_decorator,
+    record_model_call,
+    track_new_model,
+)
+from shapecheck.engine.ops import base, dispatch, windows
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -88,6 +97,9 @@ class Frame:
     returns: list[Value] = field(default_factory=list)
     depth: int = 0
     terminated: bool = False  # a return / raise ended this path
+    modes: dict = field(default_factory=dict)  # model ident -> modes it may be in (domain.modes)
+    grad: bool | None = True  # gradients on (False under no_grad); None: a standalone run cannot tell
+    exits: list = field(default_factory=list)  # the modes at each return (shared by forks)
 
     def fork(self) -> "Frame":
         return Frame(
@@ -98,6 +110,9 @@ class Frame:
             self.returns,
             self.depth,
             False,
+            dict(self.modes),
+            self.grad,
+            self.exits,
         )
 
 
@@ -155,7 +170,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             self.globals[statement.name.value] = FunctionValue(statement, prefix + statement.name.value)
         elif isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr)):
                     try:
                         self.exec_small(small, frame)
                     except RecursionError:
@@ -164,6 +179,12 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             # ``if __name__ == "__main__":`` runs the models of the file on concrete inputs.
             if self.run_main_guard:
                 self.exec_block(statement.body.body, frame)
+        elif isinstance(statement, (cst.For, cst.While, cst.With)) and self.run_main_guard:
+            # A script's training loop at module level (not in a module loaded as an import).
+            try:
+                self.exec_statement(statement, frame)
+            except RecursionError:
+                pass
         elif isinstance(statement, (cst.If, cst.Try)):
             for inner in _blocks_of(statement):
                 for child in inner:
@@ -183,6 +204,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         assumptions: Assumptions | None = None,
         parent: FunctionRun | None = None,
         call_node: cst.CSTNode | None = None,
+        caller: Frame | None = None,
     ) -> Value:
         run = FunctionRun(qualname, node, cls, inlined, parent, call_node, instance=self_value)
         self.facts.runs.append(run)
@@ -194,6 +216,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             [],
             depth,
         )
+        # Train / eval modes and the grad switch flow from the caller into the callee and back.
+        frame.modes = dict(caller.modes) if caller is not None else {}
+        frame.grad = caller.grad if caller is not None else None
+        if grad_disabled_by_decorator(self, node):
+            frame.grad = False
         if self_value is not None and self_value.context is not None and assumptions is None:
             frame.assumptions = self_value.context.copy()
         self.call_stack.append(node)
@@ -212,6 +239,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             self.call_stack.pop()
             if saved is not None:
                 self.globals, self.imports, self.home_path, self.home_module = saved
+        if caller is not None:
+            ends = list(frame.exits) + ([frame.modes] if not frame.terminated else [])
+            if ends:
+                caller.modes = modes.join(ends)
         if node.name.value == "__init__" and self_value is not None:
             self_value.context = frame.assumptions
             self_value.sizes = {name: value.dim for name, value in bindings.items() if isinstance(value, IntValue)}
@@ -313,16 +344,26 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             resolved = self.project_value(callee)
             if resolved is not callee:
                 return self.call(resolved, call, frame)
-            return dispatch.call_qualified(self, callee.qualname, call, frame)
+            result = dispatch.call_qualified(self, callee.qualname, call, frame)
+            forget_modes(frame, call, passed_only=True)  # an imported helper may switch a model passed to it
+            return result
         if isinstance(callee, BoundMethod):
-            return dispatch.call_method(self, callee.receiver, callee.name, call, frame)
+            result = dispatch.call_method(self, callee.receiver, callee.name, call, frame)
+            if not isinstance(callee.receiver, (ObjectValue, ModuleValue)):
+                forget_modes(frame, call, passed_only=True)
+            return result
         if isinstance(callee, ModuleValue):
             return dispatch.call_module(self, callee, call, frame)
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
+            tracked = record_model_call(self, callee, call, frame)
+            if tracked:
+                call = windows.tag_model_inputs(self, call, frame)
             if forward is None:
-                return dispatch.unknown_call(call)
-            return self.inline(forward, callee.cls.qualname + "." + forward.name.value, callee.cls, call, frame, callee)
+                result = dispatch.unknown_call(call)
+            else:
+                result = self.inline(forward, callee.cls.qualname + "." + forward.name.value, callee.cls, call, frame, callee)
+            return mark_output(result, call) if tracked else result
         if isinstance(callee, ClassValue):
             return self.instantiate(callee.info, call, frame)
         if isinstance(callee, FunctionValue):
@@ -373,11 +414,16 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     ) -> Value:
         """Analyse a callee of this file with the actual arguments (interprocedural within a file);
         a nested function also sees the names of its enclosing scope (``closure``)."""
-        if frame.depth >= self.depth_limit or node in self.call_stack or "*" in call.kwargs:
-            return dispatch.unknown_call(call)
-        if "**" in call.kwargs and frame.depth > MAX_OPEN_KWARGS_DEPTH:
+        if (
+            frame.depth >= self.depth_limit
+            or node in self.call_stack
+            or "*" in call.kwargs
+            or ("**" in call.kwargs and frame.depth > MAX_OPEN_KWARGS_DEPTH)
+        ):
+            forget_modes(frame, call, passed_only=False)  # a callee not followed may switch any model
             return dispatch.unknown_call(call)
         if self.budget.steps < 200:
+            forget_modes(frame, call, passed_only=False)
             return dispatch.unknown_call(call)
         if frame.depth >= MAX_FOREIGN_DEPTH and self.graph is not None:
             scope = self.graph.home.get(node)
@@ -400,7 +446,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             bindings = {**closure, **bindings}
         result = self.run_function(
             node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
-            parent=frame.run if frame.run.node is not None else None, call_node=call.node,
+            parent=frame.run if frame.run.node is not None else None, call_node=call.node, caller=frame,
         )
         return result
 
@@ -411,6 +457,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if owner is not None and owner is not info:
             self.nested_classes.add(info.qualname)
         obj = ObjectValue(info, {}, ModuleIdent(info.name + "(...)", call.node))
+        if info.is_module:
+            adopt_children(list(call.args) + list(call.kwargs.values()), frame)
+            track_new_model(obj.ident, call.node, frame)
         if info.is_dataclass and "__init__" not in info.methods:
             names = list(info.fields)
             for index, name in enumerate(names):

@@ -94,7 +94,8 @@ class ExpressionEvaluator:
                     # ``nn.Sequential(*[Block() for _ in range(n)])``: the repeated item is kept.
                     args.append(value if isinstance(value, Repeated) else UNKNOWN)
                     arg_nodes.append(arg.value)
-                    kwargs["*"] = UNKNOWN
+                    # ``nn.Sequential(*[Block() for _ in range(n)])``: the list stays readable.
+                    kwargs["*"] = value if isinstance(value, Repeated) else UNKNOWN
                 else:
                     args.extend(items)
                     arg_nodes.extend([arg.value] * len(items))
@@ -182,7 +183,7 @@ class ExpressionEvaluator:
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             iterable = self.eval(comp.iter, inner)
-            self.assign(comp.target, base.iteration_element(iterable), inner, node)
+            self.assign(comp.target, base.iteration_element(iterable, self), inner, node)
             comp = comp.inner_for_in
         element = self.eval(node.elt, inner)
         return Repeated(element)

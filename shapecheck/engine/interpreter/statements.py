@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.domain import modes
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -39,6 +40,7 @@ from shapecheck.engine.interpreter.annotation_values import annotation_value
 from shapecheck.engine.interpreter.classes import class_info
 from shapecheck.engine.interpreter.expressions import truth_of
 from shapecheck.engine.interpreter.imports import dotted_name
+from shapecheck.engine.ops.training import grad_switch
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
@@ -78,11 +80,17 @@ class StatementExecutor:
         elif isinstance(statement, (cst.For, cst.While)):
             self._exec_loop(statement, frame)
         elif isinstance(statement, cst.With):
+            grad = frame.grad
             for item in statement.items:
+                switch = grad_switch(self, item.item, frame)
+                if switch is not None:
+                    grad = switch
                 value = self.eval(item.item, frame)
                 if item.asname is not None:
                     self.assign(item.asname.name, value, frame, item)
+            outside, frame.grad = frame.grad, grad
             self.exec_block(statement.body.body, frame)
+            frame.grad = outside
         elif isinstance(statement, cst.Try):
             self._exec_try(statement, frame)
         elif isinstance(statement, cst.FunctionDef):
@@ -126,6 +134,7 @@ class StatementExecutor:
                 if isinstance(declared, TensorValue):
                     base.check_annotation(self, value, declared, small, frame, f"the value returned by `{function.name.value}`")
             frame.returns.append(value)
+            frame.exits.append(dict(frame.modes))
             frame.terminated = True
         elif isinstance(small, cst.Assert):
             self._exec_assert(small, frame)
@@ -215,6 +224,7 @@ class StatementExecutor:
         # ``if x.size(0) != 1: raise ...``: past the ``if``, the sizes are equal.
         equalities = self._equality_test(node.test, frame, cst.NotEqual) if raising and divisibility is None else []
         test = self.eval(node.test, frame)
+        known = self._none_test(node.test, frame)
         if frame.run.inlined and truth_of(test) is not None:
             # Inlined with the caller's values (``if exists(arg): return arg``): only the branch that
             # runs is followed. Standalone runs keep both branches, whatever the defaults say.
@@ -224,6 +234,15 @@ class StatementExecutor:
                 self._exec_if(node.orelse, frame)
             elif node.orelse is not None:
                 self.exec_block(node.orelse.body.body, frame)
+            return
+        if known is not None:
+            # ``if targets is None:`` with a tensor passed: only the branch that runs.
+            if known:
+                self._snapshot_run(frame, node.body.body)
+            elif isinstance(node.orelse, cst.If):
+                self._exec_if(node.orelse, frame)
+            elif node.orelse is not None:
+                self._snapshot_run(frame, node.orelse.body.body)
             return
         then_frame = frame.fork()
         self._snapshot_run(then_frame, node.body.body)
@@ -237,6 +256,21 @@ class StatementExecutor:
             self._assume_divisible(divisibility[0], divisibility[1], else_frame)
         self._assume_equal(equalities, else_frame)
         self._merge(frame, [then_frame, else_frame])
+
+    def _none_test(self, test: cst.BaseExpression, frame: Frame) -> bool | None:
+        """The value of ``x is None`` / ``x is not None`` when x is certainly not None (a tensor or a
+        module); None when it cannot be told (a parameter, a default, anything else)."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, (cst.Is, cst.IsNot)):
+            return None
+        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+            return None
+        value = self.eval(test.left, frame) if isinstance(test.left, (cst.Name, cst.Attribute)) else None
+        if not isinstance(value, (TensorValue, ObjectValue, ModuleValue)):
+            return None
+        return isinstance(comparison.operator, cst.IsNot)
 
     def _snapshot_run(self, frame: Frame, body: Sequence[cst.BaseStatement]) -> None:
         self.exec_block(body, frame)
@@ -258,22 +292,33 @@ class StatementExecutor:
             merged[name] = value
         frame.env.clear()
         frame.env.update(merged)
+        frame.modes = live[0].modes if len(live) == 1 else modes.join(branch.modes for branch in live)
         if len(live) == 1:
             frame.assumptions = live[0].assumptions
 
     def _exec_loop(self, node: cst.For | cst.While, frame: Frame) -> None:
         body_frame = frame.fork()
+        # The body runs once, from the symbolic state at the loop's head (domain.modes).
+        head, entry = modes.LoopHead(node), frame.modes
+        body_frame.modes = modes.enter_loop(entry, head)
+        calls_before, exits_before = len(self.facts.model_calls), len(frame.exits)
         if isinstance(node, cst.For):
             iterable = self.eval(node.iter, frame)
             items = base.known_items(iterable)
             if items is not None and len(items) <= MAX_UNROLLED and not _jumps(node.body.body):
                 self._unroll(node, items, frame)
                 return
-            self.assign(node.target, base.iteration_element(iterable), body_frame, node)
+            self.assign(node.target, base.iteration_element(iterable, self), body_frame, node)
         else:
             self.eval(node.test, frame)
         self.exec_block(node.body.body, body_frame)
         body_frame.terminated = False
+        at_head = modes.loop_head(entry, body_frame.modes, head)
+        for call in self.facts.model_calls[calls_before:]:
+            call.modes = modes.resolve(call.modes, head, at_head.get(call.ident))
+        for index in range(exits_before, len(frame.exits)):
+            frame.exits[index] = modes.resolve_all(frame.exits[index], head, at_head)
+        body_frame.modes = modes.resolve_all(body_frame.modes, head, at_head)
         self._merge(frame, [frame.fork(), body_frame])
         if node.orelse is not None:
             self.exec_block(node.orelse.body.body, frame)
@@ -298,7 +343,12 @@ class StatementExecutor:
         if node.orelse is not None:
             self.exec_block(node.orelse.body.body, frame)
         if node.finalbody is not None:
+            before, exits_before = dict(frame.modes), len(frame.exits)
             self.exec_block(node.finalbody.body.body, frame)
+            # ``finally`` runs on the way out too: its mode switches apply to the returns above.
+            switched = {key: value for key, value in frame.modes.items() if before.get(key) != value}
+            for index in range(exits_before):
+                frame.exits[index] = {**frame.exits[index], **switched}
 
     # ------------------------------------------------------------------ assignment
 

@@ -19,8 +19,10 @@ from shapecheck.engine.domain.tags import (
     DtypeValue,
     PaddingTag,
     KeyTransposed,
+    ModelOutputTag,
     ParameterTag,
     Repeated,
+    SequenceOriginTag,
     SplitTuple,
     StreamTag,
 )
@@ -179,7 +181,8 @@ def _with_rank(interp: "Interpreter", shape: Shape | None, rank: int) -> Shape |
 
 def lineage(*values: Value) -> tuple[object, ...]:
     """Tags that follow information through any computation: position and token provenance, and
-    the suspect ops a value was computed from (``CauseTag``, merged)."""
+    the suspect ops a value was computed from (``CauseTag``, merged), and which tokens of which
+    sequence a tensor was computed from (position by position)."""
     tags: list[object] = []
     kinds: set[type] = set()
     causes: frozenset = frozenset()
@@ -187,8 +190,10 @@ def lineage(*values: Value) -> tuple[object, ...]:
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
-                if type(tag) in (PositionTag, TokenEmbeddingTag) and type(tag) not in kinds:
+                if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag, ModelOutputTag) and type(tag) not in kinds:
                     kinds.add(type(tag))
+                    if type(tag) is SequenceOriginTag and tag.axis is not None:
+                        tag = replace(tag, axis=None)  # the layout may change: find the axis by its size
                     tags.append(tag if type(tag) is not PositionTag else replace(tag, kind="added") if tag.kind == "index" else tag)
                 elif type(tag) is CauseTag:
                     causes |= tag.nodes
@@ -312,7 +317,9 @@ def known_items(value: Value) -> tuple[Value, ...] | None:
     return items if items is not None and 0 < len(items) <= 16 else None
 
 
-def iteration_element(value: Value) -> Value:
+def iteration_element(value: Value, interp: "Interpreter | None" = None) -> Value:
+    if isinstance(value, TensorValue) and interp is not None and value.dtype == "int" and value.rank == 1:
+        return IntValue(element_symbol(interp, value))  # ``for i in ix``: one start index
     if isinstance(value, Repeated):
         return value.element
     if isinstance(value, ModuleValue) and value.named:
@@ -398,7 +405,9 @@ def unknown_call(call: Call) -> Value:
     if not tensors:
         return UNKNOWN
     tags = lineage(*tensors)
-    tags = tuple(tag for tag in tags if type(tag) is not PositionTag) + (
+    tags = tuple(
+        replace(tag, opaque=True) if type(tag) is SequenceOriginTag else tag for tag in tags if type(tag) is not PositionTag
+    ) + (
         PositionTag(call.node, "unknown"),
         ScaleTag(None, call.node),
     )
@@ -432,3 +441,19 @@ def combined_scale(*tensors: TensorValue) -> ScaleTag | None:
     if node is None:
         return None
     return ScaleTag(factor, node)
+
+
+def element_symbol(interp: "Interpreter", tensor: TensorValue) -> Dim:
+    """The symbol for "an element of this 1-D int tensor": the same for every loop or comprehension
+    over the same tensor, so that ``data[i:i+T]`` and ``data[i+1:i+T+1]`` share their ``i``."""
+    table = interp.__dict__.setdefault("_element_symbols", {})
+    entry = table.get(id(tensor))
+    if entry is None or entry[0] is not tensor:
+        entry = (tensor, Dim.sym(interp.fresh_name("item", use_target=False)))
+        table[id(tensor)] = entry
+    return entry[1]
+
+
+def loss_lineage(logits: TensorValue) -> tuple[object, ...]:
+    """What a loss keeps of its logits: which forward call of a script's model they came from."""
+    return tuple(tag for tag in logits.tags if type(tag) is ModelOutputTag)

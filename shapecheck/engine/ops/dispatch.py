@@ -23,6 +23,7 @@ from shapecheck.engine.domain.tags import (
     FinfoValue,
     ParameterTag,
     Repeated,
+    SequenceOriginTag,
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -59,7 +60,9 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     products,
     scalars,
     sequences,
+    windows,
     shapes,
+    training,
 )
 from shapecheck.engine.ops.arithmetic import tensor_compare
 from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, traced, unknown_call
@@ -81,7 +84,11 @@ TORCH_PREFIXES = ("torch.nn.functional.", "torch.Tensor.", "torch.special.", "to
 
 def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Frame") -> Value:
     if qualname.startswith("torch.nn.") and not qualname.startswith("torch.nn.functional."):
-        return nn_modules.construct(interp, qualname[len("torch.nn.") :], call, frame)
+        built = nn_modules.construct(interp, qualname[len("torch.nn.") :], call, frame)
+        if isinstance(built, ModuleValue):
+            training.adopt_children(list(call.args) + list(call.kwargs.values()), frame)
+            training.track_new_model(built.ident, call.node, frame)
+        return built
     special = QUALIFIED.get(qualname)
     if special is not None:
         return apply(interp, special, call, frame)
@@ -129,6 +136,10 @@ QUALIFIED = {
 
 
 def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, frame: "Frame") -> Value:
+    if training.is_mode_switch(receiver, name):
+        return training.set_mode(receiver, name, call, frame)
+    if training.returns_itself(receiver, name):
+        return receiver  # ``model = Net().to(device)``: the same module
     if isinstance(receiver, ObjectValue):
         if name == "register_buffer" or name == "register_parameter":
             return nn_modules.register(interp, receiver, call, frame)
@@ -170,7 +181,11 @@ METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "c
 
 def call_module(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
     conflicts_before = len(interp.facts.conflicts)
-    result = nn_modules.forward(interp, module, call, frame)
+    if training.record_model_call(interp, module, call, frame):
+        call = windows.tag_model_inputs(interp, call, frame)
+        result = training.mark_output(nn_modules.forward(interp, module, call, frame), call)
+    else:
+        result = nn_modules.forward(interp, module, call, frame)
     return traced(interp, "module", call, result, conflicts_before)
 
 
@@ -207,7 +222,7 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         method = base.cls.methods.get(attr)
         if method is not None:
             return FunctionValue(method, f"{base.cls.qualname}.{attr}", base)
-        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF):
+        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.is_mode_switch(base, attr) or training.returns_itself(base, attr):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:
             return UNKNOWN
@@ -356,8 +371,13 @@ def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value,
         OpEvent("setitem", statement, (current, value), {"index": ConstValue(key), "name": ConstValue(base_node.value)},
                 UNKNOWN, frame.run, (base_node, getattr(statement, "value", None)), {}, frame.assumptions)
     )
+    if isinstance(current, TensorValue):
+        # Written into: no longer the tokens it was cut from (masked inputs, -100 labels).
+        current = current.without(SequenceOriginTag)
+        frame.env[base_node.value] = current
     if isinstance(current, TensorValue) and isinstance(value, TensorValue):
-        extra = lineage(value)
+        # Tokens written into part of a tensor land at other positions (``shifted[:, 1:] = ids[:, :-1]``).
+        extra = tuple(tag for tag in lineage(value) if type(tag) is not SequenceOriginTag)
         kept = tuple(t for t in current.tags if type(t) is not FilledTag)
         kinds = {type(t) for t in kept}
         frame.env[base_node.value] = replace(current, tags=kept + tuple(t for t in extra if type(t) not in kinds))

@@ -29,7 +29,7 @@ from shapecheck.engine.domain.values import (
     scale_of,
     with_mask,
 )
-from shapecheck.engine.ops import frequencies
+from shapecheck.engine.ops import frequencies, windows
 from shapecheck.engine.ops.arithmetic import tensor_binary
 from shapecheck.engine.ops.base import (
     Call,
@@ -73,7 +73,10 @@ def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         dtype = "float"  # sqrt, exp, sigmoid ... of integers are floating point in torch
     elif name in ("cumsum", "cumprod") and dtype == "bool":
         dtype = "int"
-    result = TensorValue(source.shape, dtype, lineage(source), call.node)
+    tags = lineage(source)
+    if name in ("roll", "flip", "cumsum", "cumprod"):
+        tags = windows.positions_moved(tags)  # the tokens are no longer where they were
+    result = TensorValue(source.shape, dtype, tags, call.node)
     layer = source.tag(LayerOutputTag)
     if layer is not None:
         result = result.with_tag(layer)

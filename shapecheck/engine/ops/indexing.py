@@ -24,6 +24,7 @@ from shapecheck.engine.domain.values import (
     dim_of,
     int_of,
 )
+from shapecheck.engine.ops import windows
 from shapecheck.engine.ops.base import _piece, fresh
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
@@ -168,6 +169,7 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
         )
     if any(kind == "slice" and _shifts(value) for kind, value in parts):  # type: ignore[arg-type]
         tags = tags + (ShiftTag(node),)
+    tags = windows.after_index(interp, base, tags, parts, node)
     result = replace(base, tags=tags, node=node)
     shape = base.shape
     if shape is None and ("ellipsis", None) in parts:
@@ -255,7 +257,12 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
     if stop is None:
         return None
     if stop.is_const and stop.value < 0:
-        return None
+        # ``ids[:, :-1]``: all but the last positions (a known size, or a symbolic one, T - 1).
+        if not start.is_const or start.value < 0:
+            return None
+        if full.is_const:
+            return Dim.const(max(0, full.value + stop.value - start.value))
+        return full + stop - start if full.name is not None else None
     if start.is_const and start.value < 0:
         return None
     if stop.is_const and full.is_const:

@@ -45,7 +45,14 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
     if items is None or axis is None:
-        return _joined_unknown(call.arg(0, "tensors"), call.node)
+        joined = _joined_unknown(call.arg(0, "tensors"), call.node)
+        element = getattr(call.arg(0, "tensors"), "element", None)
+        shape = element.shape if isinstance(element, TensorValue) else None
+        if axis == 0 and shape is not None and not shape.variadic:
+            # ``torch.stack([data[i:i+T] for i in ix])``: (n, T), n the number of items.
+            count = Dim.sym(interp.fresh_name("n", use_target=False))
+            return TensorValue(Shape((count,) + shape.dims), joined.dtype, joined.tags, call.node)
+        return joined
     tensors = [as_tensor(item) for item in items]
     tags = lineage(*tensors) + keep_scale(*tensors)
     shapes = [t.shape for t in tensors]
@@ -87,7 +94,14 @@ def _stack(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
     if items is None or axis is None:
-        return _joined_unknown(call.arg(0, "tensors"), call.node)
+        joined = _joined_unknown(call.arg(0, "tensors"), call.node)
+        element = getattr(call.arg(0, "tensors"), "element", None)
+        shape = element.shape if isinstance(element, TensorValue) else None
+        if axis == 0 and shape is not None and not shape.variadic:
+            # ``torch.stack([data[i:i+T] for i in ix])``: (n, T), n the number of items.
+            count = Dim.sym(interp.fresh_name("n", use_target=False))
+            return TensorValue(Shape((count,) + shape.dims), joined.dtype, joined.tags, call.node)
+        return joined
     tensors = [as_tensor(item) for item in items]
     tags = lineage(*tensors) + keep_scale(*tensors)
     first = tensors[0].shape if tensors else None

@@ -48,6 +48,7 @@ from shapecheck.engine.ops.base import (
     attended,
     conflict,
     lineage,
+    loss_lineage,
     unify,
     unknown_call,
 )
@@ -79,6 +80,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "ModuleList": ("modules",),
     "ModuleDict": ("modules",),
     "CrossEntropyLoss": ("weight",),
+    "NLLLoss": ("weight",),
 }
 SHAPE_PRESERVING = {
     "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid",
@@ -324,7 +326,7 @@ def _encoder_layer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _cross_entropy_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return TensorValue(Shape(()), "float", (), call.node)
+    return TensorValue(Shape(()), "float", loss_lineage(as_tensor(call.arg(1, "input"))), call.node)
 
 
 FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
@@ -341,6 +343,7 @@ FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "TransformerEncoder": _encoder_layer,
     "TransformerDecoder": _encoder_layer,
     "CrossEntropyLoss": _cross_entropy_module,
+    "NLLLoss": _cross_entropy_module,
 }
 
 

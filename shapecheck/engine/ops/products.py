@@ -28,6 +28,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops import nn_modules
 from shapecheck.engine.ops.base import (
+    loss_lineage,
     Call,
     _callee_name,
     _with_rank,
@@ -184,7 +185,7 @@ def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("cross_entropy", "nll_loss")
 def _cross_entropy(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return TensorValue(None, "float", (), call.node)
+    return TensorValue(None, "float", loss_lineage(call.tensor(0, "input")), call.node)
 
 
 @op("multinomial")

@@ -1,0 +1,186 @@
+"""Which tokens a tensor holds: windows cut from a token sequence and their offsets (SC603).
+
+``data[i:i+T]`` of a 1-D id tensor, or ``ids[:, 1:]`` / ``ids[..., :-1]`` on the last axis of an id
+tensor, starts a ``SequenceOriginTag`` (the sequence's identity, the offset of the window, the
+length of its time axis). The tag follows the tokens through stacking, views and every computation
+(``base.lineage``), so a model's logits carry the offset of its input ids; slicing a tagged tensor
+along its time axis (the axis whose size is the tag's length) moves the offset, picking one position
+drops the tag. Ids fed to a model of the file without a window get a tag of offset 0 at the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
+from shapecheck.engine.domain.values import TensorValue, Value, dim_of
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
+    from shapecheck.engine.ops.base import Call
+
+Part = tuple  # (kind, value) as built by ``indexing._index_tensor``
+
+
+def source_of(interp: "Interpreter", tensor: TensorValue) -> SequenceSource:
+    """One identity per tensor value: two windows cut from the same ``data`` share it."""
+    table = interp.__dict__.setdefault("_sequence_sources", {})
+    entry = table.get(id(tensor))
+    if entry is None or entry[0] is not tensor:
+        entry = (tensor, SequenceSource(tensor.node))
+        table[id(tensor)] = entry
+    return entry[1]
+
+
+def _axes(base: TensorValue, parts: list[Part]) -> list[tuple[int | None, Part]] | None:
+    """Each consuming part with its axis: an index from the start, or from the end (negative) when
+    the parts after an ellipsis are read against a shape of unknown rank."""
+    shape = base.shape
+    kinds = [kind for kind, _ in parts]
+    if kinds.count("ellipsis") > 1:
+        return None
+    consuming = [i for i, kind in enumerate(kinds) if kind not in ("none", "ellipsis")]
+    result: list[tuple[int | None, Part]] = []
+    if "ellipsis" in kinds:
+        cut = kinds.index("ellipsis")
+        after = [i for i in consuming if i > cut]
+        for position, i in enumerate(consuming):
+            if i < cut:
+                result.append((position, parts[i]))
+            else:
+                from_end = -(len(after) - after.index(i))
+                rank = shape.rank if shape is not None and not shape.variadic else None
+                result.append((rank + from_end if rank is not None else from_end, parts[i]))
+        return result
+    return [(position, parts[i]) for position, i in enumerate(consuming)]
+
+
+def _axis_dim(base: TensorValue, axis: int | None) -> Dim | None:
+    shape = base.shape
+    if shape is None or axis is None:
+        return None
+    if shape.variadic:
+        return shape.dims[axis] if axis < 0 and -axis <= len(shape.dims) else None
+    return shape.dims[axis] if -shape.rank <= axis < shape.rank else None  # type: ignore[operator]
+
+
+def _is_last_axis(base: TensorValue, axis: int | None, count: int) -> bool:
+    if axis is None:
+        return False
+    if axis == -1:
+        return True
+    shape = base.shape
+    if shape is None:
+        return axis == 0 and count == 1  # ``data[a:b]`` of a tensor of unknown rank: a 1-D stream
+    return not shape.variadic and shape.rank == axis + 1
+
+
+def _full(value: object) -> bool:
+    lower, upper, step = value  # type: ignore[misc]
+    return lower is None and upper is None and step is None
+
+
+def _window(bounds: object, full: Dim | None) -> tuple[Dim | None, Dim | None] | None:
+    """(offset, length) of a slice ``[lower:upper]`` without a step; None for a negative start."""
+    lower, upper, step = bounds  # type: ignore[misc]
+    if step is not None:
+        return None
+    start = dim_of(lower) if lower is not None else Dim.const(0)
+    if start is not None and start.is_const and start.value < 0:
+        return None
+    stop = dim_of(upper) if upper is not None else None
+    length: Dim | None = None
+    try:
+        if stop is not None and stop.is_const and stop.value < 0:
+            length = full + stop - start if full is not None and start is not None else None
+        elif stop is not None and start is not None:
+            length = stop - start
+        elif upper is None and full is not None and start is not None:
+            length = full - start
+    except ArithmeticError:
+        length = None
+    return start, length
+
+
+def after_index(
+    interp: "Interpreter", base: TensorValue, tags: tuple[object, ...], parts: list[Part], node: cst.CSTNode
+) -> tuple[object, ...]:
+    """The result's tags (``tags``, from the other index rules) after indexing ``base``: the sequence
+    window moved, started or dropped."""
+    tags = tuple(tag for tag in tags if type(tag) is not SequenceOriginTag)
+    axes = _axes(base, parts)
+    if axes is None:
+        return tags
+    touched = [(axis, part) for axis, part in axes if not (part[0] == "slice" and _full(part[1]))]
+    tag = base.tag(SequenceOriginTag)
+    if tag is not None:
+        moved = _move(base, tag, touched, node)
+        if moved is not None and moved.axis is not None and any(kind in ("int", "none") for kind, _ in parts):
+            moved = replace(moved, axis=None)
+        return tags + ((moved,) if moved is not None else ())
+    if len(touched) != 1 or touched[0][1][0] != "slice" or base.dtype not in ("int", None):
+        return tags
+    axis, (_, bounds) = touched[0]
+    if not _is_last_axis(base, axis, len(axes)):
+        return tags
+    window = _window(bounds, _axis_dim(base, axis))
+    if window is None:
+        return tags
+    offset, length = window
+    kept_axis = axis if axis is not None and axis >= 0 and not any(kind in ("int", "none") for kind, _ in parts) else None
+    return tags + (SequenceOriginTag(source_of(interp, base), offset, length, True, node, kept_axis),)
+
+
+def _move(base: TensorValue, tag: SequenceOriginTag, touched: list, node: cst.CSTNode) -> SequenceOriginTag | None:
+    """Index a tensor that holds a window: along its time axis the offset moves; along another axis
+    nothing changes; where the axis cannot be told, the tag is dropped."""
+    for axis, (kind, value) in touched:
+        dim = _axis_dim(base, axis)
+        same = equal(dim, tag.length) if dim is not None and tag.length is not None else Truth.UNKNOWN
+        if same is Truth.UNKNOWN and tag.axis is not None and axis is not None and axis >= 0:
+            same = Truth.TRUE if axis == tag.axis else Truth.FALSE
+        if same is Truth.FALSE:
+            continue
+        if same is Truth.UNKNOWN or kind != "slice":
+            return None
+        window = _window(value, dim)
+        if window is None:
+            return None
+        start, length = window
+        offset = tag.offset + start if tag.offset is not None and start is not None else None
+        tag = replace(tag, offset=offset, length=length, sliced=True, node=node)
+    return tag
+
+
+def tag_model_inputs(interp: "Interpreter", call: "Call", frame: "Frame") -> "Call":
+    """Ids given to a model of the file: tagged as a sequence of their own (offset 0) unless they are
+    a window already, in the call and in the caller's variables, so that a target that is the same
+    tensor (``labels=input_ids``, ``cross_entropy(logits, ids)``) is recognised as the input."""
+    from shapecheck.engine.ops.base import Call
+
+    tagged: dict[int, Value] = {}
+
+    def tag(value: Value, arg_node: cst.CSTNode | None) -> Value:
+        if not isinstance(value, TensorValue) or value.dtype not in ("int", None) or value.has(SequenceOriginTag):
+            return value
+        if id(value) not in tagged:
+            length = value.shape.dims[-1] if value.shape is not None and value.shape.dims else None
+            tagged[id(value)] = value.with_tag(SequenceOriginTag(source_of(interp, value), Dim.const(0), length, False, arg_node))
+        result = tagged[id(value)]
+        if isinstance(arg_node, cst.Name) and frame.env.get(arg_node.value) is value:
+            frame.env[arg_node.value] = result
+        return result
+
+    args = tuple(tag(value, node) for value, node in zip(call.args, call.arg_nodes + (None,) * len(call.args)))
+    kwargs = {key: tag(value, call.kwarg_nodes.get(key)) for key, value in call.kwargs.items()}
+    return Call(call.node, args, kwargs, call.arg_nodes, call.kwarg_nodes)
+
+
+def positions_moved(tags: tuple[object, ...]) -> tuple[object, ...]:
+    """Tags of a tensor whose tokens moved along an axis (``roll``, ``flip``): their window is
+    no longer known."""
+    return tuple(replace(tag, opaque=True) if type(tag) is SequenceOriginTag else tag for tag in tags)
