@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shapecheck.engine.domain.tags import Permuted, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
@@ -61,4 +62,8 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
     dtype = left.dtype if left.dtype == right.dtype else None
     kinds = {type(tag) for tag in left.tags}
     tags = left.tags + tuple(tag for tag in right.tags if type(tag) not in kinds)
+    # A memory layout holds after the merge only when both paths leave the same one.
+    for layout in (Permuted, Reordered):
+        if left.tag(layout) != right.tag(layout):
+            tags = tuple(tag for tag in tags if type(tag) is not layout)
     return replace(left, shape=shape, dtype=dtype, tags=tags)

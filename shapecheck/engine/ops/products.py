@@ -26,6 +26,7 @@ from shapecheck.engine.domain.values import (
     Value,
     scale_of,
 )
+from shapecheck.engine.facts.layouts import misplaced_key_transpose
 from shapecheck.engine.ops import nn_modules
 from shapecheck.engine.ops.base import (
     Call,
@@ -70,9 +71,11 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
         shape = result.shape
         if result.conflict is not None:
             left, right = result.conflict
+            # Keys transposed over the wrong axes explain the mismatch (SC504, not SC505).
+            misplaced = misplaced_key_transpose(a, b, frame.assumptions) is not None
             conflict(
                 interp,
-                "matmul",
+                "key-transpose" if misplaced else "matmul",
                 node,
                 f"matmul of {a.shape} and {b.shape}: inner dims {left} and {right} differ",
                 frame,
