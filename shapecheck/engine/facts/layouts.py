@@ -147,7 +147,8 @@ def heads_merged_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None
 
 def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object) -> Reordered | None:
     """``a @ b`` where ``b`` is a key reordered so that the contracted axis (-2) is not its feature
-    axis, while the query ``a`` has that feature size last: attention scores over the wrong axes."""
+    axis, while the query ``a`` has that feature size last: attention scores over the wrong axes.
+    The operands are attention data: projections, or a query shaped exactly like the key."""
     layout = b.tag(Reordered)
     if layout is None or layout.rank < 3 or layout.contracts_features() or a.has(ProbsTag):
         return None
@@ -155,8 +156,10 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
     if query is None or key is None:
         return None
     feature = key[layout.order.index(layout.rank - 1)]
-    if not _is(query[-1], feature, assumptions) or _is(key[-2], feature, assumptions):
+    if not _is(query[-1], feature, assumptions):
         return None
-    if not (a.has(ProjectionTag) or b.has(ProjectionTag)):
+    source = _fixed(layout.source.shape, layout.rank) if layout.source is not None else None
+    same_shape = source is not None and all(_is(x, y, assumptions) for x, y in zip(query, source))
+    if not (a.has(ProjectionTag) or b.has(ProjectionTag) or same_shape):
         return None
     return layout
