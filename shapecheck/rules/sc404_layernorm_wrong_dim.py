@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites
+from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites, position_table_lengths
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.rules import _examples
@@ -51,10 +51,11 @@ class LayernormWrongDim(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         reported = set()
+        lengths = position_table_lengths(facts)
         for site in layer_norm_sites(facts):
             if site.node in reported:
                 continue
-            problem = _problem(site)
+            problem = _problem(site) or _sequence_length(site, lengths)
             if problem is None:
                 continue
             reported.add(site.node)
@@ -116,3 +117,28 @@ def _axis_named(shape, normalized, assumptions) -> str:
             label = " (the sequence axis)" if axis == 1 and shape.rank == 3 else ""
             return f"; {normalized[0]} is the size of axis {axis}{label}"
     return ""
+
+
+def _sequence_length(site: LayerNormSite, lengths: list) -> _Problem | None:
+    """``LayerNorm(max_len)`` on ``(b, t, d)`` with symbolic sizes: the normalized size is a sequence
+    length (the input's time axis, or the length of a positional table) and not the feature dim."""
+    shape, normalized = site.input.shape, site.normalized
+    if shape is None or normalized is None or len(normalized) != 1 or not shape.dims:
+        return None
+    assumptions = site.event.assumptions
+    size, feature = normalized[0], shape.dims[-1]
+    if equal(size, feature, assumptions) is Truth.TRUE:  # type: ignore[arg-type]
+        return None
+    time = shape.dims[1] if not shape.variadic and shape.rank == 3 else None
+    if time is not None and is_token_sequence(site.input) and equal(size, time, assumptions) is Truth.TRUE:  # type: ignore[arg-type]
+        what = "the sequence length (axis 1)"
+    elif any(equal(size, length, assumptions) is Truth.TRUE for length in lengths):  # type: ignore[arg-type]
+        what = "the length of a positional table (max_len)"
+    else:
+        return None
+    name = "F.layer_norm" if site.functional else "LayerNorm"
+    return _Problem(
+        f"{name} normalized_shape ({size},) is {what}, not the feature dim {feature} of its input {shape}: "
+        f"expected {name}({feature})",
+        f"normalize over the feature dim: LayerNorm({feature})",
+    )

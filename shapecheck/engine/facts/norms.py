@@ -67,6 +67,25 @@ def layer_norm_sites(facts: FileFacts) -> list[LayerNormSite]:
     return sites
 
 
+def position_table_lengths(facts: FileFacts) -> list[Dim]:
+    """Lengths of the positional tables of the file (``max_len``, ``block_size``): the number of
+    rows of an embedding looked up with positions, or of a positional buffer."""
+    lengths: list[Dim] = []
+    for event in facts.events_of("module.Embedding"):
+        module, result = event.arg(0), event.result
+        if isinstance(module, ModuleValue) and isinstance(result, TensorValue) and result.has(PositionTag):
+            rows = dim_of(module.params.get("num_embeddings")) if module.params.get("num_embeddings") is not None else None
+            if rows is not None and rows not in lengths:
+                lengths.append(rows)
+    for event in facts.events:
+        result = event.result
+        if isinstance(result, TensorValue):
+            tag = result.tag(PositionTag)
+            if tag is not None and tag.kind == "table" and tag.full_length is not None and tag.full_length not in lengths:
+                lengths.append(tag.full_length)
+    return lengths
+
+
 def is_token_sequence(tensor: TensorValue) -> bool:
     """Token states ``(b, t, d)`` of a sequence model: computed from token embeddings, positions or
     attention outputs (by provenance)."""

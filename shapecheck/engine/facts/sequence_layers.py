@@ -6,7 +6,8 @@ whether its input is provably laid out ``(batch, seq, feature)`` instead, and wh
 
 - a key padding mask ``(b, s)`` whose axes match axes 0 and 1 of the sequence it pads;
 - a square attention mask ``(t, t)`` whose size is axis 1 of the input (not axis 0);
-- a ``batch_first=True`` layer elsewhere in the file called on a tensor of exactly this shape.
+- a ``batch_first=True`` layer elsewhere in the file called on a tensor whose first two axes are
+  this input's first two.
 
 The two axes must not be provably equal (a square input tells nothing).
 """
@@ -131,6 +132,9 @@ def batch_first_evidence(call: LayerCall, calls: list[LayerCall]) -> str | None:
         if other is call or batch_first(other.module) is not True:
             continue
         seen = _three_d(other.input)
-        if seen is not None and all(_is(a, b, assumptions) for a, b in zip(seen.dims, shape.dims)):
-            return f"a batch_first=True {other.module.ident.label} in the same file is called on a tensor of the same shape {shape}"
+        if seen is not None and all(_is(a, b, assumptions) for a, b in zip(seen.dims[:2], shape.dims[:2])):
+            return (
+                f"a batch_first=True {other.module.ident.label} in the same file is called on {seen}, whose "
+                f"(batch, seq) axes are this input's axes 0 and 1"
+            )
     return None
