@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites, position_table_lengths
+from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites, sequence_lengths
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.rules import _examples
@@ -51,7 +51,7 @@ class LayernormWrongDim(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         reported = set()
-        lengths = position_table_lengths(facts)
+        lengths = sequence_lengths(facts)
         for site in layer_norm_sites(facts):
             if site.node in reported:
                 continue
@@ -133,7 +133,7 @@ def _sequence_length(site: LayerNormSite, lengths: list) -> _Problem | None:
     if time is not None and is_token_sequence(site.input) and equal(size, time, assumptions) is Truth.TRUE:  # type: ignore[arg-type]
         what = "the sequence length (axis 1)"
     elif any(equal(size, length, assumptions) is Truth.TRUE for length in lengths):  # type: ignore[arg-type]
-        what = "the length of a positional table (max_len)"
+        what = "a sequence length (the size of a positional table or lookup)"
     else:
         return None
     name = "F.layer_norm" if site.functional else "LayerNorm"

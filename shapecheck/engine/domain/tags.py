@@ -1,7 +1,7 @@
 """Engine values and tensor tags that the op rules create and the rules read.
 
 Values: ``Repeated`` (a list of like items), ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags
-(attached to a ``TensorValue``): ``KeyTransposed``, ``Permuted``, ``Reordered``, ``AttentionOutputTag``, ``ParameterTag``,
+(attached to a ``TensorValue``): ``KeyTransposed``, ``Permuted``, ``KernelLayout``, ``Reordered``, ``AttentionOutputTag``, ``ParameterTag``,
 ``LayerOutputTag``, ``FilledTag``. The general values and tags live in ``values``.
 """
 
@@ -67,6 +67,14 @@ class Permuted:
     def merges_adjacent(self, first: int, last: int) -> bool:
         """Whether axes ``first..last`` (here) are consecutive in memory, so a view may merge them."""
         return all(self.order[a + 1] == self.order[a] + 1 for a in range(first, last))
+
+
+@dataclass(frozen=True, slots=True)
+class KernelLayout:
+    """A kernel chose this tensor's memory layout (``F.scaled_dot_product_attention`` may return a
+    tensor whose ``transpose(1, 2)`` is the contiguous one): no ``Permuted`` is derived from it."""
+
+    node: cst.CSTNode
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,9 +67,9 @@ def layer_norm_sites(facts: FileFacts) -> list[LayerNormSite]:
     return sites
 
 
-def position_table_lengths(facts: FileFacts) -> list[Dim]:
-    """Lengths of the positional tables of the file (``max_len``, ``block_size``): the number of
-    rows of an embedding looked up with positions, or of a positional buffer."""
+def sequence_lengths(facts: FileFacts) -> list[Dim]:
+    """Sizes that are sequence lengths, by provenance: the rows of an embedding looked up with
+    positions (``max_len``, ``block_size``) and the length of a positional table or lookup."""
     lengths: list[Dim] = []
     for event in facts.events_of("module.Embedding"):
         module, result = event.arg(0), event.result

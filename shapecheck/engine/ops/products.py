@@ -12,6 +12,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import (
     AttentionOutputTag,
+    KernelLayout,
     KeyTransposed,
     ParameterTag,
 )
@@ -154,7 +155,8 @@ def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = None
     if q.shape is not None and v.shape is not None and not q.shape.variadic and not v.shape.variadic:
         shape = Shape(q.shape.dims[:-1] + v.shape.dims[-1:])
-    return TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
+    result = TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
+    return result.with_tag(KernelLayout(call.node))  # its strides depend on the backend
 
 
 @op("embedding")

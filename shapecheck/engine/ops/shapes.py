@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapecheck.engine.domain.tags import DtypeValue, KeyTransposed, Permuted, Reordered
+from shapecheck.engine.domain.tags import DtypeValue, KernelLayout, KeyTransposed, Permuted, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
@@ -338,6 +338,8 @@ def _reorder(result: TensorValue, source: TensorValue, order: tuple[int, ...], n
     """The memory layout after reordering ``source``'s axes by ``order`` (composed with any
     reordering already applied; the identity means contiguous again)."""
     result = result.with_tag(Reordered(order, node, source))
+    if source.has(KernelLayout):
+        return result  # the strides are the kernel's: unknown
     earlier = source.tag(Permuted)
     if earlier is not None:
         if earlier.rank != len(order):
@@ -360,11 +362,17 @@ def _same_tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ identity and casts
 
 
-@op("contiguous", "clone", "cuda", "cpu", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
+@op("clone", "cuda", "cpu", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
 def _identity(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    """Same values; the layout may be new (``contiguous()``), so a reordering is forgotten."""
+    """Same values; the layout may be new, so a reordering is forgotten (never guessed)."""
     source = call.tensor(0)
     return source.without(Permuted) if source.has(Permuted) else source
+
+
+@op("contiguous")
+def _contiguous(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """Same values in row-major memory: whatever layout the tensor had is gone."""
+    return call.tensor(0).without(Permuted, KernelLayout)
 
 
 @op("to", "type")
