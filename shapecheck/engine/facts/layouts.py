@@ -148,7 +148,7 @@ def heads_merged_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None
 def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object) -> Reordered | None:
     """``a @ b`` where ``b`` is a key reordered so that the contracted axis (-2) is not its feature
     axis, while the query ``a`` has that feature size last: attention scores over the wrong axes.
-    The operands are attention data: projections, or a query shaped exactly like the key."""
+    The query is a projection, or shaped exactly like the key."""
     layout = b.tag(Reordered)
     if layout is None or layout.rank < 3 or layout.contracts_features() or a.has(ProbsTag):
         return None
@@ -160,6 +160,9 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
         return None
     source = _fixed(layout.source.shape, layout.rank) if layout.source is not None else None
     same_shape = source is not None and all(_is(x, y, assumptions) for x, y in zip(query, source))
-    if not (a.has(ProjectionTag) or b.has(ProjectionTag) or same_shape):
+    # The left operand is a query: a projection (its last axis is features), or shaped like the
+    # key. Attention weights (whose last axis is key positions) times values never qualify, even
+    # when the engine did not recognise them as probabilities.
+    if not (a.has(ProjectionTag) or same_shape):
         return None
     return layout

@@ -255,4 +255,25 @@ class Attn(tnn.Module):
         k = self.k(x).view(bsz, seqlen, self.n_heads, width // self.n_heads).transpose(1, 2)
         return th.matmul(q, k.mT).softmax(-1)
 '''),
+    ("sigmoid attention weights (not softmax) times split-and-transposed values, seq len == head dim", '''\
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+
+
+class SigmoidAttention(nn.Module):
+    def __init__(self, d_model=64, n_heads=4):
+        super().__init__()
+        self.h = n_heads
+        self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
+        self.v = nn.Linear(d_model, d_model)
+
+    def forward(self, x: Float[torch.Tensor, "2 16 64"]):
+        q = self.q(x).view(2, 16, self.h, 16).transpose(1, 2)
+        k = self.k(x).view(2, 16, self.h, 16).transpose(1, 2)
+        v = self.v(x).view(2, 16, self.h, 16).transpose(1, 2)
+        weights = torch.sigmoid(q @ k.transpose(-2, -1) * 0.25)
+        return weights @ v
+'''),
 ]
