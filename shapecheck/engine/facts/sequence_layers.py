@@ -6,6 +6,8 @@ whether its input is provably laid out ``(batch, seq, feature)`` instead, and wh
 
 - a key padding mask ``(b, s)`` whose axes match axes 0 and 1 of the sequence it pads;
 - a square attention mask ``(t, t)`` whose size is axis 1 of the input (not axis 0);
+- token embeddings with positions added whose length is the input's axis 1 (``tok(ids) +
+  pos(arange(T))`` gives ``(B, T, d)``; a seq-first model adds ``(T, 1, d)`` to ``(T, B, d)``);
 - a ``batch_first=True`` layer elsewhere in the file called on a tensor whose first two axes are
   this input's first two.
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapecheck.engine.domain.values import ConstValue, ModuleValue, TensorValue
+from shapecheck.engine.domain.values import ConstValue, ModuleValue, PositionTag, TensorValue
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.engine.symbolic.shapes import Shape
@@ -128,6 +130,11 @@ def batch_first_evidence(call: LayerCall, calls: list[LayerCall]) -> str | None:
     shape = _three_d(call.input)
     if shape is None or _is(shape.dims[0], shape.dims[1], assumptions):
         return None
+    positions = call.input.tag(PositionTag)
+    if positions is not None and positions.kind == "added" and positions.full_length is not None:
+        length = positions.full_length
+        if _is(length, shape.dims[1], assumptions) and not _is(length, shape.dims[0], assumptions):
+            return f"positions of length {length} were added along its axis 1: it is (batch, seq, feature)"
     for other in calls:
         if other is call or batch_first(other.module) is not True:
             continue

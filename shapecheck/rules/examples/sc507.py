@@ -121,6 +121,25 @@ class Decoder(tnn.Module):
         pad = ids.eq(0)
         return self.layer(h, memory, tgt_key_padding_mask=pad)  # <-
 '''),
+    ("nanoGPT-style: token + position embeddings (positions along axis 1) into a seq-first MHA", '''\
+import torch
+import torch.nn as nn
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab_size=100, n_embd=64, n_head=4, block_size=32):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Embedding(block_size, n_embd)
+        self.attn = nn.MultiheadAttention(n_embd, n_head)
+        self.lm_head = nn.Linear(n_embd, vocab_size)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        x = self.wte(idx) + self.wpe(torch.arange(t))
+        y, _ = self.attn(x, x, x, need_weights=False)  # <-
+        return self.lm_head(x + y)
+'''),
 ]
 
 VALID = [
@@ -246,5 +265,57 @@ class Decoder(tnn.Module):
     def forward(self, ids, memory):
         bsz, seqlen = ids.shape
         return self.layer(self.tok(ids), memory, tgt_key_padding_mask=ids.eq(0))
+'''),
+    ("nanoGPT-style: positions added, then transposed to (T, B, D) for the seq-first MHA", '''\
+import torch
+import torch.nn as nn
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab_size=100, n_embd=64, n_head=4, block_size=32):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Embedding(block_size, n_embd)
+        self.attn = nn.MultiheadAttention(n_embd, n_head)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        x = (self.wte(idx) + self.wpe(torch.arange(t))).transpose(0, 1)
+        y, _ = self.attn(x, x, x, need_weights=False)
+        return (x + y).transpose(0, 1)
+'''),
+    ("PyTorch tutorial: seq-first ids (T, B) and a (max_len, 1, d) positional table", '''\
+import math
+
+import torch
+import torch.nn as nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model=64, max_len=500):
+        super().__init__()
+        position = torch.arange(max_len).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, 1, d_model)
+        pe[:, 0, 0::2] = torch.sin(position * div_term)
+        pe[:, 0, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        return x + self.pe[: x.size(0)]
+
+
+class TransformerModel(nn.Module):
+    def __init__(self, ntoken=100, d_model=64, nhead=4):
+        super().__init__()
+        self.embedding = nn.Embedding(ntoken, d_model)
+        self.pos_encoder = PositionalEncoding(d_model)
+        self.layer = nn.TransformerEncoderLayer(d_model, nhead, 128)
+
+    def forward(self, src):
+        seq_len, batch = src.shape
+        x = self.pos_encoder(self.embedding(src) * math.sqrt(64))
+        mask = nn.Transformer.generate_square_subsequent_mask(seq_len)
+        return self.layer(x, src_mask=mask)
 '''),
 ]
