@@ -65,7 +65,7 @@ class WrongKeyTranspose(Rule):
                 f"contracts {key.shape.dims[-2]} instead of the key's feature dim: expected the last two axes "  # type: ignore[union-attr]
                 f"swapped, {_expected(original)}",
                 hint="transpose the last two axes: k.transpose(-2, -1)",
-                fix=_fix(layout.node),
+                fix=_fix(layout.node, facts),
             )
 
 
@@ -81,23 +81,40 @@ def _verdict(event: OpEvent) -> bool | None:
     return True if misplaced_key_transpose(event.tensor(0), event.tensor(1), event.assumptions) is not None else None
 
 
-def _fix(node: cst.CSTNode) -> Fix | None:
-    """``k.T`` / ``k.t()`` / ``k.transpose(1, 2)`` / ``k.permute(...)`` -> ``k.transpose(-2, -1)``."""
-    receiver = None
+def _fix(node: cst.CSTNode, facts: FileFacts) -> Fix | None:
+    """``k.T`` / ``k.t()`` / ``k.transpose(1, 2)`` / ``k.permute(...)`` -> ``k.transpose(-2, -1)``;
+    ``torch.transpose(k, 1, 2)`` -> ``torch.transpose(k, -2, -1)``."""
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    last_two = [
+        cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("2")), comma=comma),
+        cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("1"))),
+    ]
     if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
         receiver = node.value
-    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("t", "transpose", "permute", "swapaxes", "swapdims"):
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        if _is_imported(node.func.value, facts):  # torch.transpose(k, 1, 2): a function, not a method
+            if method not in ("transpose", "swapaxes", "swapdims") or len(node.args) != 3 or node.args[0].keyword is not None:
+                return None
+            first = node.args[0].with_changes(comma=comma)
+            replacement = node.with_changes(args=[first, *last_two])
+            return Fix("transpose the key's last two axes: transpose(k, -2, -1)", (Edit(node, replacement),))
+        if method not in ("t", "transpose", "permute", "swapaxes", "swapdims"):
+            return None
         receiver = node.func.value
-    if receiver is None:
+    else:
         return None
-    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     replacement = cst.Call(
         func=cst.Attribute(value=receiver, attr=cst.Name("transpose")),
-        args=[
-            cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("2")), comma=comma),
-            cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("1"))),
-        ],
+        args=last_two,
         lpar=list(getattr(node, "lpar", ())),
         rpar=list(getattr(node, "rpar", ())),
     )
     return Fix("transpose the key's last two axes: .transpose(-2, -1)", (Edit(node, replacement),))
+
+
+def _is_imported(value: cst.BaseExpression, facts: FileFacts) -> bool:
+    """``torch`` / ``th`` in ``th.transpose(...)``: a name bound by an import (a module), not a tensor."""
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return isinstance(value, cst.Name) and facts.imports is not None and facts.imports.resolve(value.value) is not None

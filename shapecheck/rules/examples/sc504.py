@@ -44,6 +44,25 @@ class SingleHead(nn.Module):
         return scores.softmax(dim=-1)
 '''
 
+_ALIASED_BUG = '''\
+import torch as th
+from torch import nn as tnn
+
+
+class Attn(tnn.Module):
+    def __init__(self, width=96, n_heads=6):
+        super().__init__()
+        self.n_heads = n_heads
+        self.q = tnn.Linear(width, width)
+        self.k = tnn.Linear(width, width)
+
+    def forward(self, x):
+        bsz, seqlen, width = x.shape
+        q = self.q(x).view(bsz, seqlen, self.n_heads, width // self.n_heads).transpose(1, 2)
+        k = self.k(x).view(bsz, seqlen, self.n_heads, width // self.n_heads).transpose(1, 2)
+        return th.matmul(q, th.transpose(k, 1, 2)).softmax(-1)  # <-
+'''
+
 INVALID = [
     ("seed 1: K.transpose(1, 2) of a (b, h, t, d_k) key", _SEED_BUG),
     ("single head: k.T of a batched (B, T, D) key", _SINGLE_HEAD_BUG),
@@ -127,29 +146,15 @@ from jaxtyping import Float
 def scores(q: Float[torch.Tensor, "b h t d"], k: Float[torch.Tensor, "b h t d"]) -> torch.Tensor:
     return torch.softmax(q @ k.T / math.sqrt(q.size(-1)), dim=-1)  # <-
 '''),
-    ("aliased imports: import torch as th; th.matmul(q, th.transpose(k, 1, 2))", '''\
-import torch as th
-from torch import nn as tnn
-
-
-class Attn(tnn.Module):
-    def __init__(self, width=96, n_heads=6):
-        super().__init__()
-        self.n_heads = n_heads
-        self.q = tnn.Linear(width, width)
-        self.k = tnn.Linear(width, width)
-
-    def forward(self, x):
-        bsz, seqlen, width = x.shape
-        q = self.q(x).view(bsz, seqlen, self.n_heads, width // self.n_heads).transpose(1, 2)
-        k = self.k(x).view(bsz, seqlen, self.n_heads, width // self.n_heads).transpose(1, 2)
-        return th.matmul(q, th.transpose(k, 1, 2)).softmax(-1)  # <-
-'''),
+    ("aliased imports: import torch as th; th.matmul(q, th.transpose(k, 1, 2))", _ALIASED_BUG),
 ]
 
 FIXED = {
     "seed 1: K.transpose(1, 2) of a (b, h, t, d_k) key": _SEED_BUG.replace("K.transpose(1, 2))", "K.transpose(-2, -1))"),
     "single head: k.T of a batched (B, T, D) key": _SINGLE_HEAD_BUG.replace("q @ k.T /", "q @ k.transpose(-2, -1) /"),
+    "aliased imports: import torch as th; th.matmul(q, th.transpose(k, 1, 2))": _ALIASED_BUG.replace(
+        "th.transpose(k, 1, 2)", "th.transpose(k, -2, -1)"
+    ),
 }
 
 VALID = [
