@@ -39,7 +39,7 @@ def _one(dim: Dim) -> bool:
     return dim.is_const and dim.value == 1
 
 
-def _fixed(shape: Shape | None, rank: int | None = None) -> tuple[Dim, ...] | None:
+def fixed_dims(shape: Shape | None, rank: int | None = None) -> tuple[Dim, ...] | None:
     if shape is None or shape.variadic or (rank is not None and shape.rank != rank):
         return None
     return shape.dims
@@ -81,7 +81,7 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
     source = event.tensor(0)
     layout = source.tag(Permuted)
     result = event.result_tensor
-    dims, target = _fixed(source.shape), _fixed(result.shape)
+    dims, target = fixed_dims(source.shape), fixed_dims(result.shape)
     if layout is None or dims is None or target is None or len(dims) != layout.rank:
         return None
     merges = axis_groups(dims, target, event.assumptions)
@@ -96,7 +96,7 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
     return None
 
 
-def _attention_data(tensor: TensorValue) -> bool:
+def is_attention_data(tensor: TensorValue) -> bool:
     """Hidden states or their projections: what attention splits into heads and merges back."""
     return any(tensor.has(kind) for kind in (ProjectionTag, TokenEmbeddingTag, LayerOutputTag, AttentionOutputTag))
 
@@ -108,8 +108,8 @@ def heads_split_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None:
     if event.op not in ("view", "reshape"):
         return None
     source, result = event.tensor(0), event.result_tensor
-    dims, target = _fixed(source.shape, 3), _fixed(result.shape, 4)
-    if dims is None or target is None or not _attention_data(source) or source.has(Permuted):
+    dims, target = fixed_dims(source.shape, 3), fixed_dims(result.shape, 4)
+    if dims is None or target is None or not is_attention_data(source) or source.has(Permuted):
         return None
     assumptions = event.assumptions
     b, t, d = dims
@@ -130,8 +130,8 @@ def heads_merged_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None
     if event.op not in ("view", "reshape"):
         return None
     source, result = event.tensor(0), event.result_tensor
-    dims, target = _fixed(source.shape, 4), _fixed(result.shape, 3)
-    if dims is None or target is None or not _attention_data(source):
+    dims, target = fixed_dims(source.shape, 4), fixed_dims(result.shape, 3)
+    if dims is None or target is None or not is_attention_data(source):
         return None
     assumptions = event.assumptions
     b, heads, t, head_dim = dims
@@ -152,13 +152,13 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
     layout = b.tag(Reordered)
     if layout is None or layout.rank < 3 or layout.contracts_features() or a.has(ProbsTag):
         return None
-    query, key = _fixed(a.shape, layout.rank), _fixed(b.shape, layout.rank)
+    query, key = fixed_dims(a.shape, layout.rank), fixed_dims(b.shape, layout.rank)
     if query is None or key is None:
         return None
     feature = key[layout.order.index(layout.rank - 1)]
     if not _is(query[-1], feature, assumptions):
         return None
-    source = _fixed(layout.source.shape, layout.rank) if layout.source is not None else None
+    source = fixed_dims(layout.source.shape, layout.rank) if layout.source is not None else None
     same_shape = source is not None and all(_is(x, y, assumptions) for x, y in zip(query, source))
     # The left operand is a query: a projection (its last axis is features), or shaped like the
     # key. Attention weights (whose last axis is key positions) times values never qualify, even
