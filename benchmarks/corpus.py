@@ -60,6 +60,31 @@ CORPORA: dict[str, Corpus] = {
         Corpus("transformers", "transformers", "5.24.0", "transformers", ("models/*/modeling_*.py",)),
         Corpus("x-transformers", "x-transformers", "2.31.10", "x_transformers", ("*.py",)),
         Corpus("timm", "timm", "1.0.31", "timm", ("models/*.py",)),
+        Corpus(
+            "diffusers", "diffusers", "0.42.1", "diffusers",
+            ("models/attention*.py", "models/embeddings.py", "models/transformers/*.py", "training_utils.py"),
+        ),
+        Corpus("openai-whisper", "openai-whisper", "20250625", "whisper", ("model.py", "decoding.py")),
+        Corpus(
+            "fair-esm", "fair-esm", "2.0.0", "esm",
+            ("modules.py", "multihead_attention.py", "rotary_embedding.py", "axial_attention.py", "model/*.py"),
+        ),
+        Corpus(
+            "audiocraft", "audiocraft", "1.3.0", "audiocraft",
+            ("modules/transformer.py", "modules/rope.py", "modules/streaming.py", "modules/conditioners.py",
+             "modules/codebooks_patterns.py", "models/lm.py", "solvers/*.py"),
+        ),
+        Corpus("perceiver-pytorch", "perceiver-pytorch", "0.11.0", "perceiver_pytorch", ("*.py",)),
+        Corpus("local-attention", "local-attention", "1.11.2", "local_attention", ("*.py",)),
+        Corpus("rotary-embedding-torch", "rotary-embedding-torch", "0.9.1", "rotary_embedding_torch", ("*.py",)),
+        Corpus(
+            "mmpretrain", "mmpretrain", "1.2.0", "mmpretrain",
+            ("models/utils/attention.py", "models/utils/embed.py", "models/utils/position_encoding.py",
+             "models/utils/layer_scale.py", "models/backbones/vision_transformer.py", "models/backbones/deit*.py",
+             "models/backbones/swin_transformer*.py", "models/backbones/beit.py", "models/backbones/t2t_vit.py",
+             "models/backbones/xcit.py", "models/backbones/levit.py", "models/backbones/mixmim.py",
+             "models/backbones/vit_eva02.py", "models/backbones/vit_sam.py", "models/multimodal/*/*.py"),
+        ),
     )
 }
 

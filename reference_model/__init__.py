@@ -1,7 +1,8 @@
 """reference_model: typed, runtime-checked, numerically exact Transformer modules.
 
 Every public function and ``forward`` carries jaxtyping annotations that beartype checks at run
-time (set REFERENCE_MODEL_TYPECHECK=0 to turn the checks off; see ``reference_model.checking``).
+time by ``shapecheck.runtime`` (set SHAPECHECK_RUNTIME=0, or the older REFERENCE_MODEL_TYPECHECK=0, to
+turn the checks off; see ``reference_model.checking``).
 This package imports torch; ``shapecheck lint`` never imports it.
 """
 

@@ -3,8 +3,8 @@
 Codes and names are a public contract: users write them in ``--select``, in
 ``# shapecheck: ignore[...]`` and in pyproject.toml. A rule that is catalogued but not written yet
 can already be named in a configuration without an error; a registered rule must appear here with
-the same code and name (the test suite checks it, and checks this table against RULES.md when the
-design documents sit beside the checkout).
+the same code and name (the test suite checks it). A catalogued code with no registered rule is
+planned, not implemented: ``shapecheck explain`` says so and ``shapecheck rules`` does not list it.
 """
 
 from __future__ import annotations

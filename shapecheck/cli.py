@@ -16,7 +16,7 @@ from shapecheck import __version__
 from shapecheck.commands import EXIT_ERROR, UsageError
 
 #: Subcommand modules under ``shapecheck.commands``, in the order ``--help`` lists them.
-COMMANDS: tuple[str, ...] = ("lint", "shapes", "rules", "explain")
+COMMANDS: tuple[str, ...] = ("lint", "shapes", "rules", "explain", "run", "trace")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -116,6 +116,7 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
     facts = analyze(module, source, path)
     positions = PositionIndex(module)
     reported: set[tuple[str, int]] = set()
+    findings: list[tuple[type[Rule], Report]] = []
     for rule in rules:
         if rule.code == SYNTAX_ERROR_CODE:
             continue
@@ -124,7 +125,9 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
             if key in reported:
                 continue
             reported.add(key)
-            result.diagnostics.append(_diagnostic(path, rule, report, positions))
+            findings.append((rule, report))
+    for rule, report in _root_causes(findings):
+        result.diagnostics.append(_diagnostic(path, rule, report, positions))
     if result.diagnostics:
         suppressions = Suppressions.from_source(source)
         kept = [d for d in result.diagnostics if not suppressions.suppresses(d)]
@@ -132,6 +135,17 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
         result.diagnostics = kept
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _root_causes(findings: list[tuple[type[Rule], Report]]) -> list[tuple[type[Rule], Report]]:
+    """Drop the follow-ons: a finding computed from a suspect op that is itself reported (a
+    concatenated positional encoding makes every later layer see the wrong width: report the cat)."""
+    nodes = {id(report.node) for _, report in findings}
+    return [
+        (rule, report)
+        for rule, report in findings
+        if not any(id(cause) in nodes for cause in report.causes if cause is not report.node)
+    ]
 
 
 def _diagnostic(path: str, rule: type[Rule], report: Report, positions: PositionIndex) -> Diagnostic:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -197,3 +198,21 @@ def test_rules(monkeypatch: pytest.MonkeyPatch) -> Registry:
     extended = Registry([*registry(), BadNameRule, BrokenFixRule, CrashingRule, StubbornRule, ClashingRule])
     monkeypatch.setattr("shapecheck.linter.registry", lambda: extended)
     return extended
+
+
+@functools.lru_cache(maxsize=None)
+def _lint_with_all_rules_cached(code: str):
+    from shapecheck.linter import lint_source
+
+    return lint_source(code, "example.py")
+
+
+def lint_with_all_rules(code: str):
+    """``lint_source`` of a snippet with every shipped rule on, once per distinct snippet: the example
+    tests (test_rule_examples, test_examples_cross_rule) share the result instead of linting again.
+    Not cached under mutation testing: mutmut forks each mutant from a process that already linted."""
+    if "MUTANT_UNDER_TEST" in os.environ or "mutmut" in sys.modules:
+        from shapecheck.linter import lint_source
+
+        return lint_source(code, "example.py")
+    return _lint_with_all_rules_cached(code)

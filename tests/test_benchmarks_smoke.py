@@ -6,6 +6,7 @@ Nothing here looks at times: it only checks that each script runs, exits 0 and p
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,35 @@ def test_precision_runs_on_a_folder(corpus_dir: Path, tmp_path: Path) -> None:
     assert "| fake_corpus" in report
 
 
+def test_mutation_plants_bugs_and_reports(corpus_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "mutation.md"
+    data = tmp_path / "mutation.json"
+    completed = run("mutation.py", "--dir", str(corpus_dir), "--jobs", "1", "--out", str(out), "--json", str(data))
+    assert completed.returncode == 0, completed.stderr
+    report = out.read_text()
+    assert "## Recall per code" in report
+    assert "## Findings on the unmodified originals" in report
+    mutants = json.loads(data.read_text())["mutants"]
+    codes = {mutant["spec"]["code"] for mutant in mutants}
+    # the attention module above has a scale, a softmax over the keys and a head split / merge
+    assert {"SC101", "SC102", "SC103", "SC503", "SC505"} <= codes
+    assert all(mutant["spec"]["display"].endswith("modeling_a.py") for mutant in mutants)
+
+
+def test_mutants_parse_and_differ(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    mutation = importlib.import_module("mutation")
+    path = tmp_path / "modeling_a.py"
+    path.write_text(ATTENTION)
+    specs, sites, broken = mutation.find_mutants(("c", str(path), "modeling_a.py", tuple(sorted(mutation.OPERATORS)), 5, 0))
+    assert specs and not broken
+    for spec in specs:
+        source = mutation.mutant_source(spec)
+        assert source != ATTENTION
+        compile(source, "mutant", "exec")
+        assert source.count("\n") - ATTENTION.count("\n") == spec.delta
+
+
 def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
     completed = run("shapes_coverage.py", "--dir", str(corpus_dir))
     assert completed.returncode == 0, completed.stderr
@@ -87,7 +117,9 @@ def test_layout_sites_counts_what_the_rules_examined(corpus_dir: Path) -> None:
     assert (cells["files"], cells["SC503"], cells["SC502"], cells["SC504"]) == ("4", "3", "1", "1")
 
 
-@pytest.mark.parametrize("script", ["corpus", "throughput", "precision", "shapes_coverage", "startup", "layout_sites"])
+@pytest.mark.parametrize(
+    "script", ["corpus", "throughput", "precision", "shapes_coverage", "startup", "mutation_testing", "mutation", "layout_sites"]
+)
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     module = importlib.import_module(script)
@@ -95,3 +127,18 @@ def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys:
         module.main(["--help"])
     assert exit_info.value.code == 0
     assert "usage:" in capsys.readouterr().out
+
+
+def test_mutation_testing_targets_every_rule_and_the_engine_op_and_shape_modules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    module = importlib.import_module("mutation_testing")
+    targets = module.targets()
+    rules = sorted(path.name for path in (BENCHMARKS.parent / "shapecheck" / "rules").glob("sc[0-9]*.py"))
+    assert [name for name in targets if name.startswith("shapecheck/rules/")] == [f"shapecheck/rules/{r}" for r in rules]
+    assert {"shapecheck/engine/symbolic/shapes.py", "shapecheck/engine/ops/shapes.py", "shapecheck/engine/ops/base.py"} <= set(targets)
+    for module_path, test_args in targets.items():
+        assert (BENCHMARKS.parent / module_path).is_file(), module_path
+        files = [arg for arg in test_args if arg.endswith(".py")]
+        assert files and all((BENCHMARKS.parent / name).is_file() for name in files), (module_path, files)

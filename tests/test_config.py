@@ -37,12 +37,16 @@ def codes_by_path(cli, root: Path, *args: str) -> dict[str, set[str]]:
 
 
 def test_find_config_walks_up_and_skips_pyprojects_without_the_table(tmp_path: Path) -> None:
-    top = write(tmp_path / "pyproject.toml", "[tool.shapecheck]\nignore = ['SC001']\n")
-    write(tmp_path / "sub" / "pyproject.toml", "[project]\nname = 'x'\n")
-    deep = tmp_path / "sub" / "deeper"
+    top = write(tmp_path / "project" / "pyproject.toml", "[tool.shapecheck]\nignore = ['SC001']\n")
+    write(tmp_path / "project" / "sub" / "pyproject.toml", "[project]\nname = 'x'\n")
+    deep = tmp_path / "project" / "sub" / "deeper"
     deep.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     assert find_config(deep) == top.resolve()
-    assert find_config(tmp_path.parent) is None or find_config(tmp_path.parent) != top
+    # a sibling folder does not see the project's table: it gets what the folders above give
+    assert find_config(elsewhere) == find_config(tmp_path)
+    assert find_config(elsewhere) != top.resolve()
 
 
 def test_config_select_ignore_exclude_and_per_file_ignores(cli, project: Path, test_rules) -> None:

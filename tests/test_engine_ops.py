@@ -299,8 +299,14 @@ OPS = [
     ),
     case(
         "y = torch.tensor([1, 2, 3])", "(3)", "int", id="tensor-literal",
-        marks=limitation("torch.tensor of a literal list gives an unknown shape"),
     ),
+    case("y = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6]])", "(3, 2)", "float", id="tensor-nested"),
+    case("y = torch.tensor([[True], [False]])", "(2, 1)", "bool", id="tensor-bool"),
+    case("y = torch.tensor([[1, 2], [3]])", None, id="tensor-ragged"),
+    case("y = torch.randint(0, 100, (2, 16))", "(2, 16)", "int", id="randint-low-high"),
+    case("y = torch.randint(100, size=(4, 8))", "(4, 8)", "int", id="randint-size-kwarg"),
+    case("y = torch.randint(5, (3,), dtype=torch.float32)", "(3)", "float", id="randint-dtype"),
+    case("y = torch.randperm(10)", "(10)", "int", id="randperm"),
     case(
         "y = torch.where(bm, 1, 0)", "(t, t)", "int", id="where-two-scalars",
         marks=limitation("torch.where(cond, scalar, scalar) gives an unknown shape"),
@@ -454,7 +460,10 @@ def test_cat_mismatched_other_dims() -> None:
     )
     facts = analyze_src(src)
     y = {a.name: a.value for a in run_of(facts).assignments}["y"]
-    assert _shape(y) is None or list(facts.conflicts)
+    assert _shape(y) is None
+    assert [(c.kind, c.detail) for c in facts.conflicts] == [
+        ("cat", "cat along dim 1 of (b, t, 3) and (b, t, 10): dim 2 differs (3 vs 10)")
+    ]
 
 
 def test_in_place_ops_that_keep_the_shape() -> None:
@@ -982,8 +991,13 @@ def test_unknown_calls_are_unknown_and_quiet() -> None:
     )
     facts = analyze_src(src)
     values = {a.name: a.value for a in run_of(facts).assignments}
-    for name in ("a", "b2", "c", "d2", "e2"):
+    for name in ("a", "b2", "c"):
         assert _shape(values[name]) is None, name
+    # x (b, t, d) plus an unknown: at least rank 3, each dim fresh (the unknown may broadcast it)
+    d2 = values["d2"].shape
+    assert d2.variadic and len(d2.dims) == 3 and not {str(d) for d in d2.dims} & {"b", "t", "d"}
+    # an unknown left operand of @ still gives the product the right operand's last dim
+    assert _shape(values["e2"]) == "(*, e)"  # w is (d, e)
     assert _shape(values["y"]) == "(2, 3)"  # view fixes the shape whatever came in
     assert list(facts.conflicts) == []
 
@@ -1027,3 +1041,67 @@ def test_shapes_json_contract(cli, tmp_path: Path) -> None:
         {"line": 12, "name": "z", "shape": ["b", "t", 4], "dtype": "bool"},
         {"line": 13, "name": "w", "shape": None, "dtype": None},
     ]
+
+
+# --- the axis ops run the shape algebra (engine/shapes.py): one implementation, pinned here -----------
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("y = x.squeeze(1)", None),  # t may be 1 or not: unknown, never (b, t, d) unchanged
+        ("y = x.squeeze()", None),  # every symbolic dim may be 1
+        ("y = r.squeeze(-1)", "(b, t, 12)"),  # 12 is not 1: unchanged
+        ("y = u.squeeze(1)", "(b, t)"),
+        ("y = u.squeeze(-2)", "(b, t)"),
+        ("y = col.squeeze(-1)", "(b, t)"),
+        ("y = col.unsqueeze(1).squeeze((1, 3))", "(b, t)"),
+        ("y = col.squeeze(3)", None),  # out of range
+        ("y = torch.cat([x, x], dim=1).squeeze(1)", "(b, 2*t, d)"),  # 2*t >= 2: not 1
+        ("y = p.squeeze(-1)", None),  # d may be 1
+        ("y = p.unsqueeze(-1)", "(*, d, 1)"),
+        ("y = p.unsqueeze(0)", None),  # the front of a variadic shape is hidden
+        ("y = x.unsqueeze(4)", None),  # out of range [-4, 3]
+        ("y = x.unsqueeze(-5)", None),
+        ("y = x.unsqueeze(3)", "(b, t, d, 1)"),
+        ("y = q.permute(0, 2, 1, 3)", "(b, t, h, k)"),
+        ("y = q.permute(0, 2, -3, -1)", "(b, t, h, k)"),
+        ("y = q.permute(0, 1, 1, 3)", None),  # not a permutation
+        ("y = q.permute(3, 2, 1, 0)", "(k, t, h, b)"),
+    ],
+)
+def test_axis_ops_follow_the_shape_algebra(code: str, expected: str | None) -> None:
+    check(code, expected)
+
+
+def test_annotation_conflict_uses_the_algebra_contradiction() -> None:
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"]):
+            y: Float[Tensor, "b t"] = x
+            z: Float[Tensor, "b t 3"] = x.unsqueeze(-1)
+            w: Float[Tensor, "*batch t 4"] = x.sum(-1).unsqueeze(-1)
+        """
+    )
+    facts = analyze_src(src)
+    details = [c.detail.split(": ", 1)[1] for c in facts.conflicts if c.kind == "annotation"]
+    assert details == ["rank 3 vs 2", "rank 4 vs 3", "dim 2 is 1, annotated 4"]
+
+
+def test_view_with_a_symbolic_element_count_mismatch_is_a_conflict() -> None:
+    """The classic head split that forgot to divide: (b, t, c) viewed as (b, t, n_head, c) is only
+    right when n_head == 1, so it counts as a conflict (4 stays a provable one)."""
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t c"], n_head: int):
+            B, T, C = x.shape
+            y = x.view(B, T, n_head, C)
+            z = x.view(B, T, n_head, C // n_head)
+            w = x.view(B, T, 4, C)
+        """
+    )
+    facts = analyze_src(src)
+    values = {a.name: a.value for a in run_of(facts).assignments}
+    assert _shape(values["z"]) == "(b, t, n_head, c//n_head)"
+    assert [c.op for c in facts.conflicts] == ["view", "view"]
+    assert "(b, t, n_head, c)" in facts.conflicts[0].detail and "(b, t, 4, c)" in facts.conflicts[1].detail

@@ -14,6 +14,8 @@ from shapecheck.fixes import check_parses, fix_module
 from shapecheck.linter import lint_source
 from shapecheck.rules.base import Rule, registry
 
+from conftest import lint_with_all_rules
+
 RULES = list(registry())
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
 
@@ -28,7 +30,7 @@ def _cases(kind: str) -> list:
 
 @pytest.mark.parametrize(("rule", "example"), _cases("VALID"))
 def test_valid_example_is_not_flagged(rule: type[Rule], example) -> None:
-    result = lint_source(example.code, "example.py", {rule.code})
+    result = lint_with_all_rules(example.code)
     assert result.error is None, result.error
     found = [d for d in result.diagnostics if d.code == rule.code]
     assert found == [], f"{rule.code} flagged VALID example {example.title!r}: {found}"
@@ -38,18 +40,18 @@ def test_valid_example_is_not_flagged(rule: type[Rule], example) -> None:
 def test_invalid_example_is_flagged_on_marked_lines(rule: type[Rule], example) -> None:
     expected = example.expected_lines
     assert expected, f"INVALID example {example.title!r} of {rule.code} marks no line with '# <-'"
-    result = lint_source(example.code, "example.py", {rule.code})
+    result = lint_with_all_rules(example.code)  # other rules: tests/test_examples_cross_rule.py
     assert result.error is None, result.error
-    assert {d.code for d in result.diagnostics} <= {rule.code}
-    lines = sorted({d.span.line for d in result.diagnostics})
+    own = [d for d in result.diagnostics if d.code == rule.code]
+    lines = sorted({d.span.line for d in own})
     assert lines == expected, f"{rule.code} {example.title!r}: reported on lines {lines}, marked {expected}"
-    for diagnostic in result.diagnostics:
+    for diagnostic in own:
         assert diagnostic.message.strip(), "a diagnostic needs a message"
         if not rule.fixable:
             assert diagnostic.fix is None, f"{rule.code} is not fixable but attached a fix"
     if example.expected_fix is not None:
         assert result.module is not None
-        outcome = fix_module(result.module, example.code, result.diagnostics)
+        outcome = fix_module(result.module, example.code, own)
         assert outcome.fixed == example.expected_fix
         check_parses(outcome.fixed)
         again = lint_source(outcome.fixed, "example.py", {rule.code})
@@ -104,6 +106,8 @@ def test_known_miss_is_still_missed(rule: type[Rule], example, reason: str) -> N
     """A known miss documents a limit of the engine. When the engine learns to see it, this fails:
     move the example back into INVALID (delete its KNOWN_MISSES entry)."""
     result = lint_source(example.code, "example.py", {rule.code})
+    assert result.error is None, f"the linter fails on known miss {example.title!r}: {result.error}"
+    assert example.expected_lines, f"known miss {example.title!r} of {rule.code} marks no line with '# <-'"
     lines = sorted({d.span.line for d in result.diagnostics if d.code == rule.code})
     assert lines != example.expected_lines, f"{rule.code} now catches {example.title!r}: remove it from KNOWN_MISSES"
     assert reason.strip()

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from shapecheck.engine.facts.records import FileFacts
+from shapecheck.engine.facts.records import FileFacts, ShapeConflict
 from shapecheck.rules.base import Report
 
 
 def conflict_reports(facts: FileFacts, kinds: tuple[str, ...], hint: str, ops: tuple[str, ...] = ()) -> Iterator[Report]:
-    """One report per node for the engine's conflicts of these kinds (and, if given, these ops)."""
-    seen: set[int] = set()
+    """One report per node for the engine's conflicts of these kinds (and, if given, these ops).
+
+    A node met in several contexts follows from a suspect op only if it does in every context."""
+    first: dict[int, ShapeConflict] = {}
+    causes: dict[int, frozenset] = {}
     for conflict in facts.conflicts:
         if conflict.kind not in kinds or (ops and conflict.op not in ops):
             continue
-        if id(conflict.node) in seen:
-            continue
-        seen.add(id(conflict.node))
-        yield Report(conflict.node, conflict.detail, hint=hint)
+        key = id(conflict.node)
+        first.setdefault(key, conflict)
+        causes[key] = causes[key] & conflict.causes if key in causes else conflict.causes
+    for key, conflict in first.items():
+        yield Report(conflict.node, conflict.detail, hint=conflict.hint or hint, causes=causes[key])

@@ -38,6 +38,9 @@ class Report:
     message: str
     hint: str | None = None
     fix: Fix | None = None
+    #: nodes of earlier suspect ops this finding may follow from: when one of them is reported
+    #: too, this finding is its follow-on and is dropped (one root cause, one finding)
+    causes: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

@@ -63,10 +63,11 @@ class SoftmaxWrongDim(Rule):
             dim = softmax_dim(event)
             key_axis = _key_axis(event, key_axes)
             scores = event.tensor(0, "input")
-            given = "no dim (implicitly dim 1)" if dim is None else f"dim={dim}"
+            given = f"no dim (implicitly dim {_implicit_dim(scores.rank)})" if dim is None else f"dim={dim}"
+            shape = f" {scores.shape}" if scores.shape is not None else ""
             yield Report(
                 event.node,
-                f"softmax over attention scores {scores.shape} with {given}, but the key axis (the one "
+                f"softmax over attention scores{shape} with {given}, but the key axis (the one "
                 f"contracted with the values) is dim={key_axis}",
                 hint=f"use dim={key_axis}",
             )
@@ -88,6 +89,13 @@ def _key_axis(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> int | No
     return event.tensor(0, "input").tag(ScoresTag).key_axis
 
 
+def _implicit_dim(rank: int | None) -> int | str:
+    """The dim torch's deprecated implicit-dim softmax picks: 0 for ranks 0, 1 and 3, else 1."""
+    if rank is None:
+        return "1 for 4-D scores, 0 for 3-D"
+    return 0 if rank in (0, 1, 3) else 1
+
+
 def _verdict(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> bool | None:
     key_axis = _key_axis(event, key_axes)
     if key_axis is None:
@@ -100,10 +108,13 @@ def _verdict(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> bool | No
     if dim is None:
         if rank is None:
             return None
-        dim = 0 if rank in (0, 1, 3) else 1
+        dim = _implicit_dim(rank)
     assert isinstance(dim, int)
     if dim >= 0:
         if rank is None:
-            return None
+            # Rank unknown but at least len(dims): dim counts from the front, so it is the key axis
+            # only at rank dim - key_axis, which a rank that large rules out.
+            known = len(scores.shape.dims) if scores.shape is not None else 0
+            return True if key_axis < 0 and dim - key_axis < known else None
         dim -= rank
     return dim != key_axis

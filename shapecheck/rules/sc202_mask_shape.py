@@ -14,6 +14,7 @@ from shapecheck.engine.facts.queries import (
 )
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.engine.symbolic.dims import Truth, equal
+from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -56,7 +57,7 @@ class MaskShape(Rule):
             if conflict.node in reported:
                 continue
             reported.add(conflict.node)
-            yield Report(conflict.node, conflict.detail, hint="slice or reshape the mask to the scores' (..., t_q, t_k)")
+            yield Report(conflict.node, conflict.detail, hint="slice or reshape the mask to the scores' (..., t_q, t_k)", causes=conflict.causes)
         applications = {id(a.event): a for a in mask_applications(facts)}
         events = [a.event for a in applications.values()]
         for event in in_some_context(events, lambda e: _unsliced_buffer(applications[id(e)])):
@@ -84,8 +85,8 @@ def _unsliced_buffer(application: MaskApplication) -> bool:
     if scores.shape is None:
         return False
     key_len = scores.shape.dim(-1)
-    if key_len is None:
-        return False
+    if key_len is None or any(name.startswith(ANONYMOUS_PREFIX) for name in key_len.symbols()):
+        return False  # a size the engine had to invent says nothing about the sequence length
     return equal(key_len, triangle.full_size) is not Truth.TRUE and not (key_len.is_const and key_len.value == 1)
 
 

@@ -55,7 +55,7 @@ class HeadsNotDivisible(Rule):
     def check(self, facts: FileFacts) -> Iterator[Report]:
         seen: set[int] = set()
         for conflict in facts.conflicts_of("heads"):
-            node = (conflict.run.origin() if conflict.run is not None else None) or conflict.node
+            node = conflict.at or (conflict.run.origin() if conflict.run is not None else None) or conflict.node
             if id(node) not in seen:
                 seen.add(id(node))
                 yield Report(node, conflict.detail, hint="choose n_heads that divides d_model (d_k = d_model // n_heads)")

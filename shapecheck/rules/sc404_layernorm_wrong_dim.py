@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shapecheck.diagnostics import Severity
+from shapecheck.engine.facts.layouts import causes
 from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites, sequence_lengths
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.symbolic.dims import Truth, equal
@@ -59,7 +60,7 @@ class LayernormWrongDim(Rule):
             if problem is None:
                 continue
             reported.add(site.node)
-            yield Report(site.node, problem.message, hint=problem.hint)
+            yield Report(site.node, problem.message, hint=problem.hint, causes=causes(site.input))
 
 
 @dataclass(frozen=True)

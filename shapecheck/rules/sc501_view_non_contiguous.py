@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
-from shapecheck.engine.facts.layouts import non_contiguous_merge
+from shapecheck.engine.facts.layouts import causes, non_contiguous_merge
 from shapecheck.engine.facts.queries import in_every_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
@@ -61,6 +61,7 @@ class ViewNonContiguous(Rule):
                 f"in memory, so view raises at run time",
                 hint="call .contiguous() before .view() (or use .reshape())",
                 fix=_fix(event),
+                causes=causes(event.tensor(0)),
             )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts.layouts import heads_merged_without_transpose
+from shapecheck.engine.facts.layouts import causes, heads_merged_without_transpose
 from shapecheck.engine.facts.queries import in_every_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
@@ -59,6 +59,7 @@ class HeadsMergedWithoutTranspose(Rule):
                 f"token gets a slice of one head over several positions; expected the heads moved next to "
                 f"head_dim first, (batch, {time}, {heads}, head_dim)",
                 hint="transpose(1, 2) before merging: x.transpose(1, 2).reshape(b, t, h * d_k)",
+                causes=causes(event.tensor(0)),
             )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.facts.layouts import heads_split_without_transpose
+from shapecheck.engine.facts.layouts import causes, heads_split_without_transpose
 from shapecheck.engine.facts.queries import in_every_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
@@ -58,6 +58,7 @@ class HeadsSplitWithoutTranspose(Rule):
                 f"time, head_dim): the features of each token are not laid out head-first, so the heads get "
                 f"scrambled rows; expected (batch, {time}, {heads}, head_dim) then transpose(1, 2)",
                 hint="split then transpose: x.view(b, t, h, d_k).transpose(1, 2)",
+                causes=causes(event.tensor(0)),
             )
 
 

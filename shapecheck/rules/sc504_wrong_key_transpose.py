@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
-from shapecheck.engine.facts.layouts import misplaced_key_transpose
+from shapecheck.engine.facts.layouts import causes, misplaced_key_transpose
 from shapecheck.engine.facts.queries import in_every_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
@@ -66,6 +66,7 @@ class WrongKeyTranspose(Rule):
                 f"swapped, {_expected(original)}",
                 hint="transpose the last two axes: k.transpose(-2, -1)",
                 fix=_fix(layout.node, facts),
+                causes=causes(query, key),
             )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
+from shapecheck.engine.facts.layouts import causes
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.facts.sequence_layers import batch_first, batch_first_evidence, layer_calls
 from shapecheck.rules import _examples
@@ -61,4 +62,5 @@ class BatchFirstMismatch(Rule):
                 f"nn.{call.module.kind} built without batch_first=True reads its input {call.input.shape} as "
                 f"(seq, batch, feature), but the input is (batch, seq, feature): {evidence}",
                 hint="build the layer with batch_first=True, or transpose the input to (seq, batch, feature)",
+                causes=causes(call.input),
             )

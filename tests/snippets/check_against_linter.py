@@ -1,4 +1,4 @@
-"""Lint every rule snippet with ALL rules and list the disagreements (a tool for people, not a test).
+"""Lint every rule snippet with ALL rules and list the disagreements (a report for people; the same checks run as tests in tests/test_examples_cross_rule.py).
 
 For an INVALID snippet of rule X: X must be reported exactly on the ``# <-`` line, and no other rule
 may fire. For a VALID snippet: nothing may fire. Prints one line per disagreement and a summary.

@@ -1,8 +1,9 @@
 """Engine values and tensor tags that the op rules create and the rules read.
 
 Values: ``Repeated`` (a list of like items), ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags
-(attached to a ``TensorValue``): ``KeyTransposed``, ``Permuted``, ``KernelLayout``, ``Reordered``, ``AttentionOutputTag``, ``ParameterTag``,
-``LayerOutputTag``, ``FilledTag``. The general values and tags live in ``values``.
+(attached to a ``TensorValue``): ``KeyTransposed``, ``Permuted``, ``KernelLayout``, ``Reordered``,
+``AttentionOutputTag``, ``ParameterTag``, ``LayerOutputTag``, ``FilledTag``, ``CauseTag``, ``StreamTag``,
+``ShiftTag``, ``PaddingTag``. The general values and tags live in ``values``.
 """
 
 from __future__ import annotations
@@ -137,3 +138,38 @@ class FilledTag:
     """Every element of this tensor is ``value`` (zeros, ones, full)."""
 
     value: Scale
+
+
+@dataclass(frozen=True, slots=True)
+class CauseTag:
+    """The nodes of the suspect ops this tensor was computed from: ops whose shapes conflicted and
+    concatenations (which change a width). A finding downstream of a reported one is its follow-on,
+    and the linter reports only the root (one root cause, one finding)."""
+
+    nodes: frozenset
+
+
+@dataclass(frozen=True, slots=True)
+class StreamTag:
+    """The attention sites this tensor's stream has passed through as the query side: a
+    self-attention's output carries its query's sites and its own; a cross-attention's output does
+    not carry what the keys and values passed through (an encoder's sites stay with the encoder).
+    Where the stream ends (next-token logits, sampled tokens) tells which sites must be causal."""
+
+    sites: frozenset
+
+
+@dataclass(frozen=True, slots=True)
+class ShiftTag:
+    """Sliced by one position at one end of an axis (``logits[:, :-1]``, ``labels[..., 1:]``): the
+    next-token shift of a language-model loss."""
+
+    node: cst.CSTNode
+
+
+@dataclass(frozen=True, slots=True)
+class PaddingTag:
+    """A mask computed by comparing token ids with a value (``ids == pad_id``): it hides padding,
+    it is not a causal mask."""
+
+    node: cst.CSTNode

@@ -72,10 +72,21 @@ class ConstValue(Value):
 
 
 @dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a number was written down: the node a user would edit, and how to name it
+    (``GPTConfig.n_head default``, ``GPTConfig(n_head=...)``)."""
+
+    node: "cst.CSTNode"
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
 class IntValue(Value):
-    """An integer, possibly symbolic (``d_model // n_heads``)."""
+    """An integer, possibly symbolic (``d_model // n_heads``); ``origin`` where it was written, when
+    it comes straight from a configuration default or a keyword argument."""
 
     dim: Dim
+    origin: Origin | None = field(default=None, compare=False)
 
     def describe(self) -> str:
         return str(self.dim)

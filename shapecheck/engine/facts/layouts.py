@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapecheck.engine.domain.tags import AttentionOutputTag, LayerOutputTag, Permuted, Reordered
+from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, LayerOutputTag, Permuted, Reordered
 from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
 from shapecheck.engine.facts.records import OpEvent
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
@@ -166,3 +166,14 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
     if not (a.has(ProjectionTag) or same_shape):
         return None
     return layout
+
+
+def causes(*tensors: TensorValue) -> frozenset:
+    """The suspect ops (``CauseTag``) these tensors were computed from: a finding on them may be the
+    follow-on of a finding there (the linter then reports only the root)."""
+    nodes: frozenset = frozenset()
+    for tensor in tensors:
+        tag = tensor.tag(CauseTag) if isinstance(tensor, TensorValue) else None
+        if tag is not None:
+            nodes |= tag.nodes
+    return nodes

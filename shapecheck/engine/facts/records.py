@@ -116,6 +116,12 @@ class ShapeConflict:
     detail: str
     op: str = ""
     run: FunctionRun | None = None
+    #: the suspect ops (earlier conflicts, concatenations) the operands were computed from
+    causes: frozenset = frozenset()
+    #: what to change, when the op knows better than the rule's generic hint
+    hint: str | None = None
+    #: where the fix goes when that is not ``node`` (the configuration default of a head count)
+    at: cst.CSTNode | None = None
 
 
 @dataclass(eq=False)

@@ -117,10 +117,12 @@ def check_arguments(
         declared = to_shape(specs, names)
         if declared is None or actual.shape is None:
             continue
-        check_annotation(
+        checked = check_annotation(
             interp, actual, TensorValue(declared), call.node, frame,
             f"argument `{param.name.value}` of `{node.name.value}`",
         )
+        if checked is not actual:
+            bindings[param.name.value] = actual = checked  # go on with the annotated shape
         if not any(type(spec).__name__ == "Variadic" for spec in specs) and actual.shape.rank == len(specs):
             for spec, dim in zip(specs, actual.shape.dims):
                 if isinstance(spec, Named) and spec.name not in names:

@@ -20,6 +20,7 @@ import libcst as cst
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.domain.values import (
+    Origin,
     UNKNOWN,
     BoundMethod,
     ClassInfo,
@@ -302,17 +303,25 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             names = list(info.fields)
             for index, name in enumerate(names):
                 if index < len(call.args):
-                    obj.attrs[name] = call.args[index]
+                    obj.attrs[name] = _with_origin(call.args[index], call.arg_nodes[index] if index < len(call.arg_nodes) else None, f"{info.name}({name}=...)")
                 elif name in call.kwargs:
-                    obj.attrs[name] = call.kwargs[name]
+                    obj.attrs[name] = _with_origin(call.kwargs[name], call.kwarg_nodes.get(name), f"{info.name}({name}=...)")
                 else:
                     default = info.fields[name]
-                    obj.attrs[name] = literal_value(default) if default is not None else UNKNOWN
+                    value = literal_value(default) if default is not None else UNKNOWN
+                    obj.attrs[name] = _with_origin(value, default, f"{info.name}.{name} default")
             return obj
         init = info.methods.get("__init__")
         if init is not None and frame.depth < MAX_INLINE_DEPTH and init not in self.call_stack:
             self.inline(init, info.qualname + ".__init__", info, call, frame, obj)
         return obj
+
+
+def _with_origin(value: Value | None, node: cst.CSTNode | None, label: str) -> Value:
+    """A configuration number keeps where it was written (a finding about it lands there)."""
+    if isinstance(value, IntValue) and value.origin is None and node is not None:
+        return IntValue(value.dim, Origin(node, label))
+    return value if value is not None else UNKNOWN
 
 
 def _is_number(value: Value | None) -> bool:

@@ -100,7 +100,7 @@ class StatementExecutor:
                 value = self.eval(small.value, frame)
                 declared = annotation_value(self.imports, small.annotation, self._sizes(frame))
                 if declared is not None and isinstance(value, TensorValue):
-                    base.check_annotation(self, value, declared, small, frame, f"`{_target_text(small.target)}`")
+                    value = base.check_annotation(self, value, declared, small, frame, f"`{_target_text(small.target)}`")
                 self.assign(small.target, value, frame, small)
         elif isinstance(small, cst.AugAssign):
             current = self.eval(small.target, frame)

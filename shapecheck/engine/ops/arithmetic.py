@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import LayerOutputTag, ParameterTag
+from shapecheck.engine.domain.tags import LayerOutputTag, PaddingTag, ParameterTag
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -36,6 +36,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops.base import Call, _callee_name, conflict, keep_scale, lineage, op
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -168,7 +169,7 @@ def _result_shape(
     left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
-            return None
+            return _broadcast_with_unknown(interp, a.shape if a.shape is not None else b.shape)
         result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:
@@ -180,9 +181,13 @@ def _result_shape(
         if problem is not None:
             _, x, y = problem
             positional = any(_positional_table(t) for t in (a, b))
+            # Scores combined with something of the wrong shape: an additive or multiplicative mask
+            # (or bias) that does not fit the scores is a mask-shape problem, not a residual one.
+            on_scores = operator in ("add", "sub", "mul") and (a.has(ScoresTag) or b.has(ScoresTag))
+            kind = "positional-broadcast" if positional else "mask-broadcast" if on_scores else "broadcast"
             conflict(
                 interp,
-                "positional-broadcast" if positional else "broadcast",
+                kind,
                 node,
                 f"`{_SYMBOL.get(operator, operator)}` of shapes {a.shape} and {b.shape}: {x} vs {y} cannot broadcast",
                 frame,
@@ -193,7 +198,20 @@ def _result_shape(
     other = right if left_tensor else left
     if is_scalar(other) or (isinstance(other, ConstValue) and isinstance(other.value, (int, float, bool))):
         return tensor.shape
+    if isinstance(other, Opaque):
+        return _broadcast_with_unknown(interp, tensor.shape)  # a parameter: a number or a tensor
     return None
+
+
+def _broadcast_with_unknown(interp: "Interpreter", known: Shape | None) -> Shape | None:
+    """``known`` broadcast with a tensor of unknown shape: at least as many dims, after an unknown
+    prefix; a constant size > 1 stays (the other side is 1 there or equal), any other becomes fresh."""
+    if known is None:
+        return None
+    dims = tuple(
+        d if d.is_const and d.value > 1 else fresh_anonymous() for d in known.dims
+    )
+    return Shape(dims, variadic=True)
 
 
 def _result_dtype(operator: str, left: Value, right: Value, a: TensorValue, b: TensorValue) -> str | None:
@@ -238,6 +256,8 @@ def tensor_compare(
         result = result.with_tag(replace(triangle, negated=triangle.negated != _NEGATING[operator]))
     elif triangle is not None and zero is not None and zero.value == 1 and operator in ("Equal",):
         result = result.with_tag(triangle)
+    elif triangle is None and operator in ("Equal", "NotEqual") and is_scalar(other) and tensor.dtype == "int":
+        result = result.with_tag(PaddingTag(node))  # integer ids == pad_id: a padding mask, not a causal one
     return result
 
 

@@ -15,23 +15,28 @@ import libcst as cst
 
 from shapecheck.engine.domain.arguments import Arguments
 from shapecheck.engine.domain.tags import (
+    CauseTag,
     DtypeValue,
+    PaddingTag,
     KeyTransposed,
     ParameterTag,
     Permuted,
     Reordered,
     Repeated,
     SplitTuple,
+    StreamTag,
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
     ModuleValue,
     PositionTag,
+    ProbsTag,
     ProjectionTag,
     QualifiedValue,
     Scale,
     ScaleTag,
+    ScoresTag,
     ShapeValue,
     TensorValue,
     TokenEmbeddingTag,
@@ -42,6 +47,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.facts.records import OpEvent, ShapeConflict
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -82,10 +88,12 @@ def apply(interp: "Interpreter", name: str, call: Call, frame: "Frame") -> Value
     rule = OPS.get(name)
     if rule is None:
         return UNKNOWN
+    conflicts_before = len(interp.facts.conflicts)
     try:
         result = rule(interp, call, frame)
     except (ArithmeticError, ValueError, TypeError, IndexError, RecursionError):
         result = UNKNOWN
+    result = traced(interp, name, call, result, conflicts_before)
     interp.facts.events.append(
         OpEvent(name, call.node, call.args, call.kwargs, result, frame.run, call.arg_nodes, call.kwarg_nodes, frame.assumptions)
     )
@@ -171,16 +179,74 @@ def _with_rank(interp: "Interpreter", shape: Shape | None, rank: int) -> Shape |
 
 
 def lineage(*values: Value) -> tuple[object, ...]:
-    """Tags that follow information through any computation: position and token provenance."""
+    """Tags that follow information through any computation: position and token provenance, and
+    the suspect ops a value was computed from (``CauseTag``, merged)."""
     tags: list[object] = []
     kinds: set[type] = set()
+    causes: frozenset = frozenset()
+    sites: frozenset = frozenset()
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
                 if type(tag) in (PositionTag, TokenEmbeddingTag) and type(tag) not in kinds:
                     kinds.add(type(tag))
                     tags.append(tag if type(tag) is not PositionTag else replace(tag, kind="added") if tag.kind == "index" else tag)
+                elif type(tag) is CauseTag:
+                    causes |= tag.nodes
+                elif type(tag) is StreamTag:
+                    sites |= tag.sites
+    if causes:
+        tags.append(CauseTag(causes))
+    if sites:
+        tags.append(StreamTag(sites))
     return tuple(tags)
+
+
+def attended(output: TensorValue, query: TensorValue, site: cst.CSTNode) -> TensorValue:
+    """An attention output: it continues the query's stream, through this site (see StreamTag)."""
+    before = query.tag(StreamTag)
+    sites = (before.sites if before is not None else frozenset()) | {site}
+    kept = tuple(tag for tag in output.tags if type(tag) is not StreamTag)
+    return replace(output, tags=kept + (StreamTag(sites),))
+
+
+def attention_query(probs: TensorValue) -> TensorValue:
+    """The query side of attention probabilities (their scores' query), else the probabilities."""
+    tag = probs.tag(ProbsTag)
+    scores = tag.scores.tag(ScoresTag) if tag is not None and isinstance(tag.scores, TensorValue) else None
+    return scores.query if scores is not None and isinstance(scores.query, TensorValue) else probs
+
+
+def causes_of(*values: Value) -> frozenset:
+    """The suspect ops these values were computed from."""
+    nodes: frozenset = frozenset()
+    for value in values:
+        if isinstance(value, TensorValue):
+            tag = value.tag(CauseTag)
+            if tag is not None:
+                nodes |= tag.nodes
+    return nodes
+
+
+#: Ops whose result is a suspect in itself: a concatenation changes a width on purpose or by mistake
+#: (a positional encoding concatenated instead of added); what is computed from it inherits that.
+SUSPECT_OPS = frozenset({"cat", "stack", "hstack", "vstack", "column_stack"})
+
+
+def traced(interp: "Interpreter", name: str, call: Call, result: Value, conflicts_before: int) -> Value:
+    """Give the conflicts this op recorded the causes found in its inputs, and mark its result as
+    computed from a suspect when it conflicted or is a concatenation."""
+    new = interp.facts.conflicts[conflicts_before:]
+    if not new and name not in SUSPECT_OPS:
+        return result
+    inputs = causes_of(*call.args, *call.kwargs.values())
+    for index, recorded in enumerate(new, start=conflicts_before):
+        if not recorded.causes:
+            interp.facts.conflicts[index] = replace(recorded, causes=inputs)
+    if isinstance(result, TensorValue):
+        merged = causes_of(result) | inputs | {call.node}
+        result = result.with_tag(CauseTag(frozenset(merged)))
+    return result
 
 
 def same_values(value: TensorValue, shape: Shape | None = None, dtype: str | None | object = ...) -> TensorValue:
@@ -205,6 +271,9 @@ def _negate(source: TensorValue, node: cst.CSTNode) -> TensorValue:
     result = TensorValue(source.shape, "bool" if source.dtype in ("bool", None) else source.dtype, lineage(source), node)
     if triangle is not None:
         result = result.with_tag(replace(triangle, negated=not triangle.negated))
+    padding = source.tag(PaddingTag)
+    if padding is not None:
+        result = result.with_tag(padding)  # ~(ids == pad) still only hides padding
     return result
 
 
@@ -217,18 +286,6 @@ def _callee_name(node: cst.Call) -> str:
     return ""
 
 
-def contradiction(actual: Shape, declared: Shape, assumptions: object) -> str | None:
-    """Why ``actual`` cannot be ``declared`` (provably), or None when it may be."""
-    if not actual.variadic and not declared.variadic and actual.rank != declared.rank:
-        return f"rank {actual.rank} vs {declared.rank}"
-    if not declared.variadic and actual.variadic and len(actual.dims) > len(declared.dims):
-        return f"at least rank {len(actual.dims)} vs rank {declared.rank}"
-    for offset in range(1, min(len(actual.dims), len(declared.dims)) + 1):
-        a, d = actual.dims[-offset], declared.dims[-offset]
-        if equal(a, d, assumptions) is Truth.FALSE:  # type: ignore[arg-type]
-            axis = (actual.rank - offset) if actual.rank is not None else -offset
-            return f"axis {axis} is {a}, expected {d}"
-    return None
 
 
 def unify(frame: "Frame", a: Dim, b: Dim) -> None:
@@ -291,13 +348,21 @@ def unpack(value: Value, count: int) -> list[Value]:
     return [UNKNOWN] * count
 
 
-def check_annotation(interp: "Interpreter", value: TensorValue, declared: TensorValue, node: cst.CSTNode, frame: "Frame", what: str) -> None:
-    """Record an ``annotation`` conflict when an inferred shape contradicts a jaxtyping annotation."""
+def check_annotation(interp: "Interpreter", value: TensorValue, declared: TensorValue, node: cst.CSTNode, frame: "Frame", what: str) -> TensorValue:
+    """Record an ``annotation`` conflict when an inferred shape contradicts a jaxtyping annotation.
+
+    Returns the value analysis goes on with: after a violation, the annotated shape (what the code
+    after it was written for), marked as following from this node so that what breaks downstream
+    is not reported again."""
     if value.shape is None or declared.shape is None:
-        return
-    detail = contradiction(value.shape, declared.shape, frame.assumptions)
-    if detail is not None:
-        conflict(interp, "annotation", node, f"{what} has inferred shape {value.shape} but is annotated {declared.shape}: {detail}", frame, "annotation")
+        return value
+    detail = shape_ops.contradiction(value.shape, declared.shape, frame.assumptions)
+    if detail is None:
+        return value
+    before = len(interp.facts.conflicts)
+    conflict(interp, "annotation", node, f"{what} has inferred shape {value.shape} but is annotated {declared.shape}: {detail}", frame, "annotation")
+    interp.facts.conflicts[before] = replace(interp.facts.conflicts[before], causes=causes_of(value))
+    return replace(value, shape=declared.shape).with_tag(CauseTag(causes_of(value) | {node}))
 
 
 def unknown_call(call: Call) -> Value:

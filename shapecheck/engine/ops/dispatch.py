@@ -61,7 +61,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     shapes,
 )
 from shapecheck.engine.ops.arithmetic import tensor_compare
-from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, unknown_call
+from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, traced, unknown_call
 from shapecheck.engine.ops.indexing import index_value
 from shapecheck.engine.symbolic.dims import Dim
 
@@ -162,7 +162,9 @@ METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "c
 
 
 def call_module(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
-    return nn_modules.forward(interp, module, call, frame)
+    conflicts_before = len(interp.facts.conflicts)
+    result = nn_modules.forward(interp, module, call, frame)
+    return traced(interp, "module", call, result, conflicts_before)
 
 
 def label_module(value: Value, label: str) -> None:

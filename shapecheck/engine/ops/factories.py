@@ -130,7 +130,50 @@ def _arange(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     data = call.arg(0, "data")
     dtype = call.kwargs.get("dtype")
-    if isinstance(data, (IntValue, FloatValue)):
-        dtype_class = dtype.dtype if isinstance(dtype, DtypeValue) else ("float" if isinstance(data, FloatValue) else "int")
-        return TensorValue(Shape(()), dtype_class, (), call.node)
+    nested = _nested_shape(data)
+    if nested is not None:
+        dims, element = nested
+        dtype_class = dtype.dtype if isinstance(dtype, DtypeValue) else element
+        return TensorValue(Shape(tuple(Dim.const(d) for d in dims)), dtype_class, (), call.node)
     return TensorValue(None, dtype.dtype if isinstance(dtype, DtypeValue) else None, (), call.node)
+
+
+def _nested_shape(data: Value) -> tuple[list[int], str | None] | None:
+    """``torch.tensor([[1, 2], [3, 4]])``: the sizes of a rectangular nested list, and the dtype
+    class of its numbers (float if any is a float, bool if all are bools, else int)."""
+    if isinstance(data, ConstValue) and isinstance(data.value, bool):
+        return [], "bool"
+    if isinstance(data, (IntValue, FloatValue)):
+        return [], "float" if isinstance(data, FloatValue) else "int"
+    if not isinstance(data, TupleValue) or not data.items:
+        return None
+    inner = [_nested_shape(item) for item in data.items]
+    if any(x is None for x in inner) or len({tuple(x[0]) for x in inner}) != 1:  # type: ignore[index]
+        return None
+    kinds = {x[1] for x in inner}  # type: ignore[index]
+    element = "float" if "float" in kinds else "int" if "int" in kinds else next(iter(kinds))
+    return [len(data.items)] + inner[0][0], element  # type: ignore[index]
+
+
+@op("randint")
+def _randint(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``randint(high, size)`` or ``randint(low, high, size)``: integers of the given size."""
+    size = call.kwargs.get("size")
+    if size is None:
+        positional = call.args
+        size = positional[2] if len(positional) >= 3 else positional[1] if len(positional) == 2 else None
+    sizes = dims_from((size,)) if size is not None else None
+    dtype = dtype_class_of_kwarg(call) or "int"
+    return TensorValue(Shape(tuple(sizes)) if sizes is not None else None, dtype, (), call.node)
+
+
+@op("randint_like")
+def _randint_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    source = call.tensor(0)
+    return TensorValue(source.shape, dtype_class_of_kwarg(call) or source.dtype, (), call.node)
+
+
+@op("randperm")
+def _randperm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    n = dim_of(call.arg(0, "n"))
+    return TensorValue(Shape((n,)) if n is not None else None, dtype_class_of_kwarg(call) or "int", (), call.node)

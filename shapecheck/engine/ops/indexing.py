@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import Repeated, SplitTuple
+from shapecheck.engine.domain.tags import Repeated, ShiftTag, SplitTuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
     IntValue,
     ModuleValue,
+    Opaque,
     PositionTag,
     ProjectionTag,
     ShapeValue,
@@ -35,6 +36,9 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     elements = node.slice
     if isinstance(base, TensorValue):
         return _index_tensor(interp, base, elements, frame, node)
+    if isinstance(base, Opaque) and len(elements) >= 2:
+        # ``tgt[:, 1:]`` on a parameter: only an array takes several axes; its shape stays unknown.
+        return _index_tensor(interp, TensorValue(None, None, (), node), elements, frame, node)
     if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
         if isinstance(base, ShapeValue) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
             return _slice_shape(interp, base, elements[0].slice, frame)
@@ -160,6 +164,8 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
             replace(tag, part=tag.part + tuple(-1 if p is None else p for p in picked)) if isinstance(tag, ProjectionTag) else tag
             for tag in tags
         )
+    if any(kind == "slice" and _shifts(value) for kind, value in parts):  # type: ignore[arg-type]
+        tags = tags + (ShiftTag(node),)
     result = replace(base, tags=tags, node=node)
     shape = base.shape
     if shape is None or any(kind in ("tensor", "unknown") for kind, _ in parts):
@@ -257,6 +263,16 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
 def _restricts(bounds: tuple[Value | None, Value | None, Value | None]) -> bool:
     lower, upper, step = bounds
     return upper is not None or (lower is not None and int_of(lower) not in (0,))
+
+
+def _shifts(bounds: tuple[Value | None, Value | None, Value | None]) -> bool:
+    """``1:`` or ``:-1``: one position dropped at one end (a next-token shift)."""
+    lower, upper, step = bounds
+    if step is not None:
+        return False
+    return (upper is None and lower is not None and int_of(lower) == 1) or (
+        lower is None and upper is not None and int_of(upper) == -1
+    )
 
 
 def _sliced(tag: object) -> object:

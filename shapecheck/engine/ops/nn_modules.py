@@ -6,6 +6,8 @@ Constructor arguments are bound by name whether given by position or keyword, so
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -42,6 +44,7 @@ from shapecheck.engine.ops.base import (
     OPS,
     Call,
     apply,
+    attended,
     conflict,
     lineage,
     unify,
@@ -200,6 +203,7 @@ def linear_output(
             # Fed straight from another layer: the layers do not chain (SC406); otherwise the input
             # of a matrix product has the wrong width (SC505).
             chained = x.has(LayerOutputTag)
+            before = len(interp.facts.conflicts)
             conflict(
                 interp,
                 "layer-chain" if chained else "linear",
@@ -207,6 +211,11 @@ def linear_output(
                 f"{what} expects {in_features} input features but the input has shape {x.shape} (last dim {last})",
                 frame,
                 "linear",
+            )
+            interp.facts.conflicts[before] = replace(
+                interp.facts.conflicts[before],
+                hint=f"the widths disagree: {what} is built with in_features={in_features} but receives {last}; "
+                f"build it with in_features={last}, or give it an input of width {in_features}",
             )
         if out_features is not None and (x.shape.variadic or x.shape.rank):
             shape = x.shape.with_dim(-1, out_features) if x.shape.dims else None
@@ -295,12 +304,14 @@ def _multihead_attention(interp: "Interpreter", call: Call, frame: "Frame") -> V
     if shape is not None and embed is not None and not shape.variadic:
         shape = shape.with_dim(-1, embed)
     out = TensorValue(shape, "float", lineage(query), call.node).with_tag(AttentionOutputTag(call.node))
+    out = attended(out, query, call.node)
     return TupleValue((out, TensorValue(None, "float", (), call.node)))
 
 
 def _encoder_layer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     x = _input(call) if call.has(1, "src") is False else as_tensor(call.arg(1, "src"))
-    return TensorValue(x.shape, x.dtype, lineage(x), call.node).with_tag(AttentionOutputTag(call.node))
+    out = TensorValue(x.shape, x.dtype, lineage(x), call.node).with_tag(AttentionOutputTag(call.node))
+    return attended(out, x, call.node)
 
 
 def _transformer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

@@ -24,6 +24,8 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops.base import (
     Call,
+    attended,
+    attention_query,
     combined_scale,
     conflict,
     lineage,
@@ -130,7 +132,8 @@ def _attention_role(
     a, b = tensors
     for probs, term in ((a, left), (b, right)):
         if probs.has(ProbsTag):
-            return result.with_tag(AttentionOutputTag(call.node, probs.tag(ProbsTag).node, term.index(c) - len(term)))
+            tagged = result.with_tag(AttentionOutputTag(call.node, probs.tag(ProbsTag).node, term.index(c) - len(term)))
+            return attended(tagged, attention_query(probs), probs.tag(ProbsTag).node)
     query_free, key_free = output[-2], output[-1]
     # Which free index runs over keys is not written in an einsum; the values product tells (see
     # AttentionOutputTag), so key_axis stays None here.

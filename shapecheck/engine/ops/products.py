@@ -33,6 +33,8 @@ from shapecheck.engine.ops.base import (
     Call,
     _callee_name,
     _with_rank,
+    attended,
+    attention_query,
     combined_scale,
     conflict,
     lineage,
@@ -42,6 +44,7 @@ from shapecheck.engine.ops.base import (
 )
 from shapecheck.engine.ops.patterns import einops_call, einsum
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -82,17 +85,25 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
                 frame,
                 name,
             )
+    elif a.shape is None and b.shape is not None and b.shape.rank is not None and b.shape.rank >= 2:
+        # Only the right operand is known, (..., k, m): whatever the left's rank, the product ends in
+        # m, after at least b's batch dims (a 1-D left operand drops its row dim).
+        batch = tuple(fresh_anonymous() for _ in range(b.shape.rank - 2))
+        shape = Shape(batch + b.shape.dims[-1:], variadic=True)
     tags: tuple[object, ...] = lineage(a, b)
     result_tensor = TensorValue(shape, a.dtype or b.dtype, tags, node)
     transposed = b.tag(KeyTransposed)
     if transposed is not None and not a.has(ProbsTag):
         head_dim = a.shape.dim(-1) if a.shape is not None else None
+        if head_dim is None and b.shape is not None and b.shape.rank is not None and b.shape.rank >= 2:
+            head_dim = b.shape.dim(-2)  # the contracted dim of the transposed key
         result_tensor = result_tensor.with_tag(ScoresTag(node, a, transposed.source, head_dim))
         factor = combined_scale(a, transposed.source, b)
         if factor is not None:
             result_tensor = result_tensor.with_tag(factor)
     elif a.has(ProbsTag):
         result_tensor = result_tensor.with_tag(AttentionOutputTag(node, a.tag(ProbsTag).node, -1))
+        result_tensor = attended(result_tensor, attention_query(a), a.tag(ProbsTag).node)
     weight = weight_projection(a, b, node)
     if weight is not None:
         result_tensor = result_tensor.with_tag(weight)
@@ -155,8 +166,8 @@ def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = None
     if q.shape is not None and v.shape is not None and not q.shape.variadic and not v.shape.variadic:
         shape = Shape(q.shape.dims[:-1] + v.shape.dims[-1:])
-    result = TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
-    return result.with_tag(KernelLayout(call.node))  # its strides depend on the backend
+    out = TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
+    return attended(out, q, call.node).with_tag(KernelLayout(call.node))  # its strides depend on the backend
 
 
 @op("embedding")

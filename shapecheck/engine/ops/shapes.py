@@ -12,9 +12,11 @@ from shapecheck.engine.domain.tags import DtypeValue, KernelLayout, KeyTranspose
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
+    Origin,
     ScoresTag,
     ShapeValue,
     TensorValue,
+    TupleValue,
     Value,
     dim_of,
     int_of,
@@ -60,18 +62,23 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
         result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
     if result.conflict is not None and source.shape is not None:
-        heads = _uneven_head_split(source.shape, sizes)
+        heads = _uneven_head_split(source.shape, sizes, frame.assumptions)
         if heads is not None:
             width, count = heads
+            origin = _origin_of(call, count)
+            named = f" ({origin.label})" if origin is not None else ""
+            before = len(interp.facts.conflicts)
             conflict(
                 interp,
                 "heads",
                 call.node,
-                f"splitting the last dim {width} into {count} heads of {width} // {count} = {width // count} "
-                f"loses {width % count} features: {width} is not divisible by {count}",
+                f"the width {width} is not divisible by {count}, the head count{named}: {count} heads of "
+                f"{width} // {count} = {width // count} lose {width % count} features",
                 frame,
                 "view",
             )
+            if origin is not None:
+                interp.facts.conflicts[before] = replace(interp.facts.conflicts[before], at=origin.node)
             return same_values(source, None)
         conflict(
             interp,
@@ -121,9 +128,24 @@ def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame:
     return same_values(source, Shape(kept + extra, source.shape.variadic))
 
 
-def _uneven_head_split(source: Shape, sizes: list[Dim]) -> tuple[int, int] | None:
-    """(width, heads) when a view splits a last dim D into (h, D // h) with D % h != 0."""
+def _origin_of(call: Call, count: int) -> Origin | None:
+    """Where the head count among a view's sizes was written (a configuration default)."""
+    values = list(call.args[1:])
+    if len(values) == 1 and isinstance(values[0], TupleValue):
+        values = list(values[0].items)
+    for value in values:
+        if isinstance(value, IntValue) and value.origin is not None and value.dim.is_const and value.dim.value == count:
+            return value.origin
+    return None
+
+
+def _uneven_head_split(source: Shape, sizes: list[Dim], assumptions: object = None) -> tuple[int, int] | None:
+    """(width, heads) when a view splits a last dim D into (h, D // h) with D % h != 0 (D known, or
+    a symbol such as ``C`` that this path binds to a number)."""
     last = source.dim(-1)
+    bindings = getattr(assumptions, "bindings", None)
+    if last is not None and not last.is_const and bindings:
+        last = last.substitute(bindings)
     if last is None or not last.is_const or len(sizes) < 2:
         return None
     count, size = sizes[-2], sizes[-1]
@@ -206,45 +228,32 @@ def _unflatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("squeeze")
 def _squeeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.squeeze()`` / ``x.squeeze(dim)`` / ``x.squeeze((d0, d1))``: the shape algebra's
+    :func:`shapes.squeeze` (a dim that may or may not be 1 gives an unknown shape)."""
     source = call.tensor(0)
-    shape = source.shape
-    if shape is None or shape.variadic:
+    if source.shape is None:
         return same_values(source, None)
-    if not call.has(1, "dim"):
-        if all(d.is_const for d in shape.dims):
-            return same_values(source, Shape(tuple(d for d in shape.dims if d.value != 1)))
-        return same_values(source, None)
-    axis = int_of(call.arg(1, "dim"))
-    a = norm_axis(axis, shape.rank) if axis is not None else None
-    if a is None:
-        return same_values(source, None)
-    if shape.dims[a].is_const and shape.dims[a].value == 1:
-        return same_values(source, Shape(shape.dims[:a] + shape.dims[a + 1 :]))
-    if shape.dims[a].is_const:
+    dims: int | list[int] | None = None
+    if call.has(1, "dim"):
+        given = call.arg(1, "dim")
+        axes = [int_of(item) for item in given.items] if isinstance(given, TupleValue) else [int_of(given)]
+        if None in axes:
+            return same_values(source, None)
+        dims = axes[0] if not isinstance(given, TupleValue) else axes  # type: ignore[assignment]
+    shape = shape_ops.squeeze(source.shape, dims, frame.assumptions)
+    if shape == source.shape:
         return source
-    return same_values(source, None)
+    return same_values(source, shape)
 
 
 @op("unsqueeze")
 def _unsqueeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.unsqueeze(dim)``: the shape algebra's :func:`shapes.unsqueeze`."""
     source = call.tensor(0)
     axis = int_of(call.arg(1, "dim"))
-    shape = source.shape
-    if shape is None or axis is None:
+    if source.shape is None or axis is None:
         return same_values(source, None)
-    if shape.variadic:
-        if axis < 0:
-            position = len(shape.dims) + axis + 1
-            if position < 0:
-                return same_values(source, None)
-            dims = shape.dims[:position] + (Dim.const(1),) + shape.dims[position:]
-            return same_values(source, Shape(dims, variadic=True))
-        return same_values(source, None)
-    rank = len(shape.dims) + 1
-    a = norm_axis(axis, rank)
-    if a is None:
-        return same_values(source, None)
-    return same_values(source, Shape(shape.dims[:a] + (Dim.const(1),) + shape.dims[a:]))
+    return same_values(source, shape_ops.unsqueeze(source.shape, axis))
 
 
 # ------------------------------------------------------------------------------------ axis order
@@ -310,9 +319,7 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return same_values(source, None)
     swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
     shape = _with_rank(interp, shape, rank)
-    new_shape = None
-    if shape is not None and not shape.variadic and shape.rank == rank:
-        new_shape = Shape(tuple(shape.dims[a] for a in normalized))  # type: ignore[index]
+    new_shape = shape_ops.permute(shape, normalized) if shape is not None else None  # type: ignore[arg-type]
     result = same_values(source, new_shape)
     return _mark_transposed(result, source, swaps_last_two, tuple(normalized), call.node)  # type: ignore[arg-type]
 

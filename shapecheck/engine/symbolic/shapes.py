@@ -210,6 +210,10 @@ def broadcast_dim(x: Dim, y: Dim, assumptions: Assumptions | None = None) -> Dim
     if _not_one(x, assumptions):
         return x
     first, second = sorted((x, y), key=Dim.sort_key)
+    if is_anonymous(first) or is_anonymous(second):
+        # one side is a size nobody knows: so is the result (still one dim, still never provably
+        # equal to anything), printed ``_``
+        return sym(f"{ANONYMOUS_PREFIX}max({first},{second})")
     return sym(f"max({first},{second})")
 
 

@@ -368,4 +368,23 @@ class SelfAttention(nn.Module):
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.attention_head_size)
         return nn.functional.softmax(scores, dim=-1)
 '''),
+    ("helper of unknown head dim: its callers (elsewhere) pass q already scaled, it may be 1", '''\
+import torch
+
+
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Attention over pre-scaled queries: callers multiply q by d_k ** -0.5 first."""
+    weights = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+    return weights @ v
+'''),
+    ("a head dim of 1 needs no scale: sqrt(1) = 1", '''\
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def gate_scores(q: Float[Tensor, "b t 1"], k: Float[Tensor, "b s 1"]) -> Float[Tensor, "b t s"]:
+    scores = q @ k.transpose(-2, -1)
+    return scores.softmax(dim=-1)
+'''),
 ]

@@ -153,6 +153,18 @@ class MHA(nn.Module):
         scores = q @ k.transpose(-2, -1) * self.d_k ** -0.5
         return G.softmax(scores)  # <-
 '''),
+    ("3-D keys-first scores (B, S, T), F.softmax with no dim (implicit dim 0, the batch)", '''\
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b t d"], k: Float[Tensor, "b s d"], v: Float[Tensor, "b s e"]) -> Float[Tensor, "b t e"]:
+    scores = torch.einsum("bsd,btd->bst", k, q) / q.shape[-1] ** 0.5
+    attn = F.softmax(scores)  # <-
+    return torch.einsum("bst,bse->bte", attn, v)
+'''),
 ]
 
 VALID = [

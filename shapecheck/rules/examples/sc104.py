@@ -154,6 +154,36 @@ class SelfAttention(nn.Module):
         attention_probs = attention_probs.masked_fill(attention_mask[:, None, None, :] == 0, 0.0)  # <-
         return attention_probs
 '''),
+    ("a small negative fill, -1.0, before softmax", '''\
+import math
+
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def attend(
+    q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"], v: Float[Tensor, "b h s d"], pad: Bool[Tensor, "b 1 1 s"]
+) -> Float[Tensor, "b h t d"]:
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    scores = scores.masked_fill(pad, -1.0)  # <-
+    return scores.softmax(dim=-1) @ v
+'''),
+    ("bool tril masked with 0 before softmax: a weak fill (SC104), no polarity claim (SC203)", '''\
+import math
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b t d"], k: Float[Tensor, "b t d"], v: Float[Tensor, "b t d"]) -> Float[Tensor, "b t d"]:
+    T = q.size(1)
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool, device=q.device))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores = scores.masked_fill(allowed, 0.0)  # <-
+    return scores.softmax(dim=-1) @ v
+'''),
 ]
 
 VALID = [
@@ -311,5 +341,71 @@ class Attention(nn.Module):
         bias = torch.zeros(T, T).masked_fill(blocked, float("-inf"))
         scores = q @ k.transpose(-2, -1) * self.d_model ** -0.5 + bias
         return scores.softmax(dim=-1)
+'''),
+    ("NaN guard: scores masked with -inf, then rows with no key zeroed after softmax", '''\
+import math
+
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def attend(
+    q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"], v: Float[Tensor, "b h s d"], pad: Bool[Tensor, "b 1 1 s"]
+) -> Float[Tensor, "b h t d"]:
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    scores = scores.masked_fill(pad, float("-inf"))
+    attn = scores.softmax(dim=-1)
+    attn = attn.masked_fill(pad.all(dim=-1, keepdim=True), 0.0)  # rows with no key at all: NaN -> 0
+    return attn @ v
+'''),
+    ("padding: probabilities of masked scores multiplied by the keep mask", '''\
+import math
+
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def attend(
+    q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"], v: Float[Tensor, "b h s d"], keep: Bool[Tensor, "b 1 1 s"]
+) -> Float[Tensor, "b h t d"]:
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    attn = scores.masked_fill(~keep, float("-inf")).softmax(dim=-1) * keep
+    return attn @ v
+'''),
+    ("fill value passed by the caller: unknown, not judged", '''\
+import math
+
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def attend(
+    q: Float[Tensor, "b h t d"],
+    k: Float[Tensor, "b h s d"],
+    v: Float[Tensor, "b h s d"],
+    pad: Bool[Tensor, "b 1 1 s"],
+    fill: float,
+) -> Float[Tensor, "b h t d"]:
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    scores = scores.masked_fill(pad, fill)  # the caller passes the fill (finfo.min, -inf, ...)
+    return scores.softmax(dim=-1) @ v
+'''),
+    ("scores multiplied by a learned per-head gain, not a mask", '''\
+import math
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(
+    q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"], v: Float[Tensor, "b h s d"], gain: Float[Tensor, "h 1 1"]
+) -> Float[Tensor, "b h t d"]:
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    scores = scores * gain  # a learned per-head temperature, not a mask
+    return scores.softmax(dim=-1) @ v
 '''),
 ]

@@ -296,6 +296,27 @@ class MaskedAttention(nn.Module):
         scores = scores.masked_fill(self.blocked[..., :T, :T], float("-inf"))
         return (G.softmax(scores, dim=-1) @ v).squeeze(1)
 '''),
+    ("fixed-length input of unknown shape: the full buffer may be the right size, not judged", '''\
+import math
+
+import torch
+import torch.nn as nn
+
+
+class FixedLengthAttention(nn.Module):
+    """Always sees exactly n_patches tokens (a fixed image grid), so the full mask is the right size."""
+
+    def __init__(self, d_model=32, n_patches=16):
+        super().__init__()
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.register_buffer("mask", torch.tril(torch.ones(n_patches, n_patches)))
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        scores = scores.masked_fill(self.mask == 0, float("-inf"))
+        return scores.softmax(dim=-1) @ v
+'''),
 ]
 
 #: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;

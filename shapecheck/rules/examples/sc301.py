@@ -250,6 +250,43 @@ class PairEncoder(nn.Module):
         T = ids.size(1)
         return self.tok(ids) + self.pos(torch.arange(T, device=ids.device))
 '''),
+    ("prompt tuning: learned prompt vectors prepended along the sequence axis (dim=1)", '''\
+import torch
+import torch.nn as nn
+
+
+class PromptTuned(nn.Module):
+    """Prompt tuning: n learned prompt vectors prepended to the token embeddings along the sequence."""
+
+    def __init__(self, vocab=100, d_model=32, n_prompt=4, max_len=64):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab, d_model)
+        self.prompt = nn.Parameter(torch.randn(1, n_prompt, d_model))
+        self.pos_emb = nn.Parameter(torch.zeros(1, max_len, d_model))
+
+    def forward(self, ids):
+        B, T = ids.shape
+        x = self.tok_emb(ids)
+        x = torch.cat([self.prompt.expand(B, -1, -1), x], dim=1)
+        return x + self.pos_emb[:, : x.size(1)]
+'''),
+    ("unbatched (T, d): torch.cat without dim joins along dim 0, the sequence", '''\
+import torch
+import torch.nn as nn
+
+
+class UnbatchedPromptEncoder(nn.Module):
+    """One sequence at a time, (T, d): learned prompt rows go before the tokens (torch.cat's default dim 0)."""
+
+    def __init__(self, vocab=100, d_model=32, n_prompt=4):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab, d_model)
+        self.prompt = nn.Parameter(torch.randn(n_prompt, d_model))
+
+    def forward(self, ids):
+        x = self.tok_emb(ids)
+        return torch.cat([self.prompt, x])
+'''),
 ]
 
 #: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.

@@ -152,13 +152,15 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         self.n_heads, self.d_k = n_heads, d_model // n_heads
         self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
         self.W_V = nn.Linear(d_model, d_model)
 
     def forward(self, x):
         batch_size, seq_len, d_model = x.size()
         Q = self.W_Q(x).view(batch_size, seq_len, self.n_heads, self.d_k).transpose(1, 2)
+        K = self.W_K(x).view(batch_size, seq_len, self.n_heads, self.d_k).transpose(1, 2)
         V = self.W_V(x).view(batch_size, seq_len, self.n_heads, self.d_k).transpose(1, 2)
-        scores = torch.matmul(Q, Q.transpose(-2, -1)) / (self.d_k ** 0.5)
+        scores = torch.matmul(Q, K.transpose(-2, -1)) / (self.d_k ** 0.5)
         out = torch.matmul(torch.softmax(scores, dim=-1), V)
         return out.transpose(1, 2).contiguous().view(batch_size, seq_len, d_model)
 '''),

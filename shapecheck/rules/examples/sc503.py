@@ -108,12 +108,13 @@ class Encoder(tnn.Module):
         super().__init__()
         self.n_heads = n_heads
         self.tok = tnn.Embedding(vocab, width)
+        self.pos = tnn.Embedding(128, width)
 
     def forward(self, ids):
         bsz, seqlen = ids.shape
-        h = self.tok(ids)
+        h = self.tok(ids) + self.pos(th.arange(seqlen))
         heads = h.reshape(bsz, self.n_heads, seqlen, -1)  # <-
-        return th.softmax(heads @ heads.transpose(-2, -1), dim=-1)
+        return th.softmax(heads @ heads.transpose(-2, -1) / (heads.size(-1) ** 0.5), dim=-1)
 '''),
 ]
 
@@ -204,11 +205,13 @@ class FusedHeads(nn.Module):
         super().__init__()
         self.h, self.d = n_heads, d_model // n_heads
         self.q = nn.Linear(d_model, d_model)
+        self.k = nn.Linear(d_model, d_model)
 
     def forward(self, x):
         b, t, c = x.shape
         q = self.q(x).view(b, t, self.h, self.d).transpose(1, 2).reshape(b * self.h, t, self.d)
-        w = torch.bmm(q, q.transpose(1, 2))
+        k = self.k(x).view(b, t, self.h, self.d).transpose(1, 2).reshape(b * self.h, t, self.d)
+        w = torch.bmm(q, k.transpose(1, 2)) / self.d ** 0.5
         return torch.bmm(w.softmax(-1), q).view(b, self.h, t, self.d)
 '''),
     ("functional: an image (B, H*W, C) viewed back to (B, H, W, C) is not a head split", '''\

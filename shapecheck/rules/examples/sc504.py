@@ -230,7 +230,7 @@ class EinsumAttention(nn.Module):
         b, n, d = x.shape
         q = self.to_q(x).view(b, n, self.heads, d // self.heads).transpose(1, 2)
         k = self.to_k(x).view(b, n, self.heads, d // self.heads).transpose(1, 2)
-        return torch.einsum("bhid,bhjd->bhij", q, k).softmax(dim=-1)
+        return (torch.einsum("bhid,bhjd->bhij", q, k) * (d // self.heads) ** -0.5).softmax(dim=-1)
 '''),
     ("probabilities times values transposed elsewhere (not a key)", '''\
 import torch
@@ -258,7 +258,7 @@ class Attn(tnn.Module):
         bsz, seqlen, width = x.shape
         q = self.q(x).view(bsz, seqlen, self.n_heads, width // self.n_heads).transpose(1, 2)
         k = self.k(x).view(bsz, seqlen, self.n_heads, width // self.n_heads).transpose(1, 2)
-        return th.matmul(q, k.mT).softmax(-1)
+        return (th.matmul(q, k.mT) * (width // self.n_heads) ** -0.5).softmax(-1)
 '''),
     ("sigmoid attention weights (not softmax) times split-and-transposed values, seq len == head dim", '''\
 import torch

@@ -15,12 +15,13 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.pad_id = pad_id
         self.embedding = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(128, d_model)
         self.self_attn = nn.MultiheadAttention(d_model, n_heads, dropout=0.1)
         self.norm = nn.LayerNorm(d_model)
 
     def forward(self, ids):
         batch_size, seq_len = ids.size()
-        x = self.embedding(ids)
+        x = self.embedding(ids) + self.pos(torch.arange(seq_len))
         padding = ids == self.pad_id
         attn_out, _ = self.self_attn(x, x, x, key_padding_mask=padding)  # <-
         return self.norm(x + attn_out)
@@ -55,12 +56,13 @@ class Encoder(nn.Module):
     def __init__(self, vocab_size=100, hidden_size=64, num_heads=4, num_layers=2):
         super().__init__()
         self.embeddings = nn.Embedding(vocab_size, hidden_size)
+        self.position_embeddings = nn.Embedding(512, hidden_size)
         layer = nn.TransformerEncoderLayer(hidden_size, num_heads, 4 * hidden_size)
         self.encoder = nn.TransformerEncoder(layer, num_layers)
 
     def forward(self, input_ids, attention_mask):
         batch, seq = input_ids.shape
-        hidden_states = self.embeddings(input_ids)
+        hidden_states = self.embeddings(input_ids) + self.position_embeddings(torch.arange(seq))
         attention_mask = attention_mask.view(batch, seq)
         return self.encoder(hidden_states, src_key_padding_mask=attention_mask == 0)  # <-
 '''),
@@ -113,11 +115,12 @@ class Decoder(tnn.Module):
     def __init__(self, vocab=100, width=64, heads=4):
         super().__init__()
         self.tok = tnn.Embedding(vocab, width)
+        self.pos = tnn.Embedding(128, width)
         self.layer = DecLayer(width, heads)
 
     def forward(self, ids, memory):
         bsz, seqlen = ids.shape
-        h = self.tok(ids)
+        h = self.tok(ids) + self.pos(th.arange(seqlen))
         pad = ids.eq(0)
         return self.layer(h, memory, tgt_key_padding_mask=pad)  # <-
 '''),
@@ -153,11 +156,12 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.pad_id = pad_id
         self.embedding = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(128, d_model)
         self.self_attn = nn.MultiheadAttention(d_model, n_heads, dropout=0.1, batch_first=True)
 
     def forward(self, ids):
         batch_size, seq_len = ids.size()
-        x = self.embedding(ids)
+        x = self.embedding(ids) + self.pos(torch.arange(seq_len))
         attn_out, _ = self.self_attn(x, x, x, key_padding_mask=ids == self.pad_id)
         return x + attn_out
 '''),
@@ -171,11 +175,12 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.pad_id = pad_id
         self.embedding = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(128, d_model)
         self.self_attn = nn.MultiheadAttention(d_model, n_heads)
 
     def forward(self, ids):
         batch_size, seq_len = ids.size()
-        x = self.embedding(ids).transpose(0, 1)
+        x = (self.embedding(ids) + self.pos(torch.arange(seq_len))).transpose(0, 1)
         attn_out, _ = self.self_attn(x, x, x, key_padding_mask=ids == self.pad_id)
         return (x + attn_out).transpose(0, 1)
 '''),
@@ -207,13 +212,14 @@ class Encoder(nn.Module):
     def __init__(self, vocab_size=100, hidden_size=64, num_heads=4, num_layers=2):
         super().__init__()
         self.embeddings = nn.Embedding(vocab_size, hidden_size)
+        self.position_embeddings = nn.Embedding(512, hidden_size)
         layer = nn.TransformerEncoderLayer(hidden_size, num_heads, 4 * hidden_size, batch_first=True)
         self.encoder = nn.TransformerEncoder(layer, num_layers)
 
     def forward(self, input_ids, attention_mask):
         batch, seq = input_ids.shape
         attention_mask = attention_mask.view(batch, seq)
-        return self.encoder(self.embeddings(input_ids), src_key_padding_mask=attention_mask == 0)
+        return self.encoder(self.embeddings(input_ids) + self.position_embeddings(torch.arange(seq)), src_key_padding_mask=attention_mask == 0)
 '''),
     ("einops: rearrange to (n, b, d) for the seq-first layer", '''\
 import torch
@@ -260,11 +266,12 @@ class Decoder(tnn.Module):
     def __init__(self, vocab=100, width=64, heads=4):
         super().__init__()
         self.tok = tnn.Embedding(vocab, width)
+        self.pos = tnn.Embedding(128, width)
         self.layer = DecLayer(width, heads, batch_first=True)
 
     def forward(self, ids, memory):
         bsz, seqlen = ids.shape
-        return self.layer(self.tok(ids), memory, tgt_key_padding_mask=ids.eq(0))
+        return self.layer(self.tok(ids) + self.pos(th.arange(seqlen)), memory, tgt_key_padding_mask=ids.eq(0))
 '''),
     ("nanoGPT-style: positions added, then transposed to (T, B, D) for the seq-first MHA", '''\
 import torch

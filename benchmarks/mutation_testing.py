@@ -1,0 +1,171 @@
+"""Mutation testing of the rules and of the engine's op rules and shape algebra, with mutmut.
+
+Each module is mutated on its own, in a scratch copy of this checkout (never in the checkout
+itself), and only the tests that target it run against each mutant: a rule's own examples and
+decision tests, the engine tests for an engine module. Prints one line per module (mutants,
+killed, survived, timeouts, score) and writes the surviving mutants' names to
+``<work dir>/<module>/survivors.txt`` (``mutmut show NAME`` there prints one's diff).
+
+    python benchmarks/mutation_testing.py                       # every module below (long)
+    python benchmarks/mutation_testing.py sc101 shapes          # modules whose path contains a word
+    python benchmarks/mutation_testing.py --time-box 300 --list
+
+Why mutmut (3.x): it mutates in a copy and switches mutants on with a trampoline inside one forked
+pytest process, so a mutant costs a fork, not an interpreter start and a re-import (cosmic-ray
+runs a new pytest session per mutant: about 3 s here, against 0.3 s). It needs
+``pip install mutmut`` (not a project dependency). Runs are ``nice``d and single-process: the
+machine is shared. The score is killed / (killed + survived + timeouts); mutants no test reaches
+("no tests") count as survivors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: The engine modules and their own tests: the shape algebra has its unit tests, the op rules the
+#: engine's op tests (a mutant runs only the tests that execute the mutated function).
+ENGINE_TARGETS = {
+    "symbolic/shapes": ["tests/test_engine_shapes.py"],
+    "ops/shapes": ["tests/test_engine_ops.py"],
+    "ops/base": ["tests/test_engine_ops.py"],
+    "ops/dispatch": ["tests/test_engine_ops.py"],
+    "ops/elementwise": ["tests/test_engine_ops.py"],
+    "ops/joins": ["tests/test_engine_ops.py"],
+    "ops/products": ["tests/test_engine_ops.py"],
+    "ops/scalars": ["tests/test_engine_ops.py"],
+}
+
+#: A rule's tests: its examples (alone and with all rules on), its decision tests, the shipped examples.
+RULE_TESTS = [
+    "tests/test_rule_examples.py", "tests/test_rule_decisions.py", "tests/test_examples_cross_rule.py",
+    "tests/test_examples_promises.py",
+]
+
+
+def _rule_tests(code: str, everything: bool = False) -> list[str]:
+    """The rule's own examples (alone and with all rules on), decisions and shipped bug example; with
+    ``everything``, every rule's examples and every shipped file linted with all rules on as well
+    (stricter, several times slower: --all-examples)."""
+    selection = f"{code} or cross_rule or promises" if everything else code
+    return [*(name for name in RULE_TESTS if (REPO / name).is_file()), "-k", selection]
+
+
+def targets(all_examples: bool = False) -> dict[str, list[str]]:
+    """Module path -> the pytest arguments that select its tests."""
+    selected: dict[str, list[str]] = {}
+    for path in sorted((REPO / "shapecheck" / "rules").glob("sc[0-9]*.py")):
+        code = path.name[:5].upper()
+        selected[f"shapecheck/rules/{path.name}"] = _rule_tests(code, all_examples)
+    for name, tests in ENGINE_TARGETS.items():
+        selected[f"shapecheck/engine/{name}.py"] = tests
+    return selected
+
+
+def _copy_checkout(destination: Path) -> None:
+    files = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, check=True, capture_output=True, text=True,
+    ).stdout.split()
+    for name in files:
+        source = REPO / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def _configure(project: Path, module: str, test_args: list[str]) -> None:
+    quoted = ", ".join(f'"{arg}"' for arg in [*test_args, "-p", "no:cacheprovider"])
+    with (project / "pyproject.toml").open("a") as config:
+        config.write(
+            "\n[tool.mutmut]\n"
+            f'source_paths = ["{module}"]\n'
+            f"pytest_add_cli_args_test_selection = [{quoted}]\n"
+            'also_copy = ["shapecheck", "tests", "examples", "reference_model", "README.md"]\n'
+        )
+
+
+def _statuses(project: Path) -> dict[str, int]:
+    listing = subprocess.run(
+        ["mutmut", "results", "--all", "true"], cwd=project, capture_output=True, text=True
+    ).stdout
+    counts: dict[str, int] = {}
+    for line in listing.splitlines():
+        if ":" in line:
+            status = line.rsplit(":", 1)[1].strip()
+            counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def _survivors(project: Path) -> str:
+    """The names of the surviving mutants (``mutmut show NAME`` in the work folder prints a diff)."""
+    listing = subprocess.run(["mutmut", "results"], cwd=project, capture_output=True, text=True).stdout
+    return "\n".join(
+        line.strip().rsplit(":", 1)[0] for line in listing.splitlines() if line.strip().endswith(("survived", "no tests"))
+    )
+
+
+def run_module(module: str, test_args: list[str], work: Path, time_box: int) -> str:
+    """Mutate ``module``, run its tests against each mutant, and return the figures as one line."""
+    project = work / module.replace("/", "_").removesuffix(".py")
+    if project.exists():
+        shutil.rmtree(project)
+    project.mkdir(parents=True)
+    _copy_checkout(project)
+    _configure(project, module, test_args)
+    started = time.monotonic()
+    try:
+        subprocess.run(
+            ["nice", "-n", "10", "mutmut", "run", "--max-children", "1"],
+            cwd=project, capture_output=True, timeout=time_box,
+        )
+        finished = "complete"
+    except subprocess.TimeoutExpired:
+        finished = f"TIME-BOXED at {time_box} s (partial)"
+    seconds = time.monotonic() - started
+    counts = _statuses(project)
+    killed = counts.get("killed", 0)
+    survived = counts.get("survived", 0) + counts.get("no tests", 0)
+    timeouts = counts.get("timeout", 0)
+    judged = killed + survived + timeouts
+    score = f"{100 * killed / judged:.0f}%" if judged else "n/a"
+    (project / "survivors.txt").write_text(_survivors(project))
+    return (
+        f"| `{module}` | {sum(counts.values())} | {killed} | {survived} | {timeouts} | {score} | "
+        f"{seconds:.0f} s {finished} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("words", nargs="*", help="only modules whose path contains one of these words")
+    parser.add_argument("--time-box", type=int, default=900, help="seconds per module (default 900)")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "shapecheck-mutation")
+    parser.add_argument("--list", action="store_true", help="print the modules and their tests, run nothing")
+    parser.add_argument("--all-examples", action="store_true", help="rules also face every example with all rules on")
+    args = parser.parse_args(argv)
+    chosen = {m: t for m, t in targets(args.all_examples).items() if not args.words or any(w in m for w in args.words)}
+    if args.list:
+        for module, test_args in chosen.items():
+            print(module, " ".join(test_args))
+        return 0
+    if shutil.which("mutmut") is None:
+        print("mutmut is not installed: pip install mutmut", file=sys.stderr)
+        return 2
+    print("| module | mutants | killed | survived | timeout | score | time |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for module, test_args in chosen.items():
+        print(run_module(module, test_args, args.work, args.time_box), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""What every message promises: no ``None`` where a shape or a value is unknown."""
+
+from __future__ import annotations
+
+import pytest
+
+from shapecheck.linter import lint_source
+from shapecheck.rules.base import registry
+
+
+def _invalid_examples():
+    for rule in registry():
+        for example in rule.INVALID:
+            yield pytest.param(rule.code, example.code, id=f"{rule.code}-{example.title[:40]}")
+
+
+@pytest.mark.parametrize(("code", "source"), list(_invalid_examples()))
+def test_messages_never_print_none(code: str, source: str) -> None:
+    result = lint_source(source, "example.py")
+    assert result.diagnostics, f"{code}: the INVALID example gives no finding"
+    for diagnostic in result.diagnostics:
+        assert "None" not in diagnostic.message, diagnostic.message
+        assert diagnostic.hint is None or "None" not in diagnostic.hint, diagnostic.hint

@@ -1,0 +1,54 @@
+"""Rule decisions pinned one by one, where a snippet per branch would be clumsy.
+
+Each test names the rule code in its name, so ``-k SC102`` selects a rule's tests (the mutation
+testing script, benchmarks/mutation_testing.py, relies on it).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from shapecheck.engine.symbolic.dims import Dim
+from shapecheck.engine.domain.values import Scale
+from shapecheck.rules.sc102_wrong_attention_scale import _judge
+
+d, h = Dim.sym("d"), Dim.sym("h")
+HALF = Fraction(1, 2)
+
+
+def power(base: Dim, exponent: Fraction, coef: float = 1.0) -> Scale:
+    return Scale(coef, ((base, exponent),))
+
+
+def const(value: float) -> Scale:
+    return Scale(value)
+
+
+@pytest.mark.parametrize(
+    ("factor", "head_dim", "heads", "expected"),
+    [
+        (power(d, -HALF), d, h, None),  # 1/sqrt(d_k): right
+        (power(d, Fraction(-1)), d, h, "scores scaled by 1/d, that is by d_k = d itself; expected 1/sqrt(d)"),
+        (power(d, HALF), d, h, "scores multiplied by sqrt(d_k) = sqrt(d); expected divided by sqrt(d)"),
+        (power(h * d, -HALF), d, h, "the model width"),
+        (power(h * d, -HALF), d, Dim.const(1), None),  # one head: the width is d_k
+        (power(h * d, -HALF), d, None, None),  # heads unknown
+        (power(d, -HALF, 2.0), d, h, None),  # 2/sqrt(d): a deliberate temperature, not a known mistake
+        (const(0.125), Dim.const(16), Dim.const(4), "= 1/sqrt(64), the model width"),
+        (const(0.25), Dim.const(16), Dim.const(4), None),  # 1/sqrt(16): right
+        (const(0.25), Dim.const(16), Dim.const(1), None),
+        (const(0.125), Dim.const(16), None, None),
+        (const(1 / 64), Dim.const(64), None, "= 1/64, that is by d_k itself; expected 1/sqrt(64)"),
+        (const(8.0), Dim.const(64), None, "= sqrt(64); expected divided by it"),
+        (const(1.0), Dim.const(1), None, None),  # d_k = 1: every form is the same
+        (const(0.5), Dim.const(7), None, None),  # some other constant: no claim
+    ],
+)
+def test_SC102_judge(factor: Scale, head_dim: Dim, heads: Dim | None, expected: str | None) -> None:
+    problem = _judge(factor, head_dim, heads, None)
+    if expected is None:
+        assert problem is None
+    else:
+        assert problem is not None and expected in problem, problem
