@@ -108,6 +108,15 @@ def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
+def test_layout_sites_counts_what_the_rules_examined(corpus_dir: Path) -> None:
+    completed = run("layout_sites.py", "--dir", str(corpus_dir))
+    assert completed.returncode == 0, completed.stderr
+    header, _, row = completed.stdout.splitlines()[:3]
+    cells = dict(zip((c.strip() for c in header.split("|")), (c.strip() for c in row.split("|"))))
+    # the fixture's attention: three head splits, one merge after the transpose, one q @ k^T
+    assert (cells["files"], cells["SC503"], cells["SC502"], cells["SC504"]) == ("4", "3", "1", "1")
+
+
 def test_project_runs_on_a_folder(corpus_dir: Path) -> None:
     completed = run("project.py", "--dir", str(corpus_dir))
     assert completed.returncode == 0, completed.stderr
@@ -122,7 +131,7 @@ def test_project_synthetic_memory_runs() -> None:
 
 @pytest.mark.parametrize(
     "script",
-    ["corpus", "throughput", "precision", "shapes_coverage", "startup", "project", "mutation_testing", "mutation"],
+    ["corpus", "throughput", "precision", "shapes_coverage", "startup", "project", "mutation_testing", "mutation", "layout_sites"],
 )
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))

@@ -85,7 +85,7 @@ def test_planned_rules_are_catalogued_but_not_registered() -> None:
     assert shipped <= set(BY_CODE), f"registered but not catalogued: {shipped - set(BY_CODE)}"
     assert BY_CODE["SC507"].name == "batch-first-mismatch"
     assert "batch_first=True" in BY_CODE["SC507"].description
-    assert "SC507" not in shipped  # planned: selecting it is accepted and selects nothing
+    assert "SC507" in shipped  # planned in the catalogue first, shipped with rules II
 
 
 def test_test_only_rules_are_not_shipped() -> None:

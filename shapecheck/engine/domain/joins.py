@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
+from shapecheck.engine.domain.tags import Permuted, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
@@ -69,4 +70,8 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
         axis = origins[0].axis if origins[0].axis == origins[1].axis else None
         fresh = SequenceOriginTag(SequenceSource(None), Dim.const(0), length, False, None, axis)
         tags = tuple(tag for tag in tags if type(tag) is not SequenceOriginTag) + (fresh,)
+    # A memory layout holds after the merge only when both paths leave the same one.
+    for layout in (Permuted, Reordered):
+        if left.tag(layout) != right.tag(layout):
+            tags = tuple(tag for tag in tags if type(tag) is not layout)
     return replace(left, shape=shape, dtype=dtype, tags=tags)

@@ -2,14 +2,14 @@
 
 Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``PartialValue``,
 ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``):
-``KeyTransposed``, ``AttentionOutputTag``, ``ParameterTag``, ``LayerOutputTag``, ``FilledTag``,
-``CauseTag``, ``StreamTag``, ``ShiftTag``, ``PaddingTag``, ``SequenceOriginTag``. The general values
-and tags live in ``values``.
+``KeyTransposed``, ``Permuted``, ``KernelLayout``, ``Reordered``, ``AttentionOutputTag``,
+``ParameterTag``, ``LayerOutputTag``, ``FilledTag``, ``CauseTag``, ``StreamTag``, ``ShiftTag``,
+``PaddingTag``, ``SequenceOriginTag``. The general values and tags live in ``values``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -81,6 +81,53 @@ class KeyTransposed:
     """This tensor is ``source`` with its last two axes swapped (``k.transpose(-2, -1)``)."""
 
     source: TensorValue
+
+
+@dataclass(frozen=True, slots=True)
+class Permuted:
+    """This tensor is a strided view of a contiguous one with its axes reordered (transpose, permute,
+    ``.T``): axis ``i`` here is axis ``order[i]`` there. ``node`` is the latest reordering call and
+    ``steps`` how many reorderings were chained. ``contiguous()``, ``reshape`` and every op that
+    writes a new tensor drop it; reordering back to the identity drops it too."""
+
+    order: tuple[int, ...]
+    node: cst.CSTNode
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    def merges_adjacent(self, first: int, last: int) -> bool:
+        """Whether axes ``first..last`` (here) are consecutive in memory, so a view may merge them."""
+        return all(self.order[a + 1] == self.order[a] + 1 for a in range(first, last))
+
+
+@dataclass(frozen=True, slots=True)
+class KernelLayout:
+    """A kernel chose this tensor's memory layout (``F.scaled_dot_product_attention`` may return a
+    tensor whose ``transpose(1, 2)`` is the contiguous one): no ``Permuted`` is derived from it."""
+
+    node: cst.CSTNode
+
+
+@dataclass(frozen=True, slots=True)
+class Reordered:
+    """This tensor is ``source`` with its axes reordered by one call (``node``): axis ``i`` here is
+    axis ``order[i]`` of ``source``. Kept only until the next op that changes the shape."""
+
+    order: tuple[int, ...]
+    node: cst.CSTNode
+    source: "TensorValue | None" = field(default=None, compare=False)
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    def contracts_features(self) -> bool:
+        """As the right operand of a matmul, whether its axis -2 (the contracted one) is the last
+        (feature) axis of ``source``: ``k.transpose(-2, -1)`` and ``permute(0, 2, 3, 1)`` of
+        ``(b, t, h, d)`` yes; ``k.transpose(1, 2)`` of a 4-D key or ``k.T`` of a 3-D one no."""
+        return self.order[-2] == self.rank - 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -112,7 +112,9 @@ class OpEvent(Arguments):
 class ShapeConflict:
     """A provable contradiction between two shapes at one node.
 
-    ``kind``: "matmul" (inner dims), "linear" (in_features vs input), "broadcast" (elementwise op),
+    ``kind``: "matmul" (inner dims), "key-transpose" (a matmul whose key was transposed over the
+    wrong axes: SC504 reports the transpose, so SC505 stays quiet), "linear" (in_features vs input),
+    "broadcast" (elementwise op),
     "reshape" (numel), "annotation" (value vs jaxtyping annotation), "layer-chain" (consecutive
     layers of a Sequential). ``detail`` is a complete human sentence naming both shapes.
     """

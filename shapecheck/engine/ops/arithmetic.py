@@ -15,6 +15,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import LayerOutputTag, PaddingTag, ParameterTag
 from shapecheck.engine.domain.values import (
+    UNKNOWN,
     ConstValue,
     FloatValue,
     MaskedTag,
@@ -33,7 +34,7 @@ from shapecheck.engine.domain.values import (
     scale_of,
     with_mask,
 )
-from shapecheck.engine.ops.base import conflict, keep_scale, lineage
+from shapecheck.engine.ops.base import Call, _callee_name, conflict, keep_scale, lineage, op
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
@@ -258,6 +259,19 @@ def tensor_compare(
     elif triangle is None and operator in ("Equal", "NotEqual") and is_scalar(other) and tensor.dtype == "int":
         result = result.with_tag(PaddingTag(node))  # integer ids == pad_id: a padding mask, not a causal one
     return result
+
+
+_COMPARISON_METHODS = {"eq": "Equal", "ne": "NotEqual", "lt": "LessThan", "gt": "GreaterThan", "le": "LessThanEqual", "ge": "GreaterThanEqual"}
+
+
+@op(*_COMPARISON_METHODS)
+def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``ids.eq(pad_id)``, ``torch.ne(a, b)``: the comparison operators as calls."""
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    operator = _COMPARISON_METHODS.get(name)
+    if operator is None:
+        return UNKNOWN
+    return tensor_compare(interp, operator, call.args[0] if call.args else UNKNOWN, call.arg(1, "other"), call.node, frame)
 
 
 def exponent_of(value: Value) -> Fraction | None:

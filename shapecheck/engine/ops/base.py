@@ -21,6 +21,8 @@ from shapecheck.engine.domain.tags import (
     KeyTransposed,
     ModelOutputTag,
     ParameterTag,
+    Permuted,
+    Reordered,
     Repeated,
     SequenceOriginTag,
     SplitTuple,
@@ -254,8 +256,12 @@ def traced(interp: "Interpreter", name: str, call: Call, result: Value, conflict
 
 
 def same_values(value: TensorValue, shape: Shape | None = None, dtype: str | None | object = ...) -> TensorValue:
-    """A shape-only op: same tags (provenance survives view / transpose / dropout)."""
-    return replace(value, shape=shape, dtype=value.dtype if dtype is ... else dtype)  # type: ignore[arg-type]
+    """A shape-only op: same provenance tags (they survive view / transpose / dropout); the memory
+    layout (``Permuted``, ``Reordered``) is the op's own business, so it is dropped here."""
+    tags = value.tags
+    if value.has(Permuted) or value.has(Reordered):
+        tags = tuple(t for t in value.tags if type(t) not in (Permuted, Reordered))
+    return replace(value, shape=shape, dtype=value.dtype if dtype is ... else dtype, tags=tags)  # type: ignore[arg-type]
 
 
 def _piece(source: TensorValue, shape: Shape | None, index: int) -> TensorValue:

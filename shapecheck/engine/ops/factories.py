@@ -60,6 +60,17 @@ def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(shape, dtype_class, tags, call.node)
 
 
+@op("randint")
+def _randint(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``torch.randint(high, size)`` / ``torch.randint(low, high, size)``: integer ids of that size."""
+    size = call.kwargs.get("size")
+    if size is None:
+        size = next((value for value in call.args if isinstance(value, TupleValue)), None)
+    sizes = dims_from((size,)) if size is not None else None
+    dtype_class = dtype_class_of_kwarg(call) or "int"
+    return TensorValue(Shape(tuple(sizes)) if sizes is not None else None, dtype_class, (), call.node)
+
+
 @op("ones_like", "zeros_like", "empty_like", "rand_like", "randn_like", "full_like")
 def _factory_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)

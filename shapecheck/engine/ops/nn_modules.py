@@ -70,11 +70,12 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "Softmax": ("dim",),
     "LogSoftmax": ("dim",),
     "MultiheadAttention": ("embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first"),
-    "TransformerEncoderLayer": ("d_model", "nhead", "dim_feedforward", "dropout", "activation"),
-    "TransformerDecoderLayer": ("d_model", "nhead", "dim_feedforward", "dropout", "activation"),
+    "TransformerEncoderLayer": ("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first"),
+    "TransformerDecoderLayer": ("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first"),
     "TransformerEncoder": ("encoder_layer", "num_layers", "norm"),
     "TransformerDecoder": ("decoder_layer", "num_layers", "norm"),
-    "Transformer": ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward"),
+    "Transformer": ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
+                    "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first"),
     "Parameter": ("data", "requires_grad"),
     "Sequential": (),
     "ModuleList": ("modules",),
@@ -325,6 +326,12 @@ def _encoder_layer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return attended(out, x, call.node)
 
 
+def _transformer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``nn.Transformer()(src, tgt)``: the decoder's output, shaped like ``tgt``."""
+    tgt = as_tensor(call.arg(2, "tgt"))
+    return TensorValue(tgt.shape, tgt.dtype, lineage(tgt), call.node).with_tag(AttentionOutputTag(call.node))
+
+
 def _cross_entropy_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(Shape(()), "float", loss_lineage(as_tensor(call.arg(1, "input"))), call.node)
 
@@ -342,6 +349,7 @@ FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "TransformerDecoderLayer": _encoder_layer,
     "TransformerEncoder": _encoder_layer,
     "TransformerDecoder": _encoder_layer,
+    "Transformer": _transformer,
     "CrossEntropyLoss": _cross_entropy_module,
     "NLLLoss": _cross_entropy_module,
 }

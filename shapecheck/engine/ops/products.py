@@ -12,6 +12,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import (
     AttentionOutputTag,
+    KernelLayout,
     KeyTransposed,
     ParameterTag,
 )
@@ -26,6 +27,7 @@ from shapecheck.engine.domain.values import (
     Value,
     scale_of,
 )
+from shapecheck.engine.facts.layouts import misplaced_key_transpose
 from shapecheck.engine.ops import nn_modules
 from shapecheck.engine.ops.base import (
     loss_lineage,
@@ -74,9 +76,11 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
         shape = result.shape
         if result.conflict is not None:
             left, right = result.conflict
+            # Keys transposed over the wrong axes explain the mismatch (SC504, not SC505).
+            misplaced = misplaced_key_transpose(a, b, frame.assumptions) is not None
             conflict(
                 interp,
-                "matmul",
+                "key-transpose" if misplaced else "matmul",
                 node,
                 f"matmul of {a.shape} and {b.shape}: inner dims {left} and {right} differ",
                 frame,
@@ -164,7 +168,7 @@ def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if q.shape is not None and v.shape is not None and not q.shape.variadic and not v.shape.variadic:
         shape = Shape(q.shape.dims[:-1] + v.shape.dims[-1:])
     out = TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
-    return attended(out, q, call.node)
+    return attended(out, q, call.node).with_tag(KernelLayout(call.node))  # its strides depend on the backend
 
 
 @op("embedding")

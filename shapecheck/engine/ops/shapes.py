@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapecheck.engine.domain.tags import DtypeValue, KeyTransposed
+from shapecheck.engine.domain.tags import DtypeValue, KernelLayout, KeyTransposed, Permuted, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
@@ -276,7 +276,12 @@ def _transpose(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if source.shape is not None:
         shape = shape_ops.transpose(source.shape, i, j)
     result = same_values(source, shape)
-    return _mark_transposed(result, source, last_two)
+    order = None
+    if rank is not None and a is not None and b is not None:
+        swapped = list(range(rank))
+        swapped[a], swapped[b] = b, a
+        order = tuple(swapped)
+    return _mark_transposed(result, source, last_two, order, call.node)
 
 
 @op("T")
@@ -286,14 +291,17 @@ def _dot_t(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if shape is None or shape.variadic:
         return same_values(source, None).without(KeyTransposed)
     result = same_values(source, Shape(tuple(reversed(shape.dims))))
-    return _mark_transposed(result, source, shape.rank == 2)
+    order = tuple(reversed(range(shape.rank)))  # type: ignore[arg-type]
+    return _mark_transposed(result, source, shape.rank == 2, order, call.node)
 
 
 @op("mT")
 def _dot_mt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     shape = shape_ops.transpose(source.shape, -2, -1) if source.shape is not None else None
-    return _mark_transposed(same_values(source, shape), source, True)
+    rank = source.rank
+    order = tuple(range(rank - 2)) + (rank - 1, rank - 2) if rank is not None and rank >= 2 else None
+    return _mark_transposed(same_values(source, shape), source, True, order, call.node)
 
 
 @op("t")
@@ -331,12 +339,16 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = _with_rank(interp, shape if shape is not None else Shape((), variadic=True), rank)
     new_shape = shape_ops.permute(shape, normalized) if shape is not None else None  # type: ignore[arg-type]
     result = same_values(source, new_shape)
-    return _mark_transposed(result, source, swaps_last_two)
+    return _mark_transposed(result, source, swaps_last_two, tuple(normalized), call.node)  # type: ignore[arg-type]
 
 
-def _mark_transposed(result: TensorValue, source: TensorValue, last_two: bool) -> TensorValue:
+def _mark_transposed(
+    result: TensorValue, source: TensorValue, last_two: bool, order: tuple[int, ...] | None = None, node=None
+) -> TensorValue:
     previous = source.tag(KeyTransposed)
     result = result.without(KeyTransposed)
+    if order is not None and node is not None:
+        result = _reorder(result, source, order, node)
     scores = result.tag(ScoresTag)
     if scores is not None and last_two and scores.key_axis is not None:
         result = result.with_tag(replace(scores, key_axis=-1 if scores.key_axis == -2 else -2))
@@ -347,12 +359,45 @@ def _mark_transposed(result: TensorValue, source: TensorValue, last_two: bool) -
     return result
 
 
+def _reorder(result: TensorValue, source: TensorValue, order: tuple[int, ...], node) -> TensorValue:
+    """The memory layout after reordering ``source``'s axes by ``order`` (composed with any
+    reordering already applied; the identity means contiguous again)."""
+    result = result.with_tag(Reordered(order, node, source))
+    if source.has(KernelLayout):
+        return result  # the strides are the kernel's: unknown
+    earlier = source.tag(Permuted)
+    if earlier is not None:
+        if earlier.rank != len(order):
+            return result
+        order = tuple(earlier.order[a] for a in order)
+    if order == tuple(range(len(order))):
+        return result
+    return result.with_tag(Permuted(order, node))
+
+
 # ------------------------------------------------------------------------------------ identity and casts
 
 
-@op("contiguous", "clone", "detach", "cuda", "cpu", "requires_grad_", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
-def _identity(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+@op("detach", "requires_grad_")
+def _same_tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """Ops that return the very tensor (or a view with the same strides)."""
     return call.tensor(0)
+
+
+# ------------------------------------------------------------------------------------ identity and casts
+
+
+@op("clone", "cuda", "cpu", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
+def _identity(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """Same values; the layout may be new, so a reordering is forgotten (never guessed)."""
+    source = call.tensor(0)
+    return source.without(Permuted) if source.has(Permuted) else source
+
+
+@op("contiguous")
+def _contiguous(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """Same values in row-major memory: whatever layout the tensor had is gone."""
+    return call.tensor(0).without(Permuted, KernelLayout)
 
 
 @op("to", "type")

@@ -1,0 +1,179 @@
+"""Questions about memory layout and head layout, asked of view / reshape and matmul events.
+
+- ``non_contiguous_merge``: a ``.view`` that merges axes a transpose / permute left apart in memory
+  (it raises "view size is not compatible with input tensor's size and stride").
+- ``heads_split_without_transpose``: ``(b, t, d_model)`` viewed straight as ``(b, h, t, d_model/h)``.
+- ``heads_merged_without_transpose``: ``(b, h, t, d_k)`` reshaped straight to ``(b, t, h * d_k)``.
+- ``misplaced_key_transpose``: the right operand of ``q @ k^T`` reordered so that the axis it
+  contracts is not the key's feature axis (``k.T`` of a 3-D key, ``k.transpose(1, 2)`` of a 4-D one).
+
+Every answer is worked out from symbolic dims that are provably equal (``Truth.TRUE``); an unknown
+dim never produces an answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, LayerOutputTag, Permuted, Reordered
+from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
+from shapecheck.engine.facts.records import OpEvent
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
+from shapecheck.engine.symbolic.shapes import Shape
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Axes ``first..last`` of the source that one axis of the view's result holds."""
+
+    first: int
+    last: int
+    result_axis: int
+
+
+def _is(a: Dim, b: Dim, assumptions: object) -> bool:
+    return equal(a, b, assumptions) is Truth.TRUE  # type: ignore[arg-type]
+
+
+def _one(dim: Dim) -> bool:
+    return dim.is_const and dim.value == 1
+
+
+def fixed_dims(shape: Shape | None, rank: int | None = None) -> tuple[Dim, ...] | None:
+    if shape is None or shape.variadic or (rank is not None and shape.rank != rank):
+        return None
+    return shape.dims
+
+
+def axis_groups(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: object) -> list[Merge] | None:
+    """How a reshape maps source axes to result axes: the merges (several source axes into one).
+    None when the grouping cannot be proven (an unknown size, a product that never matches)."""
+    merges: list[Merge] = []
+    i = j = 0
+    while i < len(source) and j < len(result):
+        if _is(source[i], result[j], assumptions):
+            i, j = i + 1, j + 1
+            continue
+        # several source axes into one result axis
+        for end in range(i + 1, len(source)):
+            if _is(product(source[i : end + 1]), result[j], assumptions):
+                merges.append(Merge(i, end, j))
+                i, j = end + 1, j + 1
+                break
+        else:
+            # one source axis split into several result axes
+            for end in range(j + 1, len(result)):
+                if _is(source[i], product(result[j : end + 1]), assumptions):
+                    i, j = i + 1, end + 1
+                    break
+            else:
+                return None
+    if i != len(source) or j != len(result):
+        return None
+    return merges
+
+
+def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
+    """A ``view`` whose source was reordered (transpose / permute) and not made contiguous, merging
+    axes that are no longer next to each other in memory."""
+    if event.op != "view":
+        return None
+    source = event.tensor(0)
+    layout = source.tag(Permuted)
+    result = event.result_tensor
+    dims, target = fixed_dims(source.shape), fixed_dims(result.shape)
+    if layout is None or dims is None or target is None or len(dims) != layout.rank:
+        return None
+    merges = axis_groups(dims, target, event.assumptions)
+    if merges is None:
+        return None
+    for merge in merges:
+        sizes = dims[merge.first : merge.last + 1]
+        if any(_one(d) for d in sizes):
+            continue
+        if not layout.merges_adjacent(merge.first, merge.last):
+            return layout, merge
+    return None
+
+
+def is_attention_data(tensor: TensorValue) -> bool:
+    """Hidden states or their projections: what attention splits into heads and merges back."""
+    return any(tensor.has(kind) for kind in (ProjectionTag, TokenEmbeddingTag, LayerOutputTag, AttentionOutputTag))
+
+
+def heads_split_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None:
+    """``(b, t, d)`` viewed as ``(b, h, t, d // h)``: result axis 2 is the source's axis 1 (time)
+    and result axis 1 (the head count) is not time. The source is attention data (a projection,
+    hidden states); the numbers of elements agree (the op ran without a conflict)."""
+    if event.op not in ("view", "reshape"):
+        return None
+    source, result = event.tensor(0), event.result_tensor
+    dims, target = fixed_dims(source.shape, 3), fixed_dims(result.shape, 4)
+    if dims is None or target is None or not is_attention_data(source) or source.has(Permuted):
+        return None
+    assumptions = event.assumptions
+    b, t, d = dims
+    rb, heads, rt, head_dim = target
+    if not (_is(rb, b, assumptions) and _is(rt, t, assumptions)):
+        return None
+    if _one(heads) or _one(head_dim) or _is(heads, t, assumptions) or _one(t):
+        return None
+    if not _is(heads * head_dim, d, assumptions):
+        return None
+    return source.shape, result.shape  # type: ignore[return-value]
+
+
+def heads_merged_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None:
+    """``(b, h, t, d_k)`` reshaped to ``(b, t, h * d_k)``: result axis 1 is the source's axis 2
+    (time) and the last result axis holds source axes 1 and 3, which are not next to each other.
+    The source is attention data (an attention output, a projection split into heads)."""
+    if event.op not in ("view", "reshape"):
+        return None
+    source, result = event.tensor(0), event.result_tensor
+    dims, target = fixed_dims(source.shape, 4), fixed_dims(result.shape, 3)
+    if dims is None or target is None or not is_attention_data(source):
+        return None
+    assumptions = event.assumptions
+    b, heads, t, head_dim = dims
+    rb, rt, width = target
+    if not (_is(rb, b, assumptions) and _is(rt, t, assumptions)):
+        return None
+    if _one(heads) or _one(head_dim) or _is(heads, t, assumptions) or _one(t):
+        return None
+    if not _is(width, heads * head_dim, assumptions):
+        return None
+    return source.shape, result.shape  # type: ignore[return-value]
+
+
+def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object) -> Reordered | None:
+    """``a @ b`` where ``b`` is a key reordered so that the contracted axis (-2) is not its feature
+    axis, while the query ``a`` has that feature size last: attention scores over the wrong axes.
+    The query is a projection, or shaped exactly like the key."""
+    layout = b.tag(Reordered)
+    if layout is None or layout.rank < 3 or layout.contracts_features() or a.has(ProbsTag):
+        return None
+    query, key = fixed_dims(a.shape, layout.rank), fixed_dims(b.shape, layout.rank)
+    if query is None or key is None:
+        return None
+    feature = key[layout.order.index(layout.rank - 1)]
+    if not _is(query[-1], feature, assumptions):
+        return None
+    source = fixed_dims(layout.source.shape, layout.rank) if layout.source is not None else None
+    same_shape = source is not None and all(_is(x, y, assumptions) for x, y in zip(query, source))
+    # The left operand is a query: a projection (its last axis is features), or shaped like the
+    # key. Attention weights (whose last axis is key positions) times values never qualify, even
+    # when the engine did not recognise them as probabilities.
+    if not (a.has(ProjectionTag) or same_shape):
+        return None
+    return layout
+
+
+def causes(*tensors: TensorValue) -> frozenset:
+    """The suspect ops (``CauseTag``) these tensors were computed from: a finding on them may be the
+    follow-on of a finding there (the linter then reports only the root)."""
+    nodes: frozenset = frozenset()
+    for tensor in tensors:
+        tag = tensor.tag(CauseTag) if isinstance(tensor, TensorValue) else None
+        if tag is not None:
+            nodes |= tag.nodes
+    return nodes

@@ -1,0 +1,95 @@
+"""Layer norms as rules see them: where a LayerNorm ran, on what, over which trailing shape.
+
+``layer_norm_sites`` covers ``nn.LayerNorm(normalized_shape)`` modules called on a tensor and
+``F.layer_norm(x, normalized_shape)``. ``normalized`` is the tuple of dims the norm was built for
+(``LayerNorm(d)`` is ``(d,)``, ``F.layer_norm(x, x.shape[1:])`` is x's trailing dims), or None
+when the engine cannot read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from shapecheck.engine.domain.tags import AttentionOutputTag
+from shapecheck.engine.domain.values import (
+    ModuleValue,
+    PositionTag,
+    ShapeValue,
+    TensorValue,
+    TokenEmbeddingTag,
+    TupleValue,
+    Value,
+    dim_of,
+)
+from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.symbolic.dims import Dim
+
+
+@dataclass(frozen=True)
+class LayerNormSite:
+    """One application of a layer norm."""
+
+    event: OpEvent
+    node: cst.CSTNode
+    input: TensorValue
+    normalized: tuple[Dim, ...] | None
+    functional: bool
+
+
+def normalized_dims(value: Value | None) -> tuple[Dim, ...] | None:
+    """``d``, ``(t, d)``, ``[d]``, ``x.shape[1:]`` as a tuple of dims."""
+    if value is None:
+        return None
+    if isinstance(value, ShapeValue):
+        shape = value.shape
+        return shape.dims if shape is not None and not shape.variadic else None
+    if isinstance(value, TupleValue):
+        dims = [dim_of(item) for item in value.items]
+        return tuple(dims) if dims and all(d is not None for d in dims) else None  # type: ignore[arg-type]
+    dim = dim_of(value)
+    return (dim,) if dim is not None else None
+
+
+def layer_norm_sites(facts: FileFacts) -> list[LayerNormSite]:
+    sites = []
+    for event in facts.events_of("module.LayerNorm"):
+        module = event.arg(0)
+        if isinstance(module, ModuleValue):
+            normalized = normalized_dims(module.params.get("normalized_shape"))
+            sites.append(LayerNormSite(event, event.node, event.tensor(1, "input"), normalized, False))
+    for event in facts.events_of("layer_norm"):
+        if not event.has_arg(1, "normalized_shape"):
+            continue
+        normalized = normalized_dims(event.arg(1, "normalized_shape"))
+        sites.append(LayerNormSite(event, event.node, event.tensor(0, "input"), normalized, True))
+    return sites
+
+
+def sequence_lengths(facts: FileFacts) -> list[Dim]:
+    """Sizes that are sequence lengths, by provenance: the rows of an embedding looked up with
+    positions (``max_len``, ``block_size``) and the length of a positional table or lookup."""
+    lengths: list[Dim] = []
+    for event in facts.events_of("module.Embedding"):
+        module, result = event.arg(0), event.result
+        if isinstance(module, ModuleValue) and isinstance(result, TensorValue) and result.has(PositionTag):
+            rows = dim_of(module.params.get("num_embeddings")) if module.params.get("num_embeddings") is not None else None
+            if rows is not None and rows not in lengths:
+                lengths.append(rows)
+    for event in facts.events:
+        result = event.result
+        if isinstance(result, TensorValue):
+            tag = result.tag(PositionTag)
+            if tag is not None and tag.kind == "table" and tag.full_length is not None and tag.full_length not in lengths:
+                lengths.append(tag.full_length)
+    return lengths
+
+
+def is_token_sequence(tensor: TensorValue) -> bool:
+    """Token states ``(b, t, d)`` of a sequence model: computed from token embeddings, positions or
+    attention outputs (by provenance)."""
+    if tensor.has(TokenEmbeddingTag) or tensor.has(AttentionOutputTag):
+        return True
+    position = tensor.tag(PositionTag)
+    return position is not None and position.kind in ("added", "embedding")
