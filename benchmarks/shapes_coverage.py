@@ -12,12 +12,7 @@ Only tensors bound by an assignment are counted (what ``shapecheck shapes`` prin
 standalone analysis of each function; ``--include-inlined`` also counts the re-analyses of a
 function inlined at its call sites.
 
-It reads the engine's facts as ``facts.runs`` (each with ``.inlined`` and ``.assignments``, each
-assignment's ``.value`` a ``TensorValue`` whose ``.shape`` is a ``Shape`` or None). A shape is
-partial when it is variadic (``*batch``) or holds an anonymous dim; a ``fully_known`` attribute on
-the value or the shape, when the engine adds one, decides instead. Failing ``facts.runs`` it tries
-``facts.functions[*].values[*].shape / .fully_known``. When the engine exposes neither, it says
-what is missing and exits 0.
+The counting itself is ``shapecheck.coverage`` (the same figures ``shapecheck lint`` prints).
 
     python benchmarks/shapes_coverage.py
     python benchmarks/shapes_coverage.py --corpus x-transformers --files 15
@@ -29,17 +24,13 @@ import argparse
 import sys
 import time
 import traceback
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus as corpora  # noqa: E402  (benchmarks/corpus.py, next to this file)
-
-
-class NotExposed(Exception):
-    """The engine does not expose something this script reads yet."""
 
 
 @dataclass
@@ -62,85 +53,15 @@ class Counts:
             setattr(self, key, getattr(self, key) + getattr(other, key))
 
 
-def _items(container, what: str) -> Iterable:
-    if container is None:
-        return ()
-    if isinstance(container, Mapping):
-        return container.values()
-    try:
-        return iter(container)
-    except TypeError:
-        raise NotExposed(f"{what} as a list or a mapping (it is a {type(container).__name__})") from None
-
-
-def _explicit_known(*objects) -> bool | None:
-    for obj in objects:
-        value = getattr(obj, "fully_known", None)
-        if value is not None:
-            return bool(value() if callable(value) else value)
-    return None
-
-
-def _anonymous(dim) -> bool:
-    try:
-        from shapecheck.engine.shapes import is_anonymous
-    except ImportError:
-        name = getattr(dim, "name", None)
-        return isinstance(name, str) and name.startswith("_@")
-    return is_anonymous(dim)
-
-
-def classify(record, shape, counts: Counts) -> None:
-    if shape is None:
-        counts.unknown += 1
-        return
-    known = _explicit_known(record, shape)
-    if known is None:
-        if not hasattr(shape, "dims"):
-            raise NotExposed(f"{type(shape).__name__}.dims or a fully_known attribute (on shapes)")
-        known = not getattr(shape, "variadic", False) and not any(_anonymous(d) for d in shape.dims)
-    if known:
-        counts.full += 1
-    else:
-        counts.partial += 1
-
-
 def count_file(facts, counts: Counts, include_inlined: bool = False) -> None:
-    if hasattr(facts, "runs"):
-        _count_runs(facts, counts, include_inlined)
-        return
-    if not hasattr(facts, "functions"):
-        raise NotExposed(f"{type(facts).__name__}.runs or {type(facts).__name__}.functions")
-    for function in _items(facts.functions, "FileFacts.functions"):
-        if not hasattr(function, "values"):
-            raise NotExposed(f"{type(function).__name__}.values (on the function records)")
-        counts.functions += 1
-        values = function.values
-        if callable(values):
-            values = values()
-        for record in _items(values, "function.values"):
-            if not hasattr(record, "shape"):
-                raise NotExposed(f"{type(record).__name__}.shape (on the value records)")
-            if record.shape is not None and _explicit_known(record) is None:
-                raise NotExposed(f"{type(record).__name__}.fully_known (on the value records)")
-            classify(record, record.shape, counts)
+    """Add one file's ``shapecheck.coverage`` figures to ``counts``."""
+    from shapecheck.coverage import count
 
-
-def _count_runs(facts, counts: Counts, include_inlined: bool) -> None:
-    try:
-        from shapecheck.engine.values import TensorValue
-    except ImportError as error:
-        raise NotExposed(f"shapecheck.engine.values.TensorValue ({error})") from None
-    for run in _items(facts.runs, "FileFacts.runs"):
-        if getattr(run, "inlined", False) and not include_inlined:
-            continue
-        if not hasattr(run, "assignments"):
-            raise NotExposed(f"{type(run).__name__}.assignments (on the function runs)")
-        counts.functions += 1
-        for assignment in run.assignments:
-            value = getattr(assignment, "value", None)
-            if isinstance(value, TensorValue):
-                classify(value, value.shape, counts)
+    found = count(facts, include_inlined)
+    counts.functions += found.functions
+    counts.full += found.full
+    counts.partial += found.partial
+    counts.unknown += found.unknown
 
 
 def pct(part: int, whole: int) -> str:
@@ -150,8 +71,7 @@ def pct(part: int, whole: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     default = list(corpora.CORPORA)
     parser = argparse.ArgumentParser(
-        description="Count the tensor values whose shape the engine knows fully, partly or not at all, "
-        "per corpus (exits 0 with a message while the engine does not expose its facts yet).",
+        description="Count the tensor values whose shape the engine knows fully, partly or not at all, per corpus.",
     )
     corpora.add_corpus_arguments(parser, default=default)
     parser.add_argument(
@@ -200,9 +120,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 facts = analyze(module, file.source, file.display)
                 count_file(facts, here, args.include_inlined)
-            except NotExposed as missing:
-                print(f"engine does not expose {missing} yet; nothing measured")
-                return 0
             except Exception as error:
                 counts.crashes += 1
                 frame = traceback.extract_tb(error.__traceback__)[-1]

@@ -106,6 +106,7 @@ class Diagnostic:
             "name": self.name,
             "severity": self.severity.value,
             "message": self.message,
+            "hint": self.hint,
             "fix": self.fix.to_json() if self.fix else None,
         }
 

@@ -43,6 +43,8 @@ class Discovery:
     targets: list[Target] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     excluded: int = 0
+    #: Files named on the command line that the configuration excludes (not with ``force_exclude``).
+    skipped: list[FileError] = field(default_factory=list)
 
 
 def skipped_folder(folder: Path) -> bool:
@@ -60,8 +62,12 @@ def _never(_: Path) -> bool:
     return False
 
 
-def discover(paths: Iterable[str], excluded: Excluded = _never) -> Discovery:
-    """Expand ``paths`` into the files to check, in a stable order, each file once."""
+def discover(paths: Iterable[str], excluded: Excluded = _never, force_exclude: bool = False) -> Discovery:
+    """Expand ``paths`` into the files to check, in a stable order, each file once.
+
+    A file named in ``paths`` that ``excluded`` rejects is listed in ``skipped``, so that the run
+    can say it did not check it; with ``force_exclude`` (pre-commit, editors) it is left out silently.
+    """
     found = Discovery()
     seen: set[str] = set()
 
@@ -81,6 +87,8 @@ def discover(paths: Iterable[str], excluded: Excluded = _never) -> Discovery:
         elif path.exists():
             if excluded(path):
                 found.excluded += 1
+                if not force_exclude:
+                    found.skipped.append(FileError(raw, "excluded by the configuration (--force-exclude skips it silently)"))
             else:
                 add(Target(path, raw, explicit=True))
         elif path.is_symlink():

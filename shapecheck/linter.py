@@ -15,6 +15,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from shapecheck import coverage
 from shapecheck.diagnostics import Diagnostic, FileError, Severity, Span
 from shapecheck.engine import analyze
 from shapecheck.positions import PositionIndex
@@ -41,6 +42,8 @@ class FileResult:
     source: str | None = field(default=None, repr=False)
     module: cst.Module | None = field(default=None, repr=False)
     suppressed: int = 0
+    #: What the engine could see of the file (None: it did not analyse it).
+    coverage: coverage.Coverage | None = None
 
 
 class SourceError(Exception):
@@ -114,6 +117,7 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
     if has_ignore_file(source):
         return result
     facts = analyze(module, source, path)
+    result.coverage = coverage.count(facts)
     positions = PositionIndex(module)
     reported: set[tuple[str, int]] = set()
     for rule in rules:

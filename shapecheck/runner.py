@@ -38,6 +38,8 @@ class LintOptions:
     isolated: bool = False
     fix: bool = False
     diff: bool = False
+    #: Leave out files named in ``paths`` that the configuration excludes, without a word.
+    force_exclude: bool = False
     #: Called after each file with its display path and the seconds it took (``--verbose``).
     progress: Callable[[str, float], None] | None = None
 
@@ -56,8 +58,12 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
     if registry is None:
         registry = linter.registry()
     resolver = ConfigResolver(registry, explicit=options.config, isolated=options.isolated)
-    found = discover(options.paths, excluded=lambda path: resolver.for_path(path).excludes(path))
-    outcome = LintRun(LintReport(errors=list(found.errors), rules=list(registry)))
+    found = discover(
+        options.paths,
+        excluded=lambda path: resolver.for_path(path).excludes(path),
+        force_exclude=options.force_exclude,
+    )
+    outcome = LintRun(LintReport(errors=list(found.errors), rules=list(registry), skipped=list(found.skipped)))
     cache: dict[tuple[int, tuple[str, ...]], frozenset[str]] = {}
     for target in found.targets:
         config = resolver.for_path(target.path)
@@ -65,6 +71,9 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
         key = (id(config), file_layer.ignore)
         if key not in cache:
             cache[key] = resolve([config.selection, options.selection, file_layer], registry)
+        if not cache[key]:
+            outcome.report.skipped.append(FileError(target.display, "the configuration selects no implemented rule for it"))
+            continue
         started = time.perf_counter()
         _check(target, cache[key], options, outcome)
         if options.progress is not None:
@@ -80,6 +89,8 @@ def _check(target: Target, selected: frozenset[str], options: LintOptions, outco
         report.errors.append(result.error)
         return
     report.files_checked += 1
+    if result.coverage is not None:
+        report.coverage.add(result.coverage)
     if result.note and target.explicit:
         report.notes.append(FileError(target.display, result.note))
     if (options.fix or options.diff) and any(d.fix for d in result.diagnostics):

@@ -34,13 +34,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     fixing.add_argument("--fix", action="store_true", help="apply safe fixes to the files")
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     settings = parser.add_argument_group("configuration")
+    settings.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="leave out files named on the command line that the configuration excludes, silently",
+    )
     config = settings.add_mutually_exclusive_group()
     config.add_argument("--config", type=Path, metavar="PATH", help="use this TOML file for every path")
     config.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     output = parser.add_argument_group("output")
     output.add_argument("--statistics", action="store_true", help="print the number of findings per rule")
     output.add_argument(
-        "-v", "--verbose", action="store_true", help="print each file and the time it took to stderr"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print to stderr each file and the time it took, and the functions whose inputs stayed unknown",
     )
     output.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     output.add_argument(
@@ -69,12 +77,14 @@ def run(args: argparse.Namespace) -> int:
         isolated=args.isolated,
         fix=args.fix and not args.diff,
         diff=args.diff,
+        force_exclude=args.force_exclude,
         progress=_progress if args.verbose else None,
     )
     try:
         from shapecheck.linter import registry
 
         validate(selection, registry())
+        _require_some_rule(selection, registry())
         outcome = run_lint(options)
     except (ConfigError, SelectionError) as error:
         raise UsageError(str(error)) from None
@@ -82,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
     report.color = args.color
     for note in report.notes:
         sys.stderr.write(f"{note.path}: note: {note.message}\n")
+    for skipped in report.skipped:
+        sys.stderr.write(f"{skipped.path}: skipped: {skipped.message}\n")
+    if args.verbose:
+        _print_unknown_inputs(report)
     if args.diff:
         return _print_diff(outcome, args)
     if args.statistics:
@@ -100,6 +114,30 @@ def run(args: argparse.Namespace) -> int:
     if report.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _require_some_rule(selection, registry) -> None:
+    """A command-line selection that leaves no implemented rule is a usage error, not a clean run."""
+    from shapecheck.selection import RuleSelection, resolve
+
+    if selection == RuleSelection() or resolve([selection], registry):
+        return
+    asked = ",".join(selection.select or ()) or "ALL"
+    if selection.ignore:
+        asked += f" --ignore {','.join(selection.ignore)}"
+    raise UsageError(
+        f"--select {asked} selects no implemented rule (`shapecheck rules` lists the implemented ones); "
+        "nothing would be checked"
+    )
+
+
+def _print_unknown_inputs(report) -> None:
+    inputs = report.coverage.unknown_inputs
+    if not inputs:
+        return
+    sys.stderr.write(f"{len(inputs)} input{'s' if len(inputs) != 1 else ''} stayed unknown; an annotation would let the engine check them:\n")
+    for item in inputs:
+        sys.stderr.write(f"  {item.advice()}\n")
 
 
 def _progress(path: str, seconds: float) -> None:

@@ -121,4 +121,7 @@ def write(report: LintReport, stream: TextIO) -> None:
         err = console(sys.stderr, report.color)
         for error in report.errors:
             err.print(f"{error.path}: error: {error.message}", style="red")
-    out.print(summary(report), style="bold" if report.diagnostics or report.errors else "green")
+    complete = not (report.diagnostics or report.errors or report.skipped) and report.files_checked
+    out.print(summary(report), style="green" if complete else "bold")
+    if report.files_checked:
+        out.print(report.coverage.line(), style="dim")
