@@ -34,6 +34,8 @@ class Target:
     path: Path
     display: str
     explicit: bool = False
+    #: The source comes from standard input (the path ``-``); ``path`` is ``--stdin-filename``.
+    stdin: bool = False
 
 
 @dataclass
@@ -62,7 +64,13 @@ def _never(_: Path) -> bool:
     return False
 
 
-def discover(paths: Iterable[str], excluded: Excluded = _never, force_exclude: bool = False) -> Discovery:
+#: The path that stands for standard input.
+STDIN = "-"
+
+
+def discover(
+    paths: Iterable[str], excluded: Excluded = _never, force_exclude: bool = False, stdin_filename: str | None = None
+) -> Discovery:
     """Expand ``paths`` into the files to check, in a stable order, each file once.
 
     A file named in ``paths`` that ``excluded`` rejects is listed in ``skipped``, so that the run
@@ -79,7 +87,14 @@ def discover(paths: Iterable[str], excluded: Excluded = _never, force_exclude: b
 
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if raw == STDIN:
+            named = Path(stdin_filename) if stdin_filename else None
+            if named is not None and excluded(named):
+                if not force_exclude:
+                    found.skipped.append(FileError(stdin_filename, "excluded by the configuration (--force-exclude skips it silently)"))
+            else:
+                found.targets.append(Target(named or Path(STDIN), stdin_filename or STDIN, explicit=True, stdin=True))
+        elif path.is_dir():
             before = len(found.targets)
             skipped = _walk(path, raw, excluded, add, found)
             if len(found.targets) == before and skipped == 0:

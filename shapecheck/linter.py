@@ -7,8 +7,10 @@ the tests and any future plugin share; ``lint_path`` adds reading the file and i
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
+import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,16 +69,38 @@ def read_source(path: Path) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise SourceError(f"cannot read: {error.strerror or error}") from None
+    return decode_source(data)
+
+
+def decode_source(data: bytes) -> str:
+    """Python source text from bytes (a file, or stdin), or ``SourceError`` with a one-line reason."""
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(
+            f"file too large to check ({len(data):,} bytes > {MAX_FILE_BYTES:,}); "
+            "set SHAPECHECK_MAX_FILE_BYTES to raise the limit"
+        )
     if b"\0" in data:
         raise SourceError("binary file (contains NUL bytes), not Python source")
+    encoding = source_encoding(data)
     try:
-        text = data.decode("utf-8")
+        text = data.decode(encoding)
     except UnicodeDecodeError as error:
         raise SourceError(
-            f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
-            "shapecheck reads Python source as UTF-8"
+            f"not valid {'UTF-8' if encoding == 'utf-8' else encoding} (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "Python source is UTF-8 unless a coding declaration (PEP 263) says otherwise"
         ) from None
     return text.removeprefix("\ufeff")
+
+
+def source_encoding(data: bytes) -> str:
+    """The encoding Python would read ``data`` with: a PEP 263 coding declaration, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        if "encoding problem" in str(error) or "unknown encoding" in str(error):
+            raise SourceError(f"bad coding declaration: {error}") from None
+        return "utf-8"  # the first lines are not UTF-8: decoding says where
+    return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
 def lint_path(path: Path, display: str, selected: Collection[str] | None = None) -> FileResult:

@@ -40,6 +40,9 @@ class LintOptions:
     diff: bool = False
     #: Leave out files named in ``paths`` that the configuration excludes, without a word.
     force_exclude: bool = False
+    #: The text of standard input, for the path ``-``, and the file name it stands for.
+    stdin_source: str | None = None
+    stdin_filename: str | None = None
     #: Called after each file with its display path and the seconds it took (``--verbose``).
     progress: Callable[[str, float], None] | None = None
 
@@ -51,6 +54,8 @@ class LintRun:
     report: LintReport
     diffs: list[str] = field(default_factory=list)
     would_fix: int = 0
+    #: With ``--fix`` on standard input: the fixed text (the input itself when nothing was fixed).
+    stdin_output: str | None = None
 
 
 def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
@@ -62,6 +67,7 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
         options.paths,
         excluded=lambda path: resolver.for_path(path).excludes(path),
         force_exclude=options.force_exclude,
+        stdin_filename=options.stdin_filename,
     )
     outcome = LintRun(LintReport(errors=list(found.errors), rules=list(registry), skipped=list(found.skipped)))
     cache: dict[tuple[int, tuple[str, ...]], frozenset[str]] = {}
@@ -84,7 +90,11 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
 
 def _check(target: Target, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> None:
     report = outcome.report
-    result = _lint_file(target, selected)
+    if target.stdin:
+        result = _lint_source(options.stdin_source or "", target.display, selected)
+        outcome.stdin_output = options.stdin_source
+    else:
+        result = _lint_file(target, selected)
     if result.error is not None:
         report.errors.append(result.error)
         return
@@ -127,7 +137,10 @@ def _fix(target: Target, result: FileResult, selected: frozenset[str], options: 
             outcome.diffs.append(unified_diff(target.display, original, current.source))
             outcome.would_fix += applied
             return result
-        write_atomically(target.path, current.source, expected=original)
+        if target.stdin:
+            outcome.stdin_output = current.source
+        else:
+            write_atomically(target.path, current.source, expected=original)
     except FixError as error:
         outcome.report.errors.append(FileError(target.display, str(error)))
         return result

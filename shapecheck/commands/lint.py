@@ -24,6 +24,11 @@ FORMATS = ("text", "concise", "json", "sarif", "github")
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="the file name the source read from stdin (the path -) stands for: shown, and used for configuration",
+    )
     selection = parser.add_argument_group("rule selection (codes, prefixes like SC1 or SC20, names, ALL)")
     selection.add_argument("--select", action="append", metavar="RULES", help="run only these rules")
     selection.add_argument("--ignore", action="append", default=[], metavar="RULES", help="do not run these rules")
@@ -70,14 +75,20 @@ def run(args: argparse.Namespace) -> int:
         ignore=split_selectors(args.ignore),
         extend_select=split_selectors(args.extend_select),
     )
+    paths = args.paths or ["."]
+    stdin_source = _read_stdin() if "-" in paths else None
+    if args.stdin_filename and "-" not in paths:
+        raise UsageError("--stdin-filename needs the path - (read the source from stdin)")
     options = LintOptions(
-        paths=args.paths or ["."],
+        paths=paths,
         selection=selection,
         config=args.config,
         isolated=args.isolated,
         fix=args.fix and not args.diff,
         diff=args.diff,
         force_exclude=args.force_exclude,
+        stdin_source=stdin_source,
+        stdin_filename=args.stdin_filename,
         progress=_progress if args.verbose else None,
     )
     try:
@@ -98,22 +109,40 @@ def run(args: argparse.Namespace) -> int:
         _print_unknown_inputs(report)
     if args.diff:
         return _print_diff(outcome, args)
+    out = sys.stdout
+    if options.fix and outcome.stdin_output is not None:
+        # The fixed source goes to stdout, as editors expect; the report goes to stderr.
+        sys.stdout.write(outcome.stdin_output)
+        sys.stdout.flush()
+        out = sys.stderr
     if args.statistics:
         from shapecheck.reporters import statistics
 
-        statistics.write(report, sys.stdout, "json" if args.format == "json" else "text")
+        statistics.write(report, out, "json" if args.format == "json" else "text")
         for error in report.errors:
             sys.stderr.write(f"{error.path}: error: {error.message}\n")
     else:
         from shapecheck.reporters import get
 
-        get(args.format)(report, sys.stdout)
-    sys.stdout.flush()
+        get(args.format)(report, out)
+    out.flush()
     if report.errors:
         return EXIT_ERROR
     if report.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _read_stdin() -> str:
+    """The source on standard input, decoded as a file would be (PEP 263, BOM)."""
+    from shapecheck.linter import SourceError, decode_source
+
+    try:
+        return decode_source(sys.stdin.buffer.read())
+    except SourceError as error:
+        raise UsageError(f"stdin: {error}") from None
+    except (AttributeError, OSError):  # no binary buffer (an in-memory stream) or closed
+        return sys.stdin.read()
 
 
 def _require_some_rule(selection, registry) -> None:
