@@ -22,7 +22,7 @@ from shapecheck.diagnostics import FileError
 SKIPPED_FOLDERS = frozenset(
     {"__pycache__", "build", "dist", "node_modules", "site-packages", "venv", "_build", "__pypackages__"}
 )
-PYTHON_SUFFIXES = (".py",)
+PYTHON_SUFFIXES = (".py", ".ipynb")
 
 Excluded = Callable[[Path], bool]
 

@@ -16,10 +16,12 @@ from pathlib import Path
 
 from shapecheck import linter
 from shapecheck.config import ConfigResolver
-from shapecheck.diagnostics import FileError
+from shapecheck import notebooks
+from shapecheck.diagnostics import FileError, cell_key
 from shapecheck.discovery import Target, discover
 from shapecheck.fixes import FixError, fix_module, unified_diff, write_atomically
-from shapecheck.linter import FileResult
+from shapecheck.linter import FileResult, SourceError, read_source
+from shapecheck.notebooks import Notebook, NotebookError, is_notebook
 from shapecheck.reporters.base import LintReport
 from shapecheck.rules.base import Registry
 from shapecheck.selection import RuleSelection, resolve
@@ -90,9 +92,12 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
 
 def _check(target: Target, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> None:
     report = outcome.report
+    notebook = None
     if target.stdin:
         result = _lint_source(options.stdin_source or "", target.display, selected)
         outcome.stdin_output = options.stdin_source
+    elif is_notebook(target.path):
+        notebook, result = _lint_notebook(target, selected)
     else:
         result = _lint_file(target, selected)
     if result.error is not None:
@@ -104,13 +109,44 @@ def _check(target: Target, selected: frozenset[str], options: LintOptions, outco
     if result.note and target.explicit:
         report.notes.append(FileError(target.display, result.note))
     if (options.fix or options.diff) and any(d.fix for d in result.diagnostics):
-        result = _fix(target, result, selected, options, outcome)
+        result = _fix(target, result, selected, options, outcome, notebook)
+    if notebook is not None:
+        _to_cells(notebook, result, report)
+        return
     report.diagnostics.extend(result.diagnostics)
     if result.diagnostics and result.source is not None:
         report.sources[target.display] = result.source
 
 
-def _fix(target: Target, result: FileResult, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> FileResult:
+def _lint_notebook(target: Target, selected: frozenset[str]) -> tuple[Notebook | None, FileResult]:
+    """The notebook's code cells linted as one source (positions still in that joined source)."""
+    try:
+        notebook = notebooks.parse(read_source(target.path))
+    except (SourceError, NotebookError) as error:
+        return None, FileResult(target.display, error=FileError(target.display, str(error)))
+    return notebook, _lint_source(notebook.source, target.display, selected)
+
+
+def _to_cells(notebook: Notebook, result: FileResult, report: LintReport) -> None:
+    """Report a notebook's findings at their cell and line, with each cell's text for the excerpt."""
+    if result.source is not None and result.source != notebook.source:
+        notebook = notebooks.parse(notebook.with_source(result.source))  # fixed: positions of the new text
+    located = [notebook.locate(d) for d in result.diagnostics]
+    report.diagnostics.extend(located)
+    texts = notebook.cell_sources()
+    for d in located:
+        if d.cell is not None:
+            report.sources[cell_key(d.path, d.cell)] = texts[d.cell]
+
+
+def _fix(
+    target: Target,
+    result: FileResult,
+    selected: frozenset[str],
+    options: LintOptions,
+    outcome: LintRun,
+    notebook: Notebook | None = None,
+) -> FileResult:
     """Apply fixes (again and again while new ones appear); return the result for the new text."""
     original = result.source or ""
     current = result
@@ -139,9 +175,11 @@ def _fix(target: Target, result: FileResult, selected: frozenset[str], options: 
             return result
         if target.stdin:
             outcome.stdin_output = current.source
+        elif notebook is not None:
+            write_atomically(target.path, notebook.with_source(current.source), expected=notebook.text)
         else:
             write_atomically(target.path, current.source, expected=original)
-    except FixError as error:
+    except (FixError, NotebookError) as error:
         outcome.report.errors.append(FileError(target.display, str(error)))
         return result
     outcome.report.fixed += applied

@@ -79,7 +79,7 @@ def test_json_is_exactly_the_contract() -> None:
     ]
     first, second, _ = data["diagnostics"]
     assert list(first) == [
-        "path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "hint", "fix",
+        "path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "hint", "fix", "cell",
     ]
     assert first["severity"] == "info" and first["fix"] is None
     assert second["fix"] == {
