@@ -46,6 +46,8 @@ class FileResult:
     suppressed: int = 0
     #: What the engine could see of the file (None: it did not analyse it).
     coverage: coverage.Coverage | None = None
+    #: The result came from the on-disk cache (no parsed module: ``--fix`` checks the file again).
+    cached: bool = False
 
 
 class SourceError(Exception):

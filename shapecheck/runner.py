@@ -8,16 +8,19 @@ stops the run: it becomes a ``FileError`` for that file.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import sys
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from shapecheck import linter
 from shapecheck.config import ConfigResolver
 from shapecheck import notebooks
-from shapecheck.diagnostics import FileError, cell_key
+from shapecheck.cache import Cache, Dependency, content_hash
+from shapecheck.diagnostics import Diagnostic, FileError, cell_key
 from shapecheck.discovery import Target, discover
 from shapecheck.fixes import FixError, fix_module, unified_diff, write_atomically
 from shapecheck.linter import FileResult, SourceError, read_source
@@ -42,6 +45,10 @@ class LintOptions:
     diff: bool = False
     #: Leave out files named in ``paths`` that the configuration excludes, without a word.
     force_exclude: bool = False
+    #: Worker processes (0: one per CPU core). The output does not depend on it.
+    jobs: int = 0
+    #: Reuse and store results in the on-disk cache (``--no-cache`` turns it off).
+    cache: bool = True
     #: The text of standard input, for the path ``-``, and the file name it stands for.
     stdin_source: str | None = None
     stdin_filename: str | None = None
@@ -73,6 +80,7 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
     )
     outcome = LintRun(LintReport(errors=list(found.errors), rules=list(registry), skipped=list(found.skipped)))
     cache: dict[tuple[int, tuple[str, ...]], frozenset[str]] = {}
+    tasks: list[tuple[Target, frozenset[str]]] = []
     for target in found.targets:
         config = resolver.for_path(target.path)
         file_layer = config.file_ignores(target.path)
@@ -82,24 +90,93 @@ def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
         if not cache[key]:
             outcome.report.skipped.append(FileError(target.display, "the configuration selects no implemented rule for it"))
             continue
-        started = time.perf_counter()
-        _check(target, cache[key], options, outcome)
+        tasks.append((target, cache[key]))
+    for target, (part, seconds) in zip((task[0] for task in tasks), _check_all(tasks, options)):
+        _merge(outcome, part)
         if options.progress is not None:
-            options.progress(target.display, time.perf_counter() - started)
+            options.progress(target.display, seconds)
     outcome.report.sort()
     return outcome
 
 
-def _check(target: Target, selected: frozenset[str], options: LintOptions, outcome: LintRun) -> None:
+def jobs_wanted(jobs: int) -> int:
+    """``jobs`` worker processes, 0 meaning one per CPU core."""
+    return jobs if jobs > 0 else (os.cpu_count() or 1)
+
+
+def _check_all(tasks: list[tuple[Target, frozenset[str]]], options: LintOptions) -> Iterator[tuple[LintRun, float]]:
+    """Each task's partial run, in task order, from ``options.jobs`` processes."""
+    jobs = min(jobs_wanted(options.jobs), len(tasks))
+    files = [task for task in tasks if not task[0].stdin]
+    if jobs <= 1 or len(files) <= 1:
+        for target, selected in tasks:
+            yield _check_alone(target, selected, options)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    portable = replace(options, progress=None, stdin_source=None)
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods and sys.platform == "linux" else None)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        pending = [
+            None if target.stdin else pool.submit(_check_alone, target, selected, portable) for target, selected in tasks
+        ]
+        for (target, selected), future in zip(tasks, pending):
+            yield _check_alone(target, selected, options) if future is None else future.result()
+
+
+def _check_alone(target: Target, selected: frozenset[str], options: LintOptions) -> tuple[LintRun, float]:
+    """One file's run on its own (in a worker process or not), with the seconds it took.
+
+    Parsed trees stay behind: fixes travel as text (what reporters print), so that the partial run
+    crosses process boundaries and prints the same bytes whichever process made it.
+    """
+    started = time.perf_counter()
+    part = LintRun(LintReport())
+    _check(target, selected, options, part, Cache.default() if options.cache else None)
+    part.report.diagnostics = [_detached(d) for d in part.report.diagnostics]
+    return part, time.perf_counter() - started
+
+
+def _detached(diagnostic: Diagnostic) -> Diagnostic:
+    if diagnostic.fix is None:
+        return diagnostic
+    edits = tuple(replace(edit, node=None, replacement=None) for edit in diagnostic.fix.edits)
+    return replace(diagnostic, fix=replace(diagnostic.fix, edits=edits))
+
+
+def _merge(outcome: LintRun, part: LintRun) -> None:
+    report, piece = outcome.report, part.report
+    report.diagnostics.extend(piece.diagnostics)
+    report.errors.extend(piece.errors)
+    report.notes.extend(piece.notes)
+    report.sources.update(piece.sources)
+    report.files_checked += piece.files_checked
+    report.fixed += piece.fixed
+    report.coverage.add(piece.coverage)
+    outcome.diffs.extend(part.diffs)
+    outcome.would_fix += part.would_fix
+    if part.stdin_output is not None:
+        outcome.stdin_output = part.stdin_output
+
+
+def _check(target: Target, selected: frozenset[str], options: LintOptions, outcome: LintRun, store: Cache | None) -> None:
     report = outcome.report
     notebook = None
     if target.stdin:
         result = _lint_source(options.stdin_source or "", target.display, selected)
         outcome.stdin_output = options.stdin_source
-    elif is_notebook(target.path):
-        notebook, result = _lint_notebook(target, selected)
     else:
-        result = _lint_file(target, selected)
+        try:
+            text = read_source(target.path)
+            if is_notebook(target.path):
+                notebook = notebooks.parse(text)
+        except (SourceError, NotebookError) as error:
+            report.errors.append(FileError(target.display, str(error)))
+            return
+        result = _lint_cached(target, text, notebook.source if notebook else text, selected, store)
+        if result.cached and (options.fix or options.diff) and any(d.fix for d in result.diagnostics):
+            result = _lint_source(result.source or "", target.display, selected)  # fixes need the parsed module
     if result.error is not None:
         report.errors.append(result.error)
         return
@@ -118,13 +195,19 @@ def _check(target: Target, selected: frozenset[str], options: LintOptions, outco
         report.sources[target.display] = result.source
 
 
-def _lint_notebook(target: Target, selected: frozenset[str]) -> tuple[Notebook | None, FileResult]:
-    """The notebook's code cells linted as one source (positions still in that joined source)."""
-    try:
-        notebook = notebooks.parse(read_source(target.path))
-    except (SourceError, NotebookError) as error:
-        return None, FileResult(target.display, error=FileError(target.display, str(error)))
-    return notebook, _lint_source(notebook.source, target.display, selected)
+def _lint_cached(target: Target, text: str, source: str, selected: frozenset[str], store: Cache | None) -> FileResult:
+    """``source`` (the file's ``text``, or a notebook's code) linted, or its result from the cache."""
+    if store is None:
+        return _lint_source(source, target.display, selected)
+    kind = "ipynb" if source is not text else "py"
+    own = Dependency(str(target.path.resolve()), content_hash(text))
+    result = store.get(target.display, selected, kind, own)
+    if result is not None:
+        result.source = source
+        return result
+    result = _lint_source(source, target.display, selected)
+    store.put(result, selected, kind, [own])
+    return result
 
 
 def _to_cells(notebook: Notebook, result: FileResult, report: LintReport) -> None:
@@ -184,13 +267,6 @@ def _fix(
         return result
     outcome.report.fixed += applied
     return current
-
-
-def _lint_file(target: Target, selected: frozenset[str]) -> FileResult:
-    try:
-        return linter.lint_path(target.path, target.display, selected)
-    except Exception as error:  # one broken file must not stop the run
-        return _internal_error(target.display, error)
 
 
 def _lint_source(source: str, display: str, selected: frozenset[str]) -> FileResult:

@@ -40,6 +40,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     fixing.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     settings = parser.add_argument_group("configuration")
     settings.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=0,
+        metavar="N",
+        help="check files in N processes (default: one per CPU core); the output is the same",
+    )
+    settings.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the result cache (.shapecheck_cache/)"
+    )
+    settings.add_argument(
         "--force-exclude",
         action="store_true",
         help="leave out files named on the command line that the configuration excludes, silently",
@@ -87,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         fix=args.fix and not args.diff,
         diff=args.diff,
         force_exclude=args.force_exclude,
+        cache=not args.no_cache,
+        jobs=args.jobs,
         stdin_source=stdin_source,
         stdin_filename=args.stdin_filename,
         progress=_progress if args.verbose else None,
@@ -131,6 +144,16 @@ def run(args: argparse.Namespace) -> int:
     if report.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of processes (0 = one per core), got {text!r}")
+    return value
 
 
 def _read_stdin() -> str:
