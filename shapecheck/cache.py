@@ -102,9 +102,9 @@ class Cache:
             return None
 
     def put(self, result: FileResult, selected: Collection[str], kind: str, dependencies: Sequence[Dependency]) -> None:
-        """Store ``result`` (never one with an error) atomically."""
-        if result.error is not None:
-            return
+        """Store ``result`` (never one with an error or a caught internal error) atomically."""
+        if result.error is not None or result.internal_errors:
+            return  # never hide a shapecheck bug behind a cached result
         path = self._entry_path(result.path, selected, kind)
         entry = {"dependencies": [[d.path, d.digest] for d in dependencies], "result": _encode(result)}
         try:

@@ -46,6 +46,8 @@ class FileResult:
     suppressed: int = 0
     #: What the engine could see of the file (None: it did not analyse it).
     coverage: coverage.Coverage | None = None
+    #: Exceptions the engine caught in this file (shapecheck bugs), as ``line:col: what (where)``.
+    internal_errors: list[str] = field(default_factory=list)
     #: The result came from the on-disk cache (no parsed module: ``--fix`` checks the file again).
     cached: bool = False
 
@@ -145,6 +147,11 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
     facts = analyze(module, source, path)
     result.coverage = coverage.count(facts)
     positions = PositionIndex(module)
+    for caught in facts.internal_errors:
+        span = positions.span(caught.node)
+        result.internal_errors.append(
+            f"{span.line}:{span.column}: internal error in {caught.op!r} ({caught.error}) at {caught.where}"
+        )
     reported: set[tuple[str, int]] = set()
     for rule in rules:
         if rule.code == SYNTAX_ERROR_CODE:

@@ -154,6 +154,7 @@ def _merge(outcome: LintRun, part: LintRun) -> None:
     report.files_checked += piece.files_checked
     report.fixed += piece.fixed
     report.coverage.add(piece.coverage)
+    report.internal_errors.extend(piece.internal_errors)
     outcome.diffs.extend(part.diffs)
     outcome.would_fix += part.would_fix
     if part.stdin_output is not None:
@@ -183,6 +184,7 @@ def _check(target: Target, selected: frozenset[str], options: LintOptions, outco
     report.files_checked += 1
     if result.coverage is not None:
         report.coverage.add(result.coverage)
+    report.internal_errors.extend(f"{target.display}:{where}" for where in result.internal_errors)
     if result.note and target.explicit:
         report.notes.append(FileError(target.display, result.note))
     if (options.fix or options.diff) and any(d.fix for d in result.diagnostics):

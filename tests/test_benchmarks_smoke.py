@@ -78,7 +78,15 @@ def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
-@pytest.mark.parametrize("script", ["corpus", "throughput", "precision", "shapes_coverage", "startup"])
+def test_workflow_speed_runs_on_a_folder(corpus_dir: Path) -> None:
+    completed = run("workflow_speed.py", "--dir", str(corpus_dir), "--max-jobs", "2")
+    assert completed.returncode == 0, completed.stderr
+    assert "cold / warm" in completed.stdout and "| 2 |" in completed.stdout
+
+
+@pytest.mark.parametrize(
+    "script", ["corpus", "throughput", "precision", "shapes_coverage", "startup", "workflow_speed"]
+)
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     module = importlib.import_module(script)

@@ -120,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"{skipped.path}: skipped: {skipped.message}\n")
     if args.verbose:
         _print_unknown_inputs(report)
+        for caught in report.internal_errors:
+            sys.stderr.write(f"{caught}; please report it\n")
     if args.diff:
         return _print_diff(outcome, args)
     out = sys.stdout

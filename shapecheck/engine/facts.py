@@ -150,6 +150,17 @@ class Divisibility:
 
 
 @dataclass(eq=False)
+class InternalError:
+    """An exception the engine caught while evaluating ``node``: a bug in shapecheck, counted and
+    shown (``--verbose``), never silently dropped. ``where`` is the engine's file and line."""
+
+    op: str
+    node: cst.CSTNode
+    error: str
+    where: str
+
+
+@dataclass(eq=False)
 class FileFacts:
     """Everything the engine learned about one file."""
 
@@ -165,6 +176,7 @@ class FileFacts:
     attribute_assignments: list[AttributeAssignment] = field(default_factory=list)
     divisibility: list[Divisibility] = field(default_factory=list)
     instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
+    internal_errors: list[InternalError] = field(default_factory=list)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
     def events_of(self, *ops: str) -> list[OpEvent]:

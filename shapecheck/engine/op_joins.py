@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
-    if items is None or axis is None:
+    if not items or axis is None:  # unknown, or an empty list (torch.cat raises on it)
         return _joined_unknown(call.arg(0, "tensors"), call.node)
     tensors = [as_tensor(item) for item in items]
     tags = lineage(*tensors) + keep_scale(*tensors)

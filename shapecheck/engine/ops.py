@@ -12,15 +12,18 @@ and ``op_scalars``, imported at the end of this module so that they register the
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from shapecheck.engine.arguments import Arguments
 from shapecheck.engine.dims import Dim, Truth, equal
-from shapecheck.engine.facts import OpEvent, ShapeConflict
+from shapecheck.engine.facts import InternalError, OpEvent, ShapeConflict
 from shapecheck.engine.shapes import Shape
 from shapecheck.engine.tags import (  # re-exported: rules and engine modules imported them from here
     AttentionOutputTag,
@@ -104,12 +107,26 @@ def apply(interp: "Interpreter", name: str, call: Call, frame: "Frame") -> Value
         return UNKNOWN
     try:
         result = rule(interp, call, frame)
-    except (ArithmeticError, ValueError, TypeError, IndexError, RecursionError):
+    except RecursionError:
+        result = UNKNOWN  # a depth limit, not a bug
+    except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError) as error:
+        record_internal_error(interp, name, call.node, error)
         result = UNKNOWN
     interp.facts.events.append(
         OpEvent(name, call.node, call.args, call.kwargs, result, frame.run, call.arg_nodes, call.kwarg_nodes, frame.assumptions)
     )
     return result
+
+
+def record_internal_error(interp: "Interpreter", name: str, node: cst.CSTNode, error: Exception) -> None:
+    """Count an exception an op rule raised (``SHAPECHECK_DEBUG=1`` raises it instead)."""
+    if os.environ.get("SHAPECHECK_DEBUG"):
+        raise error
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    text = str(error).strip().splitlines()
+    detail = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    interp.facts.internal_errors.append(InternalError(name, node, detail, where))
 
 
 def conflict(interp: "Interpreter", kind: str, node: cst.CSTNode, detail: str, frame: "Frame", op_name: str = "") -> None:

@@ -30,6 +30,8 @@ class LintReport:
     rules: Sequence[type] = ()
     skipped: list[FileError] = field(default_factory=list)
     coverage: Coverage = field(default_factory=Coverage)
+    #: Exceptions the engine caught (shapecheck bugs), each ``path:line:col: what``.
+    internal_errors: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.sort()

@@ -23,7 +23,7 @@ def to_object(report: LintReport) -> dict[str, object]:
         "diagnostics": [d.to_json() for d in report.diagnostics],
         "errors": [error.to_json() for error in report.errors],
         "skipped": [skipped.to_json() for skipped in report.skipped],
-        "coverage": report.coverage.to_json(),
+        "coverage": dict(report.coverage.to_json(), internal_errors=len(report.internal_errors)),
     }
 
 

@@ -125,4 +125,8 @@ def write(report: LintReport, stream: TextIO) -> None:
     complete = not (report.diagnostics or report.errors or report.skipped) and report.files_checked
     out.print(summary(report), style="green" if complete else "bold")
     if report.files_checked:
-        out.print(report.coverage.line(), style="dim")
+        line = report.coverage.line()
+        if report.internal_errors:
+            count = len(report.internal_errors)
+            line += f" {count} internal error{'s' if count != 1 else ''} caught (--verbose lists them)."
+        out.print(line, style="dim")
