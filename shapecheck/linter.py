@@ -20,6 +20,8 @@ import libcst as cst
 from shapecheck import coverage
 from shapecheck.diagnostics import Diagnostic, FileError, Severity, Span
 from shapecheck.engine import analyze
+from shapecheck.hostile import MAX_OPERATOR_CHAIN, longest_operator_chain
+from shapecheck.parsing import parse_module
 from shapecheck.positions import PositionIndex
 from shapecheck.rules.base import Report, Rule, registry
 from shapecheck.suppression import Suppressions, has_ignore_file
@@ -123,6 +125,14 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
         result.note = "empty file, nothing to check"
         return result
     rules = [rule for rule in registry() if selected is None or rule.code in selected]
+    chain, chain_line = longest_operator_chain(source)
+    if chain > MAX_OPERATOR_CHAIN:
+        result.error = FileError(
+            path,
+            f"line {chain_line} holds a chain of {chain:,} binary operators, more than the parser handles in "
+            f"reasonable time (limit {MAX_OPERATOR_CHAIN:,}); not checked",
+        )
+        return result
     if _max_bracket_depth(source) > MAX_BRACKET_DEPTH:
         # libcst's native parser overflows the C stack (a segfault, not an exception) on brackets
         # nested a few thousand deep; CPython rejects more than 200, with a proper SyntaxError.
@@ -133,7 +143,7 @@ def lint_source(source: str, path: str = "<string>", selected: Collection[str] |
                 result.diagnostics.append(_syntax_diagnostic(path, line, column, reason))
             return result
     try:
-        module = cst.parse_module(source)
+        module = parse_module(source)
     except cst.ParserSyntaxError as error:
         if selected is None or SYNTAX_ERROR_CODE in selected:
             result.diagnostics.append(_syntax_error(path, error, source))

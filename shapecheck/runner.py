@@ -19,6 +19,7 @@ from pathlib import Path
 from shapecheck import linter
 from shapecheck.config import ConfigResolver
 from shapecheck import notebooks
+from shapecheck.budget import BUDGET_ENV, OverBudget, file_budget, time_budget
 from shapecheck.cache import Cache, Dependency, content_hash
 from shapecheck.diagnostics import Diagnostic, FileError, cell_key
 from shapecheck.discovery import Target, discover
@@ -133,7 +134,14 @@ def _check_alone(target: Target, selected: frozenset[str], options: LintOptions)
     """
     started = time.perf_counter()
     part = LintRun(LintReport())
-    _check(target, selected, options, part, Cache.default() if options.cache else None)
+    try:
+        with time_budget(file_budget()):
+            _check(target, selected, options, part, Cache.default() if options.cache else None)
+    except OverBudget as over:
+        part = LintRun(LintReport())
+        part.report.errors.append(
+            FileError(target.display, f"took longer than the per-file budget of {over.seconds:g} s ({BUDGET_ENV}); not checked")
+        )
     part.report.diagnostics = [_detached(d) for d in part.report.diagnostics]
     return part, time.perf_counter() - started
 
