@@ -84,8 +84,14 @@ def test_workflow_speed_runs_on_a_folder(corpus_dir: Path) -> None:
     assert "cold / warm" in completed.stdout and "| 2 |" in completed.stdout
 
 
+def test_robustness_runs_on_a_folder(corpus_dir: Path) -> None:
+    completed = run("robustness.py", "--dir", str(corpus_dir), "--jobs", "1")
+    assert completed.returncode == 0, completed.stderr
+    assert "| escaped | swallowed |" in completed.stdout
+
+
 @pytest.mark.parametrize(
-    "script", ["corpus", "throughput", "precision", "shapes_coverage", "startup", "workflow_speed"]
+    "script", ["corpus", "throughput", "precision", "shapes_coverage", "startup", "workflow_speed", "robustness"]
 )
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
