@@ -263,7 +263,10 @@ def _fix(
         if current.source is None or current.source == original:
             return result
         if options.diff:
-            outcome.diffs.append(unified_diff(target.display, original, current.source))
+            if notebook is not None:  # the change to the notebook file itself, as --fix would write it
+                outcome.diffs.append(unified_diff(target.display, notebook.text, notebook.with_source(current.source)))
+            else:
+                outcome.diffs.append(unified_diff(target.display, original, current.source))
             outcome.would_fix += applied
             return result
         if target.stdin:

@@ -113,3 +113,12 @@ def test_broken_notebook_is_a_clear_error(cli, tmp_path: Path) -> None:
     assert "broken.ipynb: error: not a valid notebook: JSON error at line 1" in ran.err
     assert "list.ipynb: error: not a valid notebook" in ran.err
     assert_no_traceback(ran.out, ran.err)
+
+
+def test_diff_shows_the_change_to_the_notebook_file(cli, tmp_path: Path) -> None:
+    before = buggy_notebook(tmp_path / "model.ipynb")
+    ran = cli("lint", "--diff", "model.ipynb", cwd=tmp_path)
+    assert (tmp_path / "model.ipynb").read_text() == before  # nothing written
+    changed = [line for line in ran.out.splitlines() if line.startswith(("+ ", "- ", '+  ', '-  '))]
+    assert len(changed) == 2 and ".bool()" in changed[1]
+    assert notebooks.BOUNDARY not in ran.out
