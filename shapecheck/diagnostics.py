@@ -83,17 +83,30 @@ class Diagnostic:
     message: str
     hint: str | None = None
     fix: Fix | None = field(default=None, compare=False)
+    #: In a notebook, the cell (1-based); ``span`` is then inside that cell.
+    cell: int | None = None
 
     @property
     def line(self) -> int:
         return self.span.line
 
     @property
+    def where(self) -> str:
+        """``path:line:col``, or ``path:cell 3:line:col`` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.span.line}:{self.span.column}"
+
+    @property
+    def source_key(self) -> str:
+        """The key of the text this finding's lines come from, in ``LintReport.sources``."""
+        return self.path if self.cell is None else cell_key(self.path, self.cell)
+
+    @property
     def column(self) -> int:
         return self.span.column
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.span.line, self.span.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -106,8 +119,15 @@ class Diagnostic:
             "name": self.name,
             "severity": self.severity.value,
             "message": self.message,
+            "hint": self.hint,
             "fix": self.fix.to_json() if self.fix else None,
+            "cell": self.cell,
         }
+
+
+def cell_key(path: str, cell: int) -> str:
+    """The ``LintReport.sources`` key of one notebook cell's text."""
+    return f"{path}#cell {cell}"
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from shapecheck.diagnostics import FileError
 SKIPPED_FOLDERS = frozenset(
     {"__pycache__", "build", "dist", "node_modules", "site-packages", "venv", "_build", "__pypackages__"}
 )
-PYTHON_SUFFIXES = (".py",)
+PYTHON_SUFFIXES = (".py", ".ipynb")
 
 Excluded = Callable[[Path], bool]
 
@@ -34,6 +34,8 @@ class Target:
     path: Path
     display: str
     explicit: bool = False
+    #: The source comes from standard input (the path ``-``); ``path`` is ``--stdin-filename``.
+    stdin: bool = False
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Discovery:
     targets: list[Target] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     excluded: int = 0
+    #: Files named on the command line that the configuration excludes (not with ``force_exclude``).
+    skipped: list[FileError] = field(default_factory=list)
 
 
 def skipped_folder(folder: Path) -> bool:
@@ -60,8 +64,18 @@ def _never(_: Path) -> bool:
     return False
 
 
-def discover(paths: Iterable[str], excluded: Excluded = _never) -> Discovery:
-    """Expand ``paths`` into the files to check, in a stable order, each file once."""
+#: The path that stands for standard input.
+STDIN = "-"
+
+
+def discover(
+    paths: Iterable[str], excluded: Excluded = _never, force_exclude: bool = False, stdin_filename: str | None = None
+) -> Discovery:
+    """Expand ``paths`` into the files to check, in a stable order, each file once.
+
+    A file named in ``paths`` that ``excluded`` rejects is listed in ``skipped``, so that the run
+    can say it did not check it; with ``force_exclude`` (pre-commit, editors) it is left out silently.
+    """
     found = Discovery()
     seen: set[str] = set()
 
@@ -73,7 +87,14 @@ def discover(paths: Iterable[str], excluded: Excluded = _never) -> Discovery:
 
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if raw == STDIN:
+            named = Path(stdin_filename) if stdin_filename else None
+            if named is not None and excluded(named):
+                if not force_exclude:
+                    found.skipped.append(FileError(stdin_filename, "excluded by the configuration (--force-exclude skips it silently)"))
+            else:
+                found.targets.append(Target(named or Path(STDIN), stdin_filename or STDIN, explicit=True, stdin=True))
+        elif path.is_dir():
             before = len(found.targets)
             skipped = _walk(path, raw, excluded, add, found)
             if len(found.targets) == before and skipped == 0:
@@ -81,6 +102,8 @@ def discover(paths: Iterable[str], excluded: Excluded = _never) -> Discovery:
         elif path.exists():
             if excluded(path):
                 found.excluded += 1
+                if not force_exclude:
+                    found.skipped.append(FileError(raw, "excluded by the configuration (--force-exclude skips it silently)"))
             else:
                 add(Target(path, raw, explicit=True))
         elif path.is_symlink():

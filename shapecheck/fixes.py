@@ -136,16 +136,26 @@ def write_atomically(path: Path, text: str, expected: str | None = None) -> None
     """Replace the content of ``path`` with ``text`` in one step.
 
     When ``expected`` is given and the file no longer holds it (it changed while being checked),
-    nothing is written. A UTF-8 byte-order mark and the file's permissions are kept.
+    nothing is written. A UTF-8 byte-order mark, a PEP 263 coding declaration's encoding and the
+    file's permissions are kept.
     """
+    from shapecheck.linter import SourceError, source_encoding
+
     try:
         current = path.read_bytes()
     except OSError as error:
         raise FixError(f"cannot read file before writing: {error.strerror or error}") from None
     bom = _BOM if current.startswith(_BOM) else b""
-    if expected is not None and current.removeprefix(_BOM).decode("utf-8", errors="replace") != expected:
+    try:
+        encoding = source_encoding(current)
+    except SourceError:
+        encoding = "utf-8"
+    if expected is not None and current.removeprefix(_BOM).decode(encoding, errors="replace") != expected:
         raise FixError("file changed on disk while it was being checked; not written")
-    data = bom + text.encode("utf-8")
+    try:
+        data = bom + text.encode(encoding)
+    except UnicodeEncodeError:
+        raise FixError(f"the fixed text cannot be written in the file's encoding ({encoding}); not written") from None
     folder = path.resolve().parent
     try:
         mode = path.stat().st_mode & 0o7777

@@ -7,8 +7,10 @@ the tests and any future plugin share; ``lint_path`` adds reading the file and i
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
+import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,8 +18,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck import coverage
 from shapecheck.diagnostics import Diagnostic, FileError, Severity, Span
 from shapecheck.engine import analyze
+from shapecheck.hostile import MAX_OPERATOR_CHAIN, longest_operator_chain
+from shapecheck.parsing import parse_module
 from shapecheck.positions import PositionIndex
 from shapecheck.rules.base import Report, Rule, registry
 from shapecheck.suppression import Suppressions, has_ignore_file
@@ -54,6 +59,12 @@ class FileResult:
     foreign_fallbacks: list[Diagnostic | None] = field(default_factory=list)
     #: (resolved path, sha256) of this file and of every project module it imports, directly or not.
     dependencies: list[tuple[str, str]] = field(default_factory=list)
+    #: What the engine could see of the file (None: it did not analyse it).
+    coverage: coverage.Coverage | None = None
+    #: Exceptions the engine caught in this file (shapecheck bugs), as ``line:col: what (where)``.
+    internal_errors: list[str] = field(default_factory=list)
+    #: The result came from the on-disk cache (no parsed module: ``--fix`` checks the file again).
+    cached: bool = False
 
 
 class SourceError(Exception):
@@ -77,16 +88,38 @@ def read_source(path: Path) -> str:
         data = path.read_bytes()
     except OSError as error:
         raise SourceError(f"cannot read: {error.strerror or error}") from None
+    return decode_source(data)
+
+
+def decode_source(data: bytes) -> str:
+    """Python source text from bytes (a file, or stdin), or ``SourceError`` with a one-line reason."""
+    if len(data) > MAX_FILE_BYTES:
+        raise SourceError(
+            f"file too large to check ({len(data):,} bytes > {MAX_FILE_BYTES:,}); "
+            "set SHAPECHECK_MAX_FILE_BYTES to raise the limit"
+        )
     if b"\0" in data:
         raise SourceError("binary file (contains NUL bytes), not Python source")
+    encoding = source_encoding(data)
     try:
-        text = data.decode("utf-8")
+        text = data.decode(encoding)
     except UnicodeDecodeError as error:
         raise SourceError(
-            f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
-            "shapecheck reads Python source as UTF-8"
+            f"not valid {'UTF-8' if encoding == 'utf-8' else encoding} (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "Python source is UTF-8 unless a coding declaration (PEP 263) says otherwise"
         ) from None
     return text.removeprefix("\ufeff")
+
+
+def source_encoding(data: bytes) -> str:
+    """The encoding Python would read ``data`` with: a PEP 263 coding declaration, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        if "encoding problem" in str(error) or "unknown encoding" in str(error):
+            raise SourceError(f"bad coding declaration: {error}") from None
+        return "utf-8"  # the first lines are not UTF-8: decoding says where
+    return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
 def lint_path(
@@ -121,6 +154,14 @@ def lint_source(
         result.note = "empty file, nothing to check"
         return result
     rules = [rule for rule in registry() if selected is None or rule.code in selected]
+    chain, chain_line = longest_operator_chain(source)
+    if chain > MAX_OPERATOR_CHAIN:
+        result.error = FileError(
+            path,
+            f"line {chain_line} holds a chain of {chain:,} binary operators, more than the parser handles in "
+            f"reasonable time (limit {MAX_OPERATOR_CHAIN:,}); not checked",
+        )
+        return result
     if max_bracket_depth(source) > MAX_BRACKET_DEPTH:
         # libcst's native parser overflows the C stack (a segfault, not an exception) on brackets
         # nested a few thousand deep; CPython rejects more than 200, with a proper SyntaxError.
@@ -131,7 +172,7 @@ def lint_source(
                 result.diagnostics.append(_syntax_diagnostic(path, line, column, reason))
             return result
     try:
-        module = context.this.module if context is not None and context.this.source == source else cst.parse_module(source)
+        module = context.this.module if context is not None and context.this.source == source else parse_module(source)
     except cst.ParserSyntaxError as error:
         if selected is None or SYNTAX_ERROR_CODE in selected:
             result.diagnostics.append(_syntax_error(path, error, source))
@@ -147,7 +188,13 @@ def lint_source(
         result.dependencies = context.workspace.digests([context.this.path, *facts.project_reads])
     else:
         facts = analyze(module, source, path)
+    result.coverage = coverage.count(facts)
     positions = PositionIndex(module)
+    for caught in facts.internal_errors:
+        span = positions.span(caught.node)
+        result.internal_errors.append(
+            f"{span.line}:{span.column}: internal error in {caught.op!r} ({caught.error}) at {caught.where}"
+        )
     if context is not None:
         context.index(facts)
         facts.locator = lambda node: _locate(node, path, positions, context)

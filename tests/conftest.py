@@ -26,6 +26,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes tens of seconds (runs by default; -m 'not slow' skips)")
 
 
+@pytest.fixture(autouse=True)
+def _private_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own result cache (subprocesses inherit it): no test sees another's results."""
+    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @dataclass
 class Ran:
     """What one CLI run printed and returned."""

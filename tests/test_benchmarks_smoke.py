@@ -108,6 +108,18 @@ def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
+def test_workflow_speed_runs_on_a_folder(corpus_dir: Path) -> None:
+    completed = run("workflow_speed.py", "--dir", str(corpus_dir), "--max-jobs", "2")
+    assert completed.returncode == 0, completed.stderr
+    assert "cold / warm" in completed.stdout and "| 2 |" in completed.stdout
+
+
+def test_robustness_runs_on_a_folder(corpus_dir: Path) -> None:
+    completed = run("robustness.py", "--dir", str(corpus_dir), "--jobs", "1")
+    assert completed.returncode == 0, completed.stderr
+    assert "| escaped | swallowed |" in completed.stdout
+
+
 def test_layout_sites_counts_what_the_rules_examined(corpus_dir: Path) -> None:
     completed = run("layout_sites.py", "--dir", str(corpus_dir))
     assert completed.returncode == 0, completed.stderr
@@ -131,7 +143,7 @@ def test_project_synthetic_memory_runs() -> None:
 
 @pytest.mark.parametrize(
     "script",
-    ["corpus", "throughput", "precision", "shapes_coverage", "startup", "project", "mutation_testing", "mutation", "layout_sites"],
+    ["corpus", "throughput", "precision", "shapes_coverage", "startup", "project", "mutation_testing", "mutation", "layout_sites", "workflow_speed", "robustness"],
 )
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))

@@ -1029,7 +1029,7 @@ def test_shapes_json_contract(cli, tmp_path: Path) -> None:
     assert data["version"] == 1
     assert len(data["functions"]) == 1
     function = data["functions"][0]
-    assert set(function) == {"qualname", "path", "line", "values"}
+    assert set(function) == {"qualname", "path", "line", "values", "computed"}
     assert function["qualname"] == "f"
     assert function["path"] == str(path)
     assert function["line"] == 9  # the `def f` line (HEADER has 6 lines, then two blank lines)
@@ -1038,6 +1038,9 @@ def test_shapes_json_contract(cli, tmp_path: Path) -> None:
         {"line": 12, "name": "z", "shape": ["b", "t", 4], "dtype": "bool"},
         {"line": 13, "name": "w", "shape": None, "dtype": None},
     ]
+    # Tensors computed without a name of their own (added within version 1).
+    assert {"line": 12, "expression": "y.sum(-1)", "shape": ["b", "t", 4], "dtype": "float"} in function["computed"]
+    assert all(set(value) == {"line", "expression", "shape", "dtype"} for value in function["computed"])
 
 
 # --- the axis ops run the shape algebra (engine/shapes.py): one implementation, pinned here -----------

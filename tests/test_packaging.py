@@ -34,9 +34,9 @@ def test_core_dependencies_have_no_torch() -> None:
 def test_pre_commit_hook_definition() -> None:
     [hook] = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "shapecheck"
-    assert hook["entry"] == "shapecheck lint"
+    assert hook["entry"] == "shapecheck lint --force-exclude"
     assert hook["language"] == "python"
-    assert hook["types"] == ["python"]
+    assert hook["types_or"] == ["python", "jupyter"]
 
 
 def test_ci_runs_the_readme_test_command() -> None:
@@ -55,7 +55,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 @pytest.mark.parametrize(
     "heading", ["## Rules", "## Configuration", "## Suppressing a finding", "## Output formats",
-                "## Continuous integration", "## pre-commit", "## How it works", "## Exit codes"],
+                "## Continuous integration", "## Installing", "## pre-commit", "## How it works", "## Exit codes"],
 )
 def test_readme_sections(heading: str) -> None:
     assert f"\n{heading}\n" in (REPO / "README.md").read_text()
@@ -68,3 +68,19 @@ def test_readme_quick_start_shows_findings() -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "examples/bugs/" in done.stdout
     assert done.stdout.rstrip().splitlines()[-1].startswith("Found ")
+
+
+def test_readme_installs_from_the_repository_only() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert "OWNER" not in readme
+    for line in re.findall(r"pip install [^\n`]*", readme):
+        target = line.split("pip install", 1)[1].split("&&")[0].split("#")[0].strip()
+        # A path, a VCS URL, this checkout (-e .) or torch: never a name from the package index.
+        assert target.startswith(("-e .", "/", ".", '"git+', "git+", "torch==")), line
+
+
+def test_internals_live_outside_the_readme() -> None:
+    readme = (REPO / "README.md").read_text()
+    for word in ("benchmarks/", "FunctionRun", "OpEvent", "interpreter"):
+        assert word not in readme, word
+    assert (REPO / "docs" / "internals.md").is_file() and (REPO / "CONTRIBUTING.md").is_file()

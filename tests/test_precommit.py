@@ -10,6 +10,7 @@ of the two runs, which go in parallel.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.slow
 
 #: What the hook repository needs to be pip-installed (see pyproject.toml's package list).
 HOOK_REPO_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "shapecheck", "reference_model")
+README = (REPO / "README.md").read_text()
 
 CLEAN = "import torch\n\n\ndef scale(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n"
 
@@ -133,3 +135,57 @@ def test_buggy_file_fails(runs, name: str, source: str, code: str) -> None:
     assert f"{name}:" in done.stdout and code in done.stdout
     assert "clean.py:" not in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def readme_config(marker: str) -> str:
+    """The README's ``.pre-commit-config.yaml`` block whose text contains ``marker``."""
+    blocks = [b.split("```", 1)[0] for b in README.split("```yaml\n")[1:]]
+    [block] = [b for b in blocks if ".pre-commit-config.yaml" in b and marker in b]
+    return block
+
+
+def pre_commit_run(project: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1", "PRE_COMMIT_COLOR": "never", **(env_extra or {})}
+    env.pop("PYTHONPATH", None)
+    env.update({k: v for k, v in (env_extra or {}).items()})
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def readme_project(tmp_path: Path, config: str) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    git("init", "-q", cwd=project)
+    (project / ".pre-commit-config.yaml").write_text(config)
+    (project / "clean.py").write_text(CLEAN)
+    (project / "syntax.py").write_text(BUGGY[0][1])
+    git("add", ".", cwd=project)
+    return project
+
+
+def test_readme_remote_snippet_with_a_real_revision(hook_repo: Path, tmp_path: Path) -> None:
+    config = readme_config("rev:")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True, check=True)
+    config = re.sub(r"repo: \S+", f"repo: {hook_repo}", config, count=1)
+    config = re.sub(r"rev: \S+", f"rev: {head.stdout.strip()}", config, count=1)
+    done = pre_commit_run(readme_project(tmp_path, config))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "syntax.py:1:" in done.stdout and "SC001" in done.stdout and "clean.py:" not in done.stdout
+
+
+def test_readme_local_snippet(tmp_path: Path) -> None:
+    config = readme_config("repo: local")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "shapecheck"  # `shapecheck` as installed from this checkout
+    wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m shapecheck \"$@\"\n")
+    wrapper.chmod(0o755)
+    done = pre_commit_run(readme_project(tmp_path, config), {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "syntax.py:1:" in done.stdout and "SC001" in done.stdout and "clean.py:" not in done.stdout

@@ -69,7 +69,8 @@ def render(name: str, data: LintReport) -> str:
 
 def test_json_is_exactly_the_contract() -> None:
     data = json.loads(render("json", report()))
-    assert list(data) == ["version", "files_checked", "diagnostics", "errors"]
+    # Version 1 only ever gains fields: "skipped" and "coverage" (and a diagnostic's "hint") were added.
+    assert list(data) == ["version", "files_checked", "diagnostics", "errors", "skipped", "coverage"]
     assert data["version"] == 1 and data["files_checked"] == 3
     assert [(d["path"], d["line"], d["column"]) for d in data["diagnostics"]] == [
         ("pkg/a.py", 1, 5),
@@ -78,7 +79,7 @@ def test_json_is_exactly_the_contract() -> None:
     ]
     first, second, _ = data["diagnostics"]
     assert list(first) == [
-        "path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "fix",
+        "path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "hint", "fix", "cell",
     ]
     assert first["severity"] == "info" and first["fix"] is None
     assert second["fix"] == {
@@ -152,7 +153,8 @@ def test_text_blocks_and_summary() -> None:
         "    |     ^^^^^^^^",
         "    = hint: call it good_name [fix available: --fix]",
     ]
-    assert out.rstrip().splitlines()[-1] == "Found 3 problems in 2 files (1 fixable with --fix)."
+    assert out.rstrip().splitlines()[-2] == "Found 3 problems in 2 files (1 fixable with --fix)."
+    assert out.rstrip().splitlines()[-1].startswith("Coverage: ")
 
 
 def test_text_colour_only_when_asked_or_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

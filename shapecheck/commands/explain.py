@@ -42,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     if args.raw:
         sys.stdout.write(text)
         return 0
-    from rich.console import Console
     from rich.markdown import Markdown
 
-    Console().print(Markdown(text))
+    from shapecheck.terminal import make_console
+
+    make_console(prose=True).print(Markdown(text))
     return 0

@@ -36,17 +36,19 @@ def run(args: argparse.Namespace) -> int:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"shapecheck rules ({len(rows)})", title_justify="left")
+    from shapecheck.terminal import make_console
+
+    table = Table()
     for column in ("Code", "Name", "Severity", "Fixable", "What it flags"):
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(
             str(row["code"]), str(row["name"]), str(row["severity"]), "yes" if row["fixable"] else "", str(row["summary"])
         )
-    console = Console(highlight=False)
+    console = make_console()
+    console.print(f"shapecheck rules ({len(rows)})", style="bold", markup=False)
     console.print(table)
     console.print("Run `shapecheck explain CODE` for a rule's documentation.", markup=False)
     return 0

@@ -15,8 +15,9 @@ DESCRIPTION = """\
 Print, for every function or method of FILE (or only QUALNAME, e.g. `model.py::Attention.forward`
 or `model.py::Attention`), each assignment with the shape inferred for the tensor assigned there.
 Dims are ints or symbols (`d_model//n_heads`); `*` stands for leading dims of unknown number; an
-unknown shape is shown as `?` (null in JSON). Shapes are those of the function analysed on its own,
-with constructor defaults and named unknowns.
+unknown shape is shown as `?` (null in JSON); `a|b` is a dim that is `a` on one path and `b` on
+another. Tensors computed without being assigned are listed too, by their expression. Shapes are
+those of the function analysed on its own, with constructor defaults and named unknowns.
 """
 
 
@@ -42,20 +43,33 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_tables(report: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(highlight=False)
-    if not report["functions"]:
+    from shapecheck.terminal import make_console
+
+    console = make_console()
+    shown = [function for function in report["functions"] if function["values"] or function["computed"]]
+    if not shown:
         console.print("no functions with tensor code found", markup=False)
-    for function in report["functions"]:
-        table = Table(title=f"{function['path']}:{function['line']} {function['qualname']}", title_justify="left")
+    joined = False
+    for function in shown:
+        console.print(f"{function['path']}:{function['line']} {function['qualname']}", style="bold", markup=False)
+        table = Table()
         table.add_column("Line", justify="right")
         table.add_column("Name")
-        table.add_column("Shape", overflow="fold")
+        table.add_column("Shape")
         table.add_column("Dtype")
-        for value in function["values"]:
+        rows = [(v["line"], 0, v["name"], v) for v in function["values"]]
+        rows += [(v["line"], 1, v["expression"], v) for v in function["computed"]]
+        for line, computed, name, value in sorted(rows, key=lambda row: row[:2]):
             shape = value["shape"]
             text = "?" if shape is None else "(" + ", ".join(str(d) for d in shape) + ")"
-            table.add_row(str(value["line"]), value["name"], text, value["dtype"] or "")
+            joined = joined or (shape is not None and any("|" in str(d) for d in shape))
+            table.add_row(str(line), name, text, value["dtype"] or "", style="dim" if computed else None)
         console.print(table)
+    if shown:
+        console.print(LEGEND + (JOINED if joined else ""), markup=False, style="dim")
+
+
+LEGEND = "Rows named by an expression (grey) are tensors computed without being assigned; ? is an unknown shape, * leading dims of unknown number."
+JOINED = " a|b is a dim that is a on one path through the function and b on another."

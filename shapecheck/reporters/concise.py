@@ -10,7 +10,7 @@ from shapecheck.reporters.base import LintReport, summary
 
 def write(report: LintReport, stream: TextIO) -> None:
     for d in report.diagnostics:
-        stream.write(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}\n")
+        stream.write(f"{d.where}: {d.code} {d.message}\n")
     for error in report.errors:
         sys.stderr.write(f"{error.path}: error: {error.message}\n")
     stream.write(summary(report) + "\n")

@@ -36,6 +36,8 @@ def write(report: LintReport, stream: TextIO) -> None:
             ]
         )
         message = d.message if not d.hint else f"{d.message} (hint: {d.hint})"
+        if d.cell is not None:
+            message = f"cell {d.cell}, line {d.span.line}: {message}"
         stream.write(f"::{LEVELS[d.severity]} {properties}::{escape_data(message)}\n")
     for error in report.errors:
         stream.write(

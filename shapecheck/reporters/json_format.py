@@ -1,7 +1,9 @@
 """``--format json``: one JSON object on stdout, a contract other tools consume.
 
-``{"version": 1, "files_checked": N, "diagnostics": [...], "errors": [{"path", "message"}]}``; each
-diagnostic is ``Diagnostic.to_json()`` (1-based lines and columns, sorted by path, line, column).
+``{"version": 1, "files_checked": N, "diagnostics": [...], "errors": [{"path", "message"}],
+"skipped": [{"path", "message"}], "coverage": {...}}``; each diagnostic is ``Diagnostic.to_json()``
+(1-based lines and columns, sorted by path, line, column). Fields are only ever added within a
+version (``hint``, ``skipped`` and ``coverage`` were).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ def to_object(report: LintReport) -> dict[str, object]:
         "files_checked": report.files_checked,
         "diagnostics": [d.to_json() for d in report.diagnostics],
         "errors": [error.to_json() for error in report.errors],
+        "skipped": [skipped.to_json() for skipped in report.skipped],
+        "coverage": dict(report.coverage.to_json(), internal_errors=len(report.internal_errors)),
     }
 
 

@@ -82,7 +82,7 @@ def _block(d: Diagnostic, lines: list[str] | None):
     style = STYLES[d.severity]
     out = [
         Text.assemble(
-            (f"{d.path}:{d.line}:{d.column}:", "bold"),
+            (f"{d.where}:", "bold"),
             " ",
             (d.code, style),
             " ",
@@ -112,13 +112,21 @@ def write(report: LintReport, stream: TextIO) -> None:
     out = console(stream, report.color)
     lines_by_path: dict[str, list[str]] = {}
     for d in report.diagnostics:
-        if d.path not in lines_by_path and d.path in report.sources:
-            lines_by_path[d.path] = _LINES.split(report.sources[d.path])
-        for text in _block(d, lines_by_path.get(d.path)):
+        key = d.source_key
+        if key not in lines_by_path and key in report.sources:
+            lines_by_path[key] = _LINES.split(report.sources[key])
+        for text in _block(d, lines_by_path.get(key)):
             out.print(text)
         out.print()
     if report.errors:
         err = console(sys.stderr, report.color)
         for error in report.errors:
             err.print(f"{error.path}: error: {error.message}", style="red")
-    out.print(summary(report), style="bold" if report.diagnostics or report.errors else "green")
+    complete = not (report.diagnostics or report.errors or report.skipped) and report.files_checked
+    out.print(summary(report), style="green" if complete else "bold")
+    if report.files_checked:
+        line = report.coverage.line()
+        if report.internal_errors:
+            count = len(report.internal_errors)
+            line += f" {count} internal error{'s' if count != 1 else ''} caught (--verbose lists them)."
+        out.print(line, style="dim")

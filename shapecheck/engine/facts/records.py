@@ -183,6 +183,17 @@ class ModelCall:
 
 
 @dataclass(eq=False)
+class InternalError:
+    """An exception the engine caught while evaluating ``node``: a bug in shapecheck, counted and
+    shown (``--verbose``), never silently dropped. ``where`` is the engine's file and line."""
+
+    op: str
+    node: cst.CSTNode
+    error: str
+    where: str
+
+
+@dataclass(eq=False)
 class FileFacts:
     """Everything the engine learned about one file."""
 
@@ -198,6 +209,7 @@ class FileFacts:
     attribute_assignments: list[AttributeAssignment] = field(default_factory=list)
     divisibility: list[Divisibility] = field(default_factory=list)
     instantiations: list[tuple[cst.Call, ClassInfo]] = field(default_factory=list)
+    internal_errors: list[InternalError] = field(default_factory=list)
     #: Set by the linter before rules run: (path, line) of a node of this file or of a project module
     #: it imports (the engine itself knows no positions).
     #: Paths of the other project modules the analysis read (their text decides these facts too).

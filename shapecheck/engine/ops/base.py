@@ -7,8 +7,11 @@ This module sits below every op rule and below ``dispatch``: it imports none of 
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -17,9 +20,9 @@ from shapecheck.engine.domain.arguments import Arguments
 from shapecheck.engine.domain.tags import (
     CauseTag,
     DtypeValue,
-    PaddingTag,
     KeyTransposed,
     ModelOutputTag,
+    PaddingTag,
     ParameterTag,
     Permuted,
     Reordered,
@@ -45,12 +48,12 @@ from shapecheck.engine.domain.values import (
     TriangleTag,
     TupleValue,
     Value,
-    own_instance,
     dim_of,
+    own_instance,
 )
-from shapecheck.engine.facts.records import OpEvent, ShapeConflict
-from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.facts.records import InternalError, OpEvent, ShapeConflict
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -94,13 +97,27 @@ def apply(interp: "Interpreter", name: str, call: Call, frame: "Frame") -> Value
     conflicts_before = len(interp.facts.conflicts)
     try:
         result = rule(interp, call, frame)
-    except (ArithmeticError, ValueError, TypeError, IndexError, RecursionError):
+    except RecursionError:
+        result = UNKNOWN  # a depth limit, not a bug
+    except (ArithmeticError, ValueError, TypeError, IndexError, KeyError, AttributeError) as error:
+        record_internal_error(interp, name, call.node, error)
         result = UNKNOWN
     result = traced(interp, name, call, result, conflicts_before)
     interp.facts.events.append(
         OpEvent(name, call.node, call.args, call.kwargs, result, frame.run, call.arg_nodes, call.kwarg_nodes, frame.assumptions)
     )
     return result
+
+
+def record_internal_error(interp: "Interpreter", name: str, node: cst.CSTNode, error: Exception) -> None:
+    """Count an exception an op rule raised (``SHAPECHECK_DEBUG=1`` raises it instead)."""
+    if os.environ.get("SHAPECHECK_DEBUG"):
+        raise error
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    text = str(error).strip().splitlines()
+    detail = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    interp.facts.internal_errors.append(InternalError(name, node, detail, where))
 
 
 def conflict(interp: "Interpreter", kind: str, node: cst.CSTNode, detail: str, frame: "Frame", op_name: str = "") -> None:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
-    if items is None or axis is None:
+    if not items or axis is None:  # unknown, or an empty list (torch.cat raises on it)
         joined = _joined_unknown(call.arg(0, "tensors"), call.node)
         element = getattr(call.arg(0, "tensors"), "element", None)
         shape = element.shape if isinstance(element, TensorValue) else None

@@ -1,0 +1,58 @@
+"""``--jobs N``: the same bytes, in the same order, whatever the number of processes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_subprocess
+
+EXAMPLES = REPO / "examples"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mixed")
+    shutil.copytree(EXAMPLES / "bugs", root / "examples")
+    (root / "broken.py").write_text("def f(x)\n")
+    (root / "blob.py").write_bytes(b"\0\0")
+    (root / "empty.py").write_text("")
+    source = (EXAMPLES / "bugs" / "sc201_mask_dtype.py").read_text()
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": source.splitlines(keepends=True)}
+    (root / "nb.ipynb").write_text(json.dumps({"cells": [cell], "nbformat": 4}, indent=1))
+    return root
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_output_is_identical_for_any_number_of_jobs(mixed: Path, output: str) -> None:
+    runs = {}
+    for jobs in ("1", "2", "3"):
+        done = run_subprocess(
+            ["lint", "--no-cache", "--jobs", jobs, "--format", output, ".", "empty.py", "missing.py"], cwd=mixed
+        )
+        assert done.returncode == 2, done.stderr
+        runs.setdefault(jobs, []).append((done.stdout, done.stderr))
+    outputs = {out for pairs in runs.values() for out, _ in pairs}
+    errors = {err for pairs in runs.values() for _, err in pairs}
+    assert len(outputs) == 1 and len(errors) == 1
+    assert "nb.ipynb" in outputs.pop()
+
+
+def test_diff_is_identical_too(mixed: Path) -> None:
+    outs = {run_subprocess(["lint", "--no-cache", "-j", jobs, "--diff", "examples"], cwd=mixed).stdout for jobs in "12"}
+    assert len(outs) == 1 and outs.pop().strip()
+
+
+def test_fix_in_parallel_writes_every_file(tmp_path: Path) -> None:
+    shutil.copytree(EXAMPLES / "bugs", tmp_path / "bugs")
+    done = run_subprocess(["lint", "--no-cache", "-j", "2", "--fix", "bugs"], cwd=tmp_path)
+    assert "Fixed 4 problems" in done.stdout, done.stdout + done.stderr
+    assert ".bool()" in (tmp_path / "bugs" / "sc201_mask_dtype.py").read_text()
+
+
+def test_jobs_must_be_a_count(cli) -> None:
+    ran = cli("lint", "--jobs", "-1")
+    assert ran.code == 2 and "expected a number of processes" in ran.err

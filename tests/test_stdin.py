@@ -1,0 +1,81 @@
+"""``shapecheck lint -``: source from stdin, as editors and pre-commit wrappers pass it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO, assert_no_traceback
+
+FIXABLE = REPO / "examples" / "bugs" / "sc201_mask_dtype.py"
+CLEAN = "import torch\n\n\ndef double(x):\n    return x * 2\n"
+
+
+def lint(args: list[str], stdin: bytes, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("SHAPECHECK_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "shapecheck", "lint", *args], input=stdin, cwd=cwd, env=env, capture_output=True, timeout=120
+    )
+
+
+def test_stdin_is_linted_under_the_given_name(tmp_path: Path) -> None:
+    source = FIXABLE.read_bytes()
+    done = lint(["-", "--stdin-filename", "model.py", "--format", "json"], source, tmp_path)
+    assert done.returncode == 1, done.stderr
+    data = json.loads(done.stdout)
+    assert data["files_checked"] == 1
+    assert {d["path"] for d in data["diagnostics"]} == {"model.py"}
+    assert any(d["code"] == "SC201" for d in data["diagnostics"])
+    plain = lint(["-"], CLEAN.encode(), tmp_path)
+    assert plain.returncode == 0 and b"All checks passed: no problems in 1 file." in plain.stdout
+
+
+def test_stdin_fix_writes_the_fixed_source_to_stdout(tmp_path: Path) -> None:
+    source = FIXABLE.read_text()
+    done = lint(["-", "--fix", "--stdin-filename", "model.py"], source.encode(), tmp_path)
+    fixed = done.stdout.decode()
+    assert fixed != source and "def " in fixed
+    copy = tmp_path / "model.py"
+    copy.write_text(source)
+    on_disk = lint(["--fix", "model.py"], b"", tmp_path)
+    assert on_disk.returncode in (0, 1)
+    assert copy.read_text() == fixed  # the same fixes as on a file
+    assert b"Fixed" in done.stderr and not list(tmp_path.glob("*.shapecheck-tmp"))
+    unchanged = lint(["-", "--fix"], CLEAN.encode(), tmp_path)
+    assert unchanged.stdout.decode() == CLEAN and unchanged.returncode == 0
+
+
+def test_stdin_filename_is_matched_against_the_configuration(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.shapecheck]\nexclude = ['gen_*.py']\nignore = ['SC201']\n")
+    source = FIXABLE.read_bytes()
+    ignored = lint(["-", "--stdin-filename", "model.py", "--format", "json"], source, tmp_path)
+    assert "SC201" not in {d["code"] for d in json.loads(ignored.stdout)["diagnostics"]}
+    skipped = lint(["-", "--stdin-filename", "gen_a.py"], source, tmp_path)
+    assert b"gen_a.py: skipped" in skipped.stderr and skipped.returncode == 0
+    quiet = lint(["-", "--stdin-filename", "gen_a.py", "--force-exclude"], source, tmp_path)
+    assert quiet.returncode == 0 and b"skipped" not in quiet.stderr
+
+
+def test_stdin_bad_input_is_a_clear_error(tmp_path: Path) -> None:
+    done = lint(["-"], b"\x00\x01", tmp_path)
+    assert done.returncode == 2 and b"stdin: binary file" in done.stderr
+    assert_no_traceback(done.stderr.decode())
+    orphan = lint(["x.py", "--stdin-filename", "a.py"], b"", tmp_path)
+    assert orphan.returncode == 2 and b"--stdin-filename needs the path -" in orphan.stderr
+
+
+def test_coding_declaration_is_honoured(cli, tmp_path: Path) -> None:
+    text = "# -*- coding: latin-1 -*-\nimport torch\n\nNAME = 'caf\u00e9'\n\n\ndef f(x):\n    return x * 2\n"
+    (tmp_path / "latin.py").write_bytes(text.encode("latin-1"))
+    ran = cli("lint", "latin.py", cwd=tmp_path)
+    assert ran.code == 0 and "All checks passed" in ran.out
+    (tmp_path / "bogus.py").write_bytes(b"# -*- coding: no-such-codec -*-\nx = 1\n")
+    ran = cli("lint", "bogus.py", cwd=tmp_path)
+    assert ran.code == 2 and "bad coding declaration" in ran.err
+    (tmp_path / "plain.py").write_bytes(b"x = '\xe9'\n")
+    assert "not valid UTF-8" in cli("lint", "plain.py", cwd=tmp_path).err
