@@ -121,13 +121,17 @@ class Workspace:
         """The file read and parsed (once); None when it cannot be read or parsed."""
         resolved = path.resolve()
         if resolved not in self._files:
+            from shapecheck.hostile import MAX_OPERATOR_CHAIN, longest_operator_chain
             from shapecheck.linter import MAX_BRACKET_DEPTH, SourceError, max_bracket_depth, read_source
+            from shapecheck.parsing import parse_module
 
             try:
                 source = read_source(resolved)
                 if max_bracket_depth(source) > MAX_BRACKET_DEPTH:
                     raise SourceError("too deeply nested")  # libcst's parser would overflow the C stack
-                module = cst.parse_module(source)
+                if longest_operator_chain(source)[0] > MAX_OPERATOR_CHAIN:
+                    raise SourceError("operator chain too long")  # libcst's parse time explodes on it
+                module = parse_module(source)
             except (SourceError, cst.ParserSyntaxError, RecursionError, MemoryError):
                 self._files[resolved] = None
             else:

@@ -37,10 +37,10 @@ def test_per_file_time_budget(cli, tmp_path: Path, monkeypatch) -> None:
 
     real = shapecheck.linter.analyze
 
-    def slow_for_big_files(module, source, path):
+    def slow_for_big_files(module, source, path, *project):
         if path == "big.py":
             time.sleep(30)  # a stand-in for a runaway analysis; the timer interrupts it
-        return real(module, source, path)
+        return real(module, source, path, *project)
 
     monkeypatch.setattr(shapecheck.linter, "analyze", slow_for_big_files)
     (tmp_path / "big.py").write_text("import torch\n\n\ndef f(x):\n    return x\n")
