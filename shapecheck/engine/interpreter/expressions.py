@@ -13,7 +13,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
-from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated, SplitTuple
+from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
@@ -138,14 +138,9 @@ class ExpressionEvaluator:
             return left  # ``a or b`` with a true / ``a and b`` with a false: b never runs
         right = self.eval(node.right, frame)
         if decided is not None:
-            return right
+            return right  # ``n_heads or 8`` with n_heads None: the operand Python returns
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
-        truth = _truthiness(left)
-        if truth is not None:
-            # ``n_heads or 8``, ``mask or build_mask(t)``: the operand Python returns.
-            picks_left = truth if isinstance(node.operator, cst.Or) else not truth
-            return left if picks_left else right
         return join_values(left, right)
 
     def _eval_subscript(self, node: cst.Subscript, frame: Frame) -> Value:
@@ -281,13 +276,6 @@ _BUILTINS["False"] = ConstValue(False)
 
 
 def truth_of(value: Value) -> bool | None:
-    """The truth of a test value when the engine knows it (True / False / None constants)."""
-    if isinstance(value, ConstValue) and (value.value is None or isinstance(value.value, bool)):
-        return bool(value.value)
-    return None
-
-
-def _truthiness(value: Value) -> bool | None:
     """Whether a value is truthy, when that is known (None, constants, numbers, objects)."""
     if isinstance(value, ConstValue):
         return bool(value.value) if isinstance(value.value, (bool, str, type(None), int, float)) else None
@@ -299,11 +287,3 @@ def _truthiness(value: Value) -> bool | None:
     return None
 
 
-def _known_items(value: Value) -> tuple[Value, ...] | None:
-    """The items of a tuple or split whose length is known and small."""
-    items = None
-    if isinstance(value, TupleValue):
-        items = value.items
-    elif isinstance(value, SplitTuple) and value.pieces is not None:
-        items = value.pieces
-    return items if items is not None and 0 < len(items) <= 16 else None
