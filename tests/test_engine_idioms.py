@@ -529,7 +529,7 @@ class LM(nn.Module):
 def test_tied_weights_make_one_module():
     found = values(TIED_KEY, "Attention.forward")
     assert found["q"].tag(ProjectionTag).ident is found["k"].tag(ProjectionTag).ident
-    assert shape(values(TIED_HEAD, "LM.forward")["logits"]) == "(*, 100)"  # the head keeps its width
+    assert shape(values(TIED_HEAD, "LM.forward")["logits"]) == "(*, t, 100)"  # the head keeps its width
 
 
 def test_key_tied_to_the_query_is_reported_at_the_tie():

@@ -13,7 +13,7 @@ from shapecheck.engine.facts.queries import (
     mask_applications,
 )
 from shapecheck.engine.facts.records import FileFacts, OpEvent
-from shapecheck.engine.symbolic.dims import Truth, equal
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -60,7 +60,7 @@ class MaskShape(Rule):
             yield Report(conflict.node, conflict.detail, hint="slice or reshape the mask to the scores' (..., t_q, t_k)", causes=conflict.causes)
         applications = {id(a.event): a for a in mask_applications(facts)}
         events = [a.event for a in applications.values()]
-        for event in in_some_context(events, lambda e: _unsliced_buffer(applications[id(e)])):
+        for event in in_some_context(events, lambda e: _unsliced_buffer(applications[id(e)], facts.read_sizes)):
             if event.node in reported:
                 continue
             application = applications[id(event)]
@@ -77,11 +77,13 @@ class MaskShape(Rule):
             yield Report(node, message, hint="attn_mask is (T, S) or (B * num_heads, T, S); key_padding_mask is (B, S)")
 
 
-def _unsliced_buffer(application: MaskApplication) -> bool:
+def _unsliced_buffer(application: MaskApplication, read_sizes: set) -> bool:
     mask, scores = application.mask, application.scores
     triangle = mask.tag(TriangleTag)
     if triangle is None or triangle.sliced or triangle.full_size is None or not scores.has(ScoresTag):
         return False
+    if any(Dim.sym(name) in read_sizes for name in triangle.full_size.symbols()):
+        return False  # built at a size read from the input at run time: it fits by construction
     if scores.shape is None:
         return False
     key_len = scores.shape.dim(-1)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
@@ -16,11 +15,6 @@ from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
-#: Parameter names through which positional information can arrive from outside the file's view
-#: (rotary tables, position ids, biases). Their presence makes the rule stay silent.
-POSITIONAL_PARAMETER = re.compile(r"pos|rotary|rope|freq|cos|sin|alibi|bias|relative", re.IGNORECASE)
-
-
 class MissingPositionalEncoding(Rule):
     """Token embeddings reach attention with no positional information at all.
 
@@ -28,8 +22,11 @@ class MissingPositionalEncoding(Rule):
     Follows token embeddings (the output of an `nn.Embedding` looked up with token ids) into
     attention. If the scores are computed from them and nothing positional was ever mixed in on
     the way — no positional table or embedding added, no rotary or ALiBi / relative bias, nothing
-    derived from `torch.arange` positions — it reports the embedding lookup. Files that receive
-    positions from outside (parameters such as `position_ids` or rotary `cos, sin`) are left alone.
+    derived from `torch.arange` positions — it reports the embedding lookup. The path is followed
+    as data flow: a value the engine cannot see into (a parameter such as rotary `cos, sin` or a
+    relative bias, the result of an unknown call) that is added to, multiplied with or contracted
+    with the embeddings, the queries or the scores may carry positions, and the site is left alone.
+    So is positional information that reaches attention as its mask or bias (ALiBi given to SDPA).
 
     ## Why is this bad?
     Self-attention is permutation-equivariant: without positions, "dog bites man" and "man bites
@@ -56,8 +53,6 @@ class MissingPositionalEncoding(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        if _file_has_positions(facts):
-            return
         reported: set[int] = set()
         sites = facts.events_of("softmax") + facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
         for kind in TRANSFORMER_LAYERS:
@@ -67,7 +62,9 @@ class MissingPositionalEncoding(Rule):
             if tensor is None:
                 continue
             token = tensor.tag(TokenEmbeddingTag)
-            if token is None or tensor.has(PositionTag) or id(token.node) in reported:
+            if token is None or id(token.node) in reported:
+                continue
+            if any(other.has(PositionTag) for other in _attention_operands(event, tensor)):
                 continue
             reported.add(id(token.node))
             yield Report(
@@ -90,14 +87,13 @@ def _attention_input(event: OpEvent) -> TensorValue | None:
     return event.tensor(1, "query")
 
 
-def _file_has_positions(facts: FileFacts) -> bool:
-    if facts.events_of("arange"):
-        return True
-    for run in facts.runs:
-        node = run.node
-        if node is None:
-            continue
-        params = list(node.params.params) + list(node.params.kwonly_params)
-        if any(POSITIONAL_PARAMETER.search(p.name.value) for p in params):
-            return True
-    return False
+def _attention_operands(event: OpEvent, tensor: TensorValue) -> list[TensorValue]:
+    """Every tensor through which positions may reach this attention: the scores (or the query),
+    the key, and an attention mask or bias (ALiBi, a relative bias given to SDPA as attn_mask)."""
+    if event.op == "softmax":
+        return [tensor]
+    if event.op == "scaled_dot_product_attention":
+        return [tensor, event.tensor(1, "key"), event.tensor(3, "attn_mask")]
+    if event.op == "module.MultiheadAttention":
+        return [tensor, event.tensor(2, "key"), event.tensor(6, "attn_mask")]
+    return [tensor, event.tensor(2, "mask"), event.tensor(2, "src_mask"), event.tensor(2, "tgt_mask")]

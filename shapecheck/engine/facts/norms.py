@@ -73,7 +73,7 @@ def sequence_lengths(facts: FileFacts) -> list[Dim]:
     lengths: list[Dim] = []
     for event in facts.events_of("module.Embedding"):
         module, result = event.arg(0), event.result
-        if isinstance(module, ModuleValue) and isinstance(result, TensorValue) and result.has(PositionTag):
+        if isinstance(module, ModuleValue) and isinstance(result, TensorValue) and result.has(PositionTag) and result.tag(PositionTag).kind != "unknown":
             rows = dim_of(module.params.get("num_embeddings")) if module.params.get("num_embeddings") is not None else None
             if rows is not None and rows not in lengths:
                 lengths.append(rows)

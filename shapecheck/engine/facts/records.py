@@ -216,6 +216,8 @@ class FileFacts:
     project_reads: list[str] = field(default_factory=list)
     locator: "Callable[[cst.CSTNode], tuple[str, int] | None] | None" = field(default=None, repr=False)
     model_calls: list[ModelCall] = field(default_factory=list)
+    #: Sizes read at run time from tensors of unknown shape (``x.shape[1]``): the input's own sizes.
+    read_sizes: set = field(default_factory=set)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
     def events_of(self, *ops: str) -> list[OpEvent]:

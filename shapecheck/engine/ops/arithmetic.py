@@ -34,7 +34,7 @@ from shapecheck.engine.domain.values import (
     scale_of,
     with_mask,
 )
-from shapecheck.engine.ops.base import Call, _callee_name, conflict, keep_scale, lineage, op
+from shapecheck.engine.ops.base import Call, _callee_name, conflict, keep_scale, lineage, op, unseen
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
@@ -76,6 +76,10 @@ def tensor_binary(
     shape = _result_shape(interp, operator, left, right, a, b, node, frame)
     dtype = _result_dtype(operator, left, right, a, b)
     result = TensorValue(shape, dtype, lineage(a, b), node)
+    if operator in ("add", "sub") and not result.has(PositionTag) and any(unseen(v) for v in (left, right)):
+        # Added to something the engine cannot see (a parameter, an unknown call's result): that
+        # may carry positions (a positional table passed in, a relative bias), so say "maybe".
+        result = result.with_tag(PositionTag(node, "unknown"))
     if operator in ("add", "sub") and left_tensor and right_tensor:
         result = replace(result, tags=result.tags + keep_scale(a, b))
     layer = a.tag(LayerOutputTag) or b.tag(LayerOutputTag)
@@ -97,12 +101,16 @@ def tensor_binary(
             known_number = is_scalar(other) or (isinstance(other, TensorValue) and other.rank == 0)
             kept_shape = shape if shape is not None else (tensor.shape if known_number else None)
             kept = replace(tensor, shape=kept_shape, dtype=dtype, node=node)
+            if unseen(other) and not kept.has(PositionTag):
+                kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
             return kept.with_tag(ScaleTag(factor, node))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
     if scores_side is not None and operator in ("add", "sub"):
         other = b if scores_side is a else a
         kept = replace(scores_side, shape=shape, dtype=dtype, node=node, tags=scores_side.tags + lineage(other))
+        if result.has(PositionTag) and not kept.has(PositionTag):
+            kept = kept.with_tag(result.tag(PositionTag))
         triangle = other.tag(TriangleTag)
         return with_mask(kept, MaskedTag(node, other, None, None, triangle is not None))
     if scores_side is not None and operator == "mul" and isinstance(left, TensorValue) and isinstance(right, TensorValue):
@@ -170,7 +178,7 @@ def _result_shape(
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
             return _broadcast_with_unknown(interp, a.shape if a.shape is not None else b.shape)
-        result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions)
+        result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions, presume_fit=True)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:
             # Provably different symbolic sizes (d vs 4 * d) broadcast only if one is 1: for a
@@ -205,12 +213,11 @@ def _result_shape(
 
 def _broadcast_with_unknown(interp: "Interpreter", known: Shape | None) -> Shape | None:
     """``known`` broadcast with a tensor of unknown shape: at least as many dims, after an unknown
-    prefix; a constant size > 1 stays (the other side is 1 there or equal), any other becomes fresh."""
+    prefix. A size other than 1 stays: the other side is presumed to fit it, as a reader of
+    ``scores + mask`` presumes (a constant > 1 is certain); a 1 becomes a fresh size."""
     if known is None:
         return None
-    dims = tuple(
-        d if d.is_const and d.value > 1 else fresh_anonymous() for d in known.dims
-    )
+    dims = tuple(fresh_anonymous() if d.is_const and d.value == 1 else d for d in known.dims)
     return Shape(dims, variadic=True)
 
 

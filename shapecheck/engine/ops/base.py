@@ -33,6 +33,7 @@ from shapecheck.engine.domain.tags import (
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
+    ConstValue,
     IntValue,
     ModuleValue,
     PositionTag,
@@ -49,6 +50,7 @@ from shapecheck.engine.domain.values import (
     TupleValue,
     Value,
     dim_of,
+    is_scalar,
     own_instance,
 )
 from shapecheck.engine.facts.records import InternalError, OpEvent, ShapeConflict
@@ -325,6 +327,15 @@ def fresh(interp: "Interpreter", hint: str) -> Dim:
     return Dim.sym(interp.fresh_name(hint))
 
 
+def read_size(interp: "Interpreter") -> Dim:
+    """A size read at run time from a tensor whose shape is not known there (``x.shape[1]``,
+    ``x.size(1)``): a fresh symbol, recorded as such, because it is the input's own size and so
+    says nothing about a mismatch with the input (a mask built at this size fits by construction)."""
+    dim = fresh(interp, "size")
+    interp.facts.read_sizes.add(dim)
+    return dim
+
+
 # ------------------------------------------------------------------------------------ iteration
 
 
@@ -418,6 +429,22 @@ def check_annotation(interp: "Interpreter", value: TensorValue, declared: Tensor
     conflict(interp, "annotation", node, f"{what} has inferred shape {value.shape} but is annotated {declared.shape}: {detail}", frame, "annotation")
     interp.facts.conflicts[before] = replace(interp.facts.conflicts[before], causes=causes_of(value))
     return replace(value, shape=declared.shape).with_tag(CauseTag(causes_of(value) | {node}))
+
+
+def unseen(value: Value) -> bool:
+    """A value the engine cannot see into, used where a tensor goes: a parameter or an unknown
+    result (not a number, not a known tensor)."""
+    if isinstance(value, TensorValue) or is_scalar(value):
+        return False
+    return not (isinstance(value, ConstValue) and isinstance(value.value, (int, float, bool, str)))
+
+
+def maybe_positional(result: Value, operands: "tuple[Value, ...] | list[Value]", node: cst.CSTNode) -> Value:
+    """``result`` computed with an operand the engine cannot see, which may carry positions (a
+    positional table or a relative bias passed in, rotary tables): mark it "maybe positional"."""
+    if isinstance(result, TensorValue) and not result.has(PositionTag) and any(unseen(v) for v in operands):
+        return result.with_tag(PositionTag(node, "unknown"))
+    return result
 
 
 def unknown_call(call: Call) -> Value:

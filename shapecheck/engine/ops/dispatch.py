@@ -65,7 +65,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     training,
 )
 from shapecheck.engine.ops.arithmetic import tensor_compare
-from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, traced, unknown_call
+from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, maybe_positional, traced, unknown_call
 from shapecheck.engine.ops.indexing import index_value
 from shapecheck.engine.symbolic.dims import Dim
 
@@ -289,7 +289,7 @@ def binary(interp: "Interpreter", operator: str, left: Value, right: Value, node
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         if operator == "matmul":
             call = Call(node, (as_tensor(left), as_tensor(right)), {}, _operand_nodes(node))
-            return apply(interp, "matmul", call, frame)
+            return maybe_positional(apply(interp, "matmul", call, frame), (left, right), node)
         call = Call(node, (left, right), {"operator": ConstValue(operator)}, _operand_nodes(node))
         return apply(interp, "binary", call, frame)
     return scalars.scalar_binary(operator, left, right, frame)

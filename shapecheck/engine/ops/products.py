@@ -17,6 +17,7 @@ from shapecheck.engine.domain.tags import (
     ParameterTag,
 )
 from shapecheck.engine.domain.values import (
+    ConstValue,
     PositionTag,
     ProbsTag,
     ProjectionTag,
@@ -39,6 +40,7 @@ from shapecheck.engine.ops.base import (
     combined_scale,
     conflict,
     lineage,
+    maybe_positional,
     op,
     unify,
     weight_projection,
@@ -63,7 +65,7 @@ def _matmul(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         rank = 3 if name == "bmm" else 2
         a = replace(a, shape=_with_rank(interp, a.shape, rank))
         b = replace(b, shape=_with_rank(interp, b.shape, rank))
-    return matmul_values(interp, a, b, call.node, frame, "matmul")
+    return maybe_positional(matmul_values(interp, a, b, call.node, frame, "matmul"), call.args[:2], call.node)
 
 
 def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: cst.CSTNode, frame: "Frame", name: str) -> TensorValue:
@@ -148,8 +150,8 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("einsum")
 def _einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-
-    return einsum(interp, call, frame)
+    operands = [value for value in call.args if not (isinstance(value, ConstValue) and isinstance(value.value, str))]
+    return maybe_positional(einsum(interp, call, frame), operands, call.node)
 
 
 @op("einops.rearrange", "einops.repeat", "einops.reduce")

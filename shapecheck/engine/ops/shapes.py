@@ -32,6 +32,7 @@ from shapecheck.engine.ops.base import (
     fresh,
     norm_axis,
     op,
+    read_size,
     same_values,
     size_args,
     unify,
@@ -506,9 +507,9 @@ def _size(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return ShapeValue(source.shape, receiver, source)
     axis = int_of(call.arg(1, "dim"))
     if axis is None or source.shape is None:
-        return IntValue(fresh(interp, "size"))
+        return IntValue(read_size(interp))
     dim = source.shape.dim(axis)
-    return IntValue(dim) if dim is not None else IntValue(fresh(interp, "size"))
+    return IntValue(dim) if dim is not None else IntValue(read_size(interp))
 
 
 @op("dim", "ndimension")

@@ -191,12 +191,16 @@ class BroadcastResult:
     mismatch: tuple[int, Dim, Dim] | None = None
 
 
-def broadcast_dim(x: Dim, y: Dim, assumptions: Assumptions | None = None) -> Dim:
+def broadcast_dim(x: Dim, y: Dim, assumptions: Assumptions | None = None, presume_fit: bool = False) -> Dim:
     """The broadcast of two dims assuming the op succeeds.
 
     Equal -> x; one is 1 -> the other; one provably not 1 -> that one (the other is 1 or equal to
     it). Otherwise the deterministic symbol ``max(x,y)`` (args in canonical order): the same inputs
     give the same symbol, which never equals anything else provably.
+
+    ``presume_fit``: a size nobody knows (an anonymous dim) is taken to fit the other side, which
+    is then the result: ``scores + mask`` with a mask of unknown size has the scores' size. This is
+    the reading a person gives such code; it is never used to report a conflict.
     """
     if x == y or _is_one(y):
         return x
@@ -209,6 +213,8 @@ def broadcast_dim(x: Dim, y: Dim, assumptions: Assumptions | None = None) -> Dim
         return y
     if _not_one(x, assumptions):
         return x
+    if presume_fit and is_anonymous(x) != is_anonymous(y):
+        return y if is_anonymous(x) else x
     first, second = sorted((x, y), key=Dim.sort_key)
     if is_anonymous(first) or is_anonymous(second):
         # one side is a size nobody knows: so is the result (still one dim, still never provably
@@ -226,11 +232,15 @@ def _cannot_broadcast(x: Dim, y: Dim, assumptions: Assumptions | None, low: int)
     )
 
 
-def broadcast(a: Shape, b: Shape, assumptions: Assumptions | None = None) -> BroadcastResult:
+def broadcast(
+    a: Shape, b: Shape, assumptions: Assumptions | None = None, presume_fit: bool = False
+) -> BroadcastResult:
     """torch broadcasting of two shapes (see :class:`BroadcastResult`).
 
     Variadic inputs give a variadic result whose known trailing dims stop at the first position
     where one side is hidden by its prefix, unless the other side is provably not 1 there.
+    ``presume_fit`` (see :func:`broadcast_dim`): a side hidden by its prefix, or of anonymous size,
+    is taken to fit the other side's size when that size is not 1.
     """
     na, nb = len(a.dims), len(b.dims)
     if a.variadic == b.variadic and a.dims == b.dims:
@@ -244,7 +254,7 @@ def broadcast(a: Shape, b: Shape, assumptions: Assumptions | None = None) -> Bro
         if x is None or y is None:
             other = y if x is None else x
             # the hidden side is 1 or equal to `other` when `other` is provably not 1
-            if known and other is not None and _not_one(other, assumptions):
+            if known and other is not None and (_not_one(other, assumptions) or (presume_fit and not _is_one(other))):
                 out.append(other)
             else:
                 known = False
@@ -256,7 +266,7 @@ def broadcast(a: Shape, b: Shape, assumptions: Assumptions | None = None) -> Bro
                 if mismatch is None:
                     mismatch = (-k, x, y)
         if known:
-            out.append(broadcast_dim(x, y, assumptions))
+            out.append(broadcast_dim(x, y, assumptions, presume_fit))
     out.reverse()
     return BroadcastResult(Shape(tuple(out), a.variadic or b.variadic), None, mismatch)
 

@@ -317,6 +317,39 @@ class FixedLengthAttention(nn.Module):
         scores = scores.masked_fill(self.mask == 0, float("-inf"))
         return scores.softmax(dim=-1) @ v
 '''),
+    ("functional style: a mask built in forward at x.size(1) of an input of unknown shape fits it", '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from einops import rearrange
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, width=48, heads=6):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+
+    def forward(self, h):
+        n = h.size(1)
+        q, k, v = self.qkv(h).split(h.size(-1), dim=-1)
+        q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * q.size(-1) ** -0.5
+        att = att.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+        return rearrange(F.softmax(att, dim=-1) @ v, "b h n d -> b n (h d)")
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab=100, width=48):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.pos = nn.Embedding(64, width)
+        self.attn = CausalSelfAttention(width)
+
+    def forward(self, ids):
+        h = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))
+        return self.attn(h)
+'''),
 ]
 
 #: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;

@@ -127,6 +127,32 @@ class TinyEncoder(nn.Module):
         y = F.scaled_dot_product_attention(q, k, v)
         return y.transpose(1, 2).reshape(B, T, C)
 '''),
+    ("classifier: arange used only to pool the last real token, no positions anywhere", '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LastTokenClassifier(nn.Module):
+    def __init__(self, n_chars=65, width=64, n_head=4, n_classes=3):
+        super().__init__()
+        self.n_head = n_head
+        self.embed = nn.Embedding(n_chars, width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.head = nn.Linear(width, n_classes)
+
+    def forward(self, chars, lengths):
+        x = self.embed(chars)  # <-
+        bsz, seqlen, width = x.shape
+        q, k, v = self.qkv(x).split(width, dim=2)
+        q = q.view(bsz, seqlen, self.n_head, -1).transpose(1, 2)
+        k = k.view(bsz, seqlen, self.n_head, -1).transpose(1, 2)
+        v = v.view(bsz, seqlen, self.n_head, -1).transpose(1, 2)
+        att = F.softmax((q @ k.transpose(-2, -1)) / (width // self.n_head) ** 0.5, dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(bsz, seqlen, width)
+        last = y[torch.arange(bsz), lengths - 1]
+        return self.head(last)
+'''),
 ]
 
 VALID = [
@@ -268,5 +294,58 @@ class GRUTagger(nn.Module):
     def forward(self, tokens):
         h, _ = self.rnn(self.embed(tokens))
         return self.head(h)
+'''),
+    ("rotary cos / sin passed in by the caller and applied to q and k", '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaishAttention(nn.Module):
+    def __init__(self, vocab=1000, hidden=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.embed_tokens = nn.Embedding(vocab, hidden)
+        self.q_proj = nn.Linear(hidden, hidden, bias=False)
+        self.k_proj = nn.Linear(hidden, hidden, bias=False)
+        self.v_proj = nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, input_ids, cos, sin):
+        h = self.embed_tokens(input_ids)
+        b, t, _ = h.shape
+        q = self.q_proj(h).view(b, t, self.heads, -1).transpose(1, 2)
+        k = self.k_proj(h).view(b, t, self.heads, -1).transpose(1, 2)
+        v = self.v_proj(h).view(b, t, self.heads, -1).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+'''),
+    ("Shaw-style relative keys: an einsum of the queries with a table passed in", '''\
+import math
+
+import torch
+import torch.nn as nn
+
+
+class RelativeEncoder(nn.Module):
+    def __init__(self, n_tokens=500, d=32):
+        super().__init__()
+        self.emb = nn.Embedding(n_tokens, d)
+        self.wq = nn.Linear(d, d)
+        self.wk = nn.Linear(d, d)
+        self.wv = nn.Linear(d, d)
+
+    def forward(self, tokens, rel_keys):
+        x = self.emb(tokens)
+        q, k, v = self.wq(x), self.wk(x), self.wv(x)
+        content = torch.einsum("bid,bjd->bij", q, k)
+        relative = torch.einsum("bid,ijd->bij", q, rel_keys)
+        scores = (content + relative) / math.sqrt(q.size(-1))
+        return torch.softmax(scores, dim=-1) @ v
 '''),
 ]

@@ -90,13 +90,14 @@ class TinyCausalLM(nn.Module):
     def __init__(self, vocab_size=100, hidden_size=32, n_positions=64):
         super().__init__()
         self.wte = nn.Embedding(vocab_size, hidden_size)
+        self.wpe = nn.Embedding(n_positions, hidden_size)
         self.q = nn.Linear(hidden_size, hidden_size)
         self.k = nn.Linear(hidden_size, hidden_size)
         self.v = nn.Linear(hidden_size, hidden_size)
         self.lm_head = nn.Linear(hidden_size, vocab_size, bias=False)
 
     def forward(self, input_ids, labels=None):
-        h = self.wte(input_ids)
+        h = self.wte(input_ids) + self.wpe(torch.arange(input_ids.shape[1]))
         a = F.scaled_dot_product_attention(self.q(h), self.k(h), self.v(h), is_causal=True)
         logits = self.lm_head(h + a)
         loss = None
