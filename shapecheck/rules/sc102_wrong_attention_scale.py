@@ -54,7 +54,9 @@ class WrongAttentionScale(Rule):
         for event in in_every_context(events, lambda e: _problem(e) is not None):
             problem = _problem(event)
             scale = event.tensor(0, "input").tag(ScaleTag)
-            yield Report(scale.node, problem, hint=HINT)
+            # Reported where the factor was written (``self.scale = dim_head ** -1``): that is the
+            # line to edit; where it is applied when several factors make it up.
+            yield Report(scale.origin or scale.node, problem, hint=HINT, fallback=scale.node if scale.origin is not None else None)
         sdpa = [e for e in facts.events_of("scaled_dot_product_attention") if given(e, 6, "scale")]
         for event in in_every_context(sdpa, lambda e: _sdpa_problem(e) is not None):
             yield Report(event.kwarg_nodes.get("scale") or event.node, _sdpa_problem(event), hint=HINT)

@@ -185,9 +185,11 @@ def _format_float(number: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FloatValue(Value):
-    """A real number: a literal, ``math.sqrt(d_k)``, ``head_dim ** -0.5``, ``float("-inf")``."""
+    """A real number: a literal, ``math.sqrt(d_k)``, ``head_dim ** -0.5``, ``float("-inf")``;
+    ``node``: the expression that computed it (the outermost one), when known."""
 
     scale: Scale
+    node: "cst.CSTNode | None" = field(default=None, compare=False)
 
     def describe(self) -> str:
         return self.scale.describe()
@@ -265,10 +267,13 @@ class ScoresTag:
 
 @dataclass(frozen=True, slots=True)
 class ScaleTag:
-    """Multiplied by a scalar: the accumulated factor, the node where it was applied."""
+    """Multiplied by a scalar: the accumulated factor, the node where it was applied, and where
+    the factor was written (``origin``: ``self.scale = dim_head ** -0.5``) when one number applied
+    once makes the whole factor: the place a user edits to change it."""
 
     factor: Scale | None  # None: a scalar the engine cannot read (a parameter, a buffer)
     node: "cst.CSTNode"
+    origin: "cst.CSTNode | None" = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ Mixed into ``Interpreter``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -18,6 +19,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
     ConstValue,
+    FloatValue,
     FunctionValue,
     ModuleValue,
     ObjectValue,
@@ -44,7 +46,10 @@ class ExpressionEvaluator:
         handler = _EXPRESSIONS.get(type(node))
         if handler is None:
             return UNKNOWN
-        return handler(self, node, frame)
+        value = handler(self, node, frame)
+        if type(value) is FloatValue and value.node is None:
+            value = replace(value, node=node)  # where the number was computed (a scale's origin)
+        return value
 
     def lookup(self, name: str, frame: Frame) -> Value:
         if name in frame.env:

@@ -92,10 +92,12 @@ def tensor_binary(
         scaled = _scaling(a, b, left, right, operator)
         if scaled is not None:
             tensor, factor = scaled
+            other = right if tensor is a else left
+            origin = other.node if isinstance(other, FloatValue) else None
             previous = tensor.tag(ScaleTag)
             if previous is not None:
                 factor = previous.factor * factor if previous.factor is not None and factor is not None else None
-            other = right if tensor is a else left
+                origin = None  # two applications make the factor: no one place to edit
             # A number keeps the shape; a value that may be a tensor (a parameter, an unknown) may
             # broadcast it to something larger.
             known_number = is_scalar(other) or (isinstance(other, TensorValue) and other.rank == 0)
@@ -103,7 +105,7 @@ def tensor_binary(
             kept = replace(tensor, shape=kept_shape, dtype=dtype, node=node)
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
-            return kept.with_tag(ScaleTag(factor, node))
+            return kept.with_tag(ScaleTag(factor, node, origin))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
     if scores_side is not None and operator in ("add", "sub"):

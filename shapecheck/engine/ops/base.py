@@ -147,7 +147,7 @@ def keep_scale(*tensors: TensorValue) -> tuple[object, ...]:
         return ()
     factors = {t.factor for t in present}
     factor = present[0].factor if len(factors) == 1 and len(present) == len(tags) else None
-    return (ScaleTag(factor, present[0].node),)
+    return (ScaleTag(factor, present[0].node, present[0].origin if factor is not None else None),)
 
 
 def dims_from(values: tuple[Value, ...]) -> list[Dim] | None:
@@ -479,18 +479,20 @@ def weight_projection(a: TensorValue, b: TensorValue, node: cst.CSTNode | None =
 def combined_scale(*tensors: TensorValue) -> ScaleTag | None:
     factor: Scale | None = Scale()
     node = None
+    origins = []
     for tensor in tensors:
         tag = tensor.tag(ScaleTag)
         if tag is None:
             continue
         node = tag.node
+        origins.append(tag.origin)
         if tag.factor is None or factor is None:
             factor = None
         else:
             factor = factor * tag.factor
     if node is None:
         return None
-    return ScaleTag(factor, node)
+    return ScaleTag(factor, node, origins[0] if len(origins) == 1 else None)
 
 
 def element_symbol(interp: "Interpreter", tensor: TensorValue) -> Dim:

@@ -1,7 +1,8 @@
 """SC102 wrong-attention-scale: rule examples.
 
-Marker (``# <-``): the line where the wrong scale is applied to the scores or to q/k (the ``/``, the
-``*`` or the ``scale=`` argument), even when the wrong factor itself was computed in ``__init__``.
+Marker (``# <-``): the line where the wrong factor is written when one number applied once makes
+it (``self.scale = (dim // heads) ** 0.5`` in ``__init__``: the line to edit); otherwise the line
+where the scale is applied to the scores or to q/k (the ``/``, the ``*`` or the ``scale=`` argument).
 """
 
 INVALID = [
@@ -115,13 +116,13 @@ class Attention(nn.Module):
     def __init__(self, dim=64, heads=4):
         super().__init__()
         self.heads = heads
-        self.scale = (dim // heads) ** 0.5
+        self.scale = (dim // heads) ** 0.5  # <-
         self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
 
     def forward(self, x):
         q, k, v = self.to_qkv(x).chunk(3, dim=-1)
         q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))
-        q = q * self.scale  # <-
+        q = q * self.scale
         attn = (q @ k.transpose(-1, -2)).softmax(dim=-1)
         return rearrange(attn @ v, "b h n d -> b n (h d)")
 '''),
