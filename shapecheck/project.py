@@ -103,8 +103,9 @@ class Workspace:
         key = (roots, dotted)
         if key not in self._located:
             found = None
-            if dotted.split(".", 1)[0] not in OPAQUE_TOP_LEVEL:
-                relative = Path(*dotted.split("."))
+            parts = dotted.split(".")
+            if parts[0] not in OPAQUE_TOP_LEVEL and all(part.isidentifier() for part in parts):
+                relative = Path(*parts)
                 for root in roots:
                     for candidate in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
                         if candidate.is_file():

@@ -756,3 +756,96 @@ class TestHelpers:
     def test_a_mis_sized_layer_behind_the_helpers_is_found(self):
         assert codes(MAYBE) == []
         assert codes(twin(MAYBE, "net = Net()", "net = Net(dim_out=32)")) == ["SC405"]
+
+
+# --- inheritance: project parents and subclassed torch.nn layers ------------------------------
+
+SUBCLASSED_LAYERS = """
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+
+class LayerNorm(nn.LayerNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        return super().forward(x.float()).type(x.dtype)
+
+
+class Linear(nn.Linear):
+    pass
+
+
+class Block(nn.Module):
+    def __init__(self, d=64):
+        super().__init__()
+        self.ln = LayerNorm(d)
+        self.fc = Linear(d, 4 * d)
+
+    def forward(self, x: Tensor):
+        x = torch.randn(2, 10, 64)
+        h = self.ln(x)
+        y = self.fc(h)
+        w = self.fc.weight
+        return y
+"""
+
+
+def test_subclassed_torch_layers_behave_as_the_layer():
+    found = values(SUBCLASSED_LAYERS, "Block.forward")
+    assert shape(found["h"]) == "(2, 10, 64)"  # super().forward of nn.LayerNorm
+    assert shape(found["y"]) == "(2, 10, 256)"  # an nn.Linear subclass without a forward
+    assert shape(found["w"]) == "(256, 64)"  # its parameters
+
+
+INHERITED = """
+import math
+import torch
+import torch.nn as nn
+
+
+class BaseAttention(nn.Module):
+    def __init__(self, d_model=64, n_heads=4):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def split(self, t):
+        b, n, _ = t.shape
+        return t.view(b, n, self.n_heads, -1).transpose(1, 2)
+
+    def forward(self, x):
+        q, k, v = map(self.split, self.qkv(x).chunk(3, dim=-1))
+        return q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+
+
+class CausalAttention(BaseAttention):
+    def __init__(self, d_model=64, n_heads=4, max_len=32):
+        super().__init__(d_model, n_heads)
+        self.register_buffer("mask", torch.tril(torch.ones(max_len, max_len)))
+
+    def forward(self, x):
+        scores = super().forward(x)
+        t = x.size(1)
+        return scores.masked_fill(self.mask[:t, :t] == 0, float("-inf")).softmax(dim=-1)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = CausalAttention(64, 4)
+
+    def forward(self, x):
+        x = torch.randn(2, 16, 64)
+        probs = self.attn(x)
+        return probs
+"""
+
+
+def test_methods_and_constructors_are_inherited_and_super_reaches_the_parent():
+    found = values(INHERITED, "Model.forward")
+    assert shape(found["probs"]) == "(2, 4, 16, 16)"
+    inner = values(INHERITED, "CausalAttention.forward", inlined=True)
+    assert shape(inner["scores"]) == "(2, 4, 16, 16)"  # super().forward, with the parent's split
+    assert codes(INHERITED) == []
+    unscaled = twin(INHERITED, " / math.sqrt(q.size(-1))", "")
+    assert codes(unscaled) == ["SC101"]  # the parent's scores reach the child's softmax unscaled

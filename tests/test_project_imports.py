@@ -195,3 +195,31 @@ def test_each_file_parsed_once_per_workspace(tmp_path: Path, monkeypatch: pytest
     for name in ("a.py", "b.py", "layers.py"):
         linter.lint_path(tmp_path / name, name, None, workspace)
     assert len(parsed) == 3
+
+
+def test_relative_import_above_the_root_stays_opaque(tmp_path: Path) -> None:
+    """``from ..modules import X`` reaching above the package (found on real code: fair-esm's
+    model/msa_transformer.py subclasses a class imported that way) names no file: opaque, no crash."""
+    write(
+        tmp_path,
+        {
+            "model/__init__.py": "",
+            "model/msa.py": """
+                import torch.nn as nn
+                from ..modules import Block
+
+                class Model(Block):
+                    def forward(self, x):
+                        return super().forward(x)
+            """,
+        },
+    )
+    from shapecheck.linter import lint_source
+
+    path = tmp_path / "model" / "msa.py"
+    ctx = context(path)
+    result = lint_source(path.read_text(), str(path), context=ctx)
+    assert result.error is None and result.internal_errors == [] and result.diagnostics == []
+    # the name a relative import leaves when it cannot be made absolute is no file path
+    assert Workspace().locate(".", (tmp_path,)) is None and Workspace().locate("", (tmp_path,)) is None
+    assert Workspace().locate("model.msa", (tmp_path,)) == (tmp_path / "model" / "msa.py").resolve()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from shapecheck.engine.domain.values import Scale, TensorValue, Value
+from shapecheck.engine.domain.values import ClassInfo, ObjectValue, Scale, TensorValue, Value
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -243,3 +243,12 @@ class ModelOutputTag:
     ``backward()`` is called on tells which forward calls are training steps)."""
 
     node: cst.CSTNode
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SuperValue(Value):
+    """``super()`` inside a method of ``cls``: calls go to the parents of ``cls`` (a project class,
+    or the torch.nn layer it derives from), with ``instance`` as self."""
+
+    instance: ObjectValue
+    cls: ClassInfo

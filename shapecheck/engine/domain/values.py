@@ -510,6 +510,34 @@ class ClassInfo:
     is_dataclass: bool
     fields: dict[str, "cst.CSTNode | None"]  # dataclass / class-level fields with their default
     docstring: str = ""
+    #: project classes it derives from, nearest first (their methods and fields are inherited)
+    parents: "tuple[ClassInfo, ...]" = ()
+    #: the torch.nn layer it derives from (``class LayerNorm(nn.LayerNorm)``), if any
+    nn_base: str | None = None
+    own_methods: "dict[str, cst.FunctionDef]" = field(default_factory=dict)
+    project_parents_done: bool = False  # parents in other project files were looked up
+
+    def inherit(self, parent: "ClassInfo") -> None:
+        """Take ``parent``'s methods and fields where this class does not define its own."""
+        if parent is self or parent in self.parents:
+            return
+        self.parents = self.parents + (parent,)
+        self.methods = {**parent.methods, **self.methods}
+        self.fields = {**parent.fields, **self.fields}
+        self.nn_base = self.nn_base or parent.nn_base
+        self.is_module = self.is_module or parent.is_module
+
+    def owner_of(self, method: str) -> "ClassInfo":
+        """The class whose body defines ``method`` as this class sees it (itself or a parent): the
+        class a ``super()`` inside that method starts from."""
+        if method in self.own_methods or not self.parents:
+            return self
+        parent = self.parent_with(method)
+        return parent.owner_of(method) if parent is not None else self
+
+    def parent_with(self, method: str) -> "ClassInfo | None":
+        """The nearest parent that has ``method`` (its own or inherited)."""
+        return next((parent for parent in self.parents if method in parent.methods), None)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -56,7 +56,8 @@ def class_info(node: cst.ClassDef, prefix: str, imports: ImportTable, globals_: 
             is_module = True
     if not is_module and "forward" in methods and bases:
         is_module = True
-    return ClassInfo(
+    nn_base = next((base for base in bases if base.startswith("torch.nn.") and base not in MODULE_BASES), None)
+    info = ClassInfo(
         name=node.name.value,
         qualname=prefix + node.name.value,
         node=node,
@@ -66,4 +67,11 @@ def class_info(node: cst.ClassDef, prefix: str, imports: ImportTable, globals_: 
         is_dataclass=is_dataclass,
         fields=fields,
         docstring=node.get_docstring() or "",
+        nn_base=nn_base,
+        own_methods=dict(methods),
     )
+    for base in bases:
+        parent = globals_.get(base.split(".")[-1])
+        if isinstance(parent, ClassValue):
+            info.inherit(parent.info)
+    return info

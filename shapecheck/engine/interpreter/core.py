@@ -356,21 +356,24 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return dispatch.call_module(self, callee, call, frame)
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
+            layer = callee.attrs.get(dispatch.NN_BASE)
+            if forward is None and isinstance(layer, ModuleValue):
+                return dispatch.call_module(self, layer, call, frame)  # a torch.nn layer subclassed without a forward
             tracked = record_model_call(self, callee, call, frame)
             if tracked:
                 call = windows.tag_model_inputs(self, call, frame)
             if forward is None:
                 result = dispatch.unknown_call(call)
             else:
-                result = self.inline(forward, callee.cls.qualname + "." + forward.name.value, callee.cls, call, frame, callee)
+                owner = callee.cls.owner_of(forward.name.value)
+                result = self.inline(forward, owner.qualname + "." + forward.name.value, owner, call, frame, callee)
             return mark_output(result, call) if tracked else result
         if isinstance(callee, ClassValue):
             return self.instantiate(callee.info, call, frame)
         if isinstance(callee, FunctionValue):
             owner = callee.owner
-            return self.inline(
-                callee.node, callee.qualname, owner.cls if owner else None, call, frame, owner, callee.closure
-            )
+            cls = owner.cls.owner_of(callee.node.name.value) if owner is not None else None
+            return self.inline(callee.node, callee.qualname, cls, call, frame, owner, callee.closure)
         if isinstance(callee, LambdaValue):
             return self.call_lambda(callee, call, frame)
         if isinstance(callee, PartialValue):
@@ -414,8 +417,12 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
     ) -> Value:
         """Analyse a callee of this file with the actual arguments (interprocedural within a file);
         a nested function also sees the names of its enclosing scope (``closure``)."""
+        # A method of the same instance (``self.split(t)``, ``super().forward(x)``) is part of this
+        # module's own code: the shallow limit of a standalone run of a nested class does not cut it.
+        own_method = self_value is not None and self_value is frame.self_value
+        limit = MAX_INLINE_DEPTH if own_method else self.depth_limit
         if (
-            frame.depth >= self.depth_limit
+            frame.depth >= limit
             or node in self.call_stack
             or "*" in call.kwargs
             or ("**" in call.kwargs and frame.depth > MAX_OPEN_KWARGS_DEPTH)
@@ -456,6 +463,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         owner = frame.run.cls
         if owner is not None and owner is not info:
             self.nested_classes.add(info.qualname)
+        self._inherit_from_project(info)
         obj = ObjectValue(info, {}, ModuleIdent(info.name + "(...)", call.node))
         if info.is_module:
             adopt_children(list(call.args) + list(call.kwargs.values()), frame)
@@ -474,8 +482,33 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return obj
         init = info.methods.get("__init__")
         if init is not None and frame.depth < MAX_INLINE_DEPTH and init not in self.call_stack:
-            self.inline(init, info.qualname + ".__init__", info, call, frame, obj)
+            owner = info.owner_of("__init__")
+            self.inline(init, owner.qualname + ".__init__", owner, call, frame, obj)
+        elif init is None and info.nn_base is not None:
+            layer = dispatch.call_qualified(self, info.nn_base, call, frame)  # ``LayerNorm(d)`` of a subclass
+            if isinstance(layer, ModuleValue):
+                obj.attrs[dispatch.NN_BASE] = layer
         return obj
+
+    def _inherit_from_project(self, info: ClassInfo) -> None:
+        """Parents in other project files (``class Decoder(layers.Block)``): inherit their methods,
+        once, when the class is first instantiated."""
+        if self.graph is None or info.project_parents_done:
+            return
+        info.project_parents_done = True
+        from shapecheck.engine.interpreter.project import absolute_name
+
+        scope = self.graph.class_home.get(info.node)
+        home = scope.source if scope is not None else self.home_module
+        for base in info.bases:
+            if base.startswith("."):
+                if home is None:
+                    continue
+                base = absolute_name(base, home)  # ``from ..modules import Block`` in that class's file
+            resolved = self.project_value(QualifiedValue(base))
+            if isinstance(resolved, ClassValue) and resolved.info is not info:
+                self._inherit_from_project(resolved.info)
+                info.inherit(resolved.info)
 
 
     def class_level_value(self, info: ClassInfo, node: cst.BaseExpression) -> Value:

@@ -12,6 +12,8 @@ package by kind (``shapes``, ``elementwise``, ``factories``, ``joins``, ``produc
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -24,6 +26,7 @@ from shapecheck.engine.domain.tags import (
     ParameterTag,
     Repeated,
     SequenceOriginTag,
+    SuperValue,
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -136,6 +139,8 @@ QUALIFIED = {
 
 
 def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, frame: "Frame") -> Value:
+    if isinstance(receiver, SuperValue):
+        return call_super(interp, receiver, name, call, frame)
     if training.is_mode_switch(receiver, name):
         return training.set_mode(receiver, name, call, frame)
     if training.returns_itself(receiver, name):
@@ -145,7 +150,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
             return nn_modules.register(interp, receiver, call, frame)
         method = receiver.cls.methods.get(name)
         if method is not None:
-            return interp.inline(method, f"{receiver.cls.qualname}.{name}", receiver.cls, call, frame, receiver)
+            owner = receiver.cls.owner_of(name)
+            return interp.inline(method, f"{owner.qualname}.{name}", owner, call, frame, receiver)
         if receiver.cls.is_module and name in nn_modules.RETURNS_SELF:
             return receiver  # Model(cfg).eval(), model.to(device)
         return unknown_call(call)
@@ -179,6 +185,29 @@ METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "c
                   "logical_not": "logical_not", "__matmul__": "matmul", "resize": "resize"}
 
 
+def call_super(interp: "Interpreter", receiver: SuperValue, name: str, call: Call, frame: "Frame") -> Value:
+    """``super().name(...)``: the parent class's method with the same instance, or for a subclass
+    of a torch.nn layer its constructor (``super().__init__(d)``) and its forward."""
+    instance, cls = receiver.instance, receiver.cls
+    parent = cls.parent_with(name)
+    if parent is not None:
+        return interp.inline(parent.methods[name], f"{parent.qualname}.{name}", parent, call, frame, instance)
+    if cls.nn_base is not None and name == "__init__":
+        base = call_qualified(interp, cls.nn_base, call, frame)
+        if isinstance(base, ModuleValue):
+            instance.attrs[NN_BASE] = base
+        return UNKNOWN
+    base = instance.attrs.get(NN_BASE)
+    if isinstance(base, ModuleValue) and name in ("forward", "__call__"):
+        return call_module(interp, base, call, frame)
+    return unknown_call(call)
+
+
+#: Where an instance of a subclass of a torch.nn layer keeps the layer it is (its parameters, its
+#: forward): ``class LayerNorm(nn.LayerNorm)`` with an overridden forward calling super().forward.
+NN_BASE = "__nn_base__"
+
+
 def call_module(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
     conflicts_before = len(interp.facts.conflicts)
     if training.record_model_call(interp, module, call, frame):
@@ -208,20 +237,32 @@ def label_module(value: Value, label: str) -> None:
 # ------------------------------------------------------------------------------------ attributes
 
 
+#: Named numbers of the libraries (``-np.inf`` fills a causal mask).
+NUMBER_CONSTANTS = {
+    "math.inf": math.inf, "numpy.inf": math.inf, "torch.inf": math.inf,
+    "math.pi": math.pi, "numpy.pi": math.pi, "torch.pi": math.pi, "math.e": math.e,
+}
+
+
 def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, frame: "Frame") -> Value:
     if isinstance(base, QualifiedValue):
         qualified = base.qualname + "." + attr
         if qualified.startswith("torch.") and attr in DTYPES and qualified.count(".") == 1:
             return DtypeValue(DTYPES[attr])
+        if qualified in NUMBER_CONSTANTS:
+            return FloatValue(Scale(NUMBER_CONSTANTS[qualified]))
         return QualifiedValue(qualified)
     if isinstance(base, TensorValue):
         return tensor_attribute(interp, base, attr, node, frame)
     if isinstance(base, ObjectValue):
         if attr in base.attrs:
             return base.attrs[attr]
+        layer = base.attrs.get(NN_BASE)
+        if isinstance(layer, ModuleValue) and attr not in base.cls.methods:
+            return nn_modules.module_attribute(interp, layer, attr, node, frame)  # self.weight of a Linear subclass
         method = base.cls.methods.get(attr)
         if method is not None:
-            return FunctionValue(method, f"{base.cls.qualname}.{attr}", base)
+            return FunctionValue(method, f"{base.cls.owner_of(attr).qualname}.{attr}", base)
         if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.is_mode_switch(base, attr) or training.returns_itself(base, attr):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import FinfoValue, Repeated
+from shapecheck.engine.domain.tags import FinfoValue, Repeated, SuperValue
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -135,6 +135,10 @@ def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("builtins.super")
 def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``super()`` in a method: the instance seen through its class's parents."""
+    cls = frame.run.cls if frame.run is not None else None
+    if frame.self_value is not None and cls is not None and not call.args:
+        return SuperValue(frame.self_value, cls)
     return UNKNOWN
 
 

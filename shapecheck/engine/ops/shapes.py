@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapecheck.engine.domain.tags import DtypeValue, KernelLayout, KeyTransposed, Permuted, Reordered
+from shapecheck.engine.domain.tags import DtypeValue, FilledTag, KernelLayout, KeyTransposed, Permuted, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
@@ -20,6 +20,7 @@ from shapecheck.engine.domain.values import (
     Value,
     dim_of,
     int_of,
+    scale_of,
 )
 from shapecheck.engine.ops.base import (
     OPS,
@@ -393,6 +394,16 @@ def _identity(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """Same values; the layout may be new, so a reordering is forgotten (never guessed)."""
     source = call.tensor(0)
     return source.without(Permuted) if source.has(Permuted) else source
+
+
+@op("fill_", "fill")
+def _fill(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``t.fill_(value)``: the same shape, every element ``value`` (a causal mask built as
+    ``torch.empty(n, n).fill_(-inf).triu_(1)``)."""
+    source = call.tensor(0)
+    value = scale_of(call.arg(1, "value"))
+    filled = TensorValue(source.shape, source.dtype, (), call.node)
+    return filled.with_tag(FilledTag(value)) if value is not None else filled
 
 
 @op("contiguous")
