@@ -849,3 +849,38 @@ def test_methods_and_constructors_are_inherited_and_super_reaches_the_parent():
     assert codes(INHERITED) == []
     unscaled = twin(INHERITED, " / math.sqrt(q.size(-1))", "")
     assert codes(unscaled) == ["SC101"]  # the parent's scores reach the child's softmax unscaled
+
+
+CONVOLUTIONS = """
+import torch
+import torch.nn as nn
+
+
+class Stem(nn.Module):
+    def __init__(self, width=64, patch=16, n_mels=80):
+        super().__init__()
+        self.patches = nn.Conv2d(3, width, kernel_size=patch, stride=patch)
+        self.conv1 = nn.Conv1d(n_mels, width, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(width, width, kernel_size=3, stride=2, padding=1)
+        self.same = nn.Conv1d(width, width, 5, padding="same")
+
+    def forward(self, signal):
+        img = torch.randn(2, 3, 224, 224)
+        tokens = self.patches(img).flatten(2).transpose(1, 2)
+        mel = torch.randn(2, 80, 3000)
+        audio = self.conv2(self.conv1(mel))
+        kept = self.same(audio)
+        seen = self.conv1(signal)
+        return tokens
+"""
+
+
+def test_convolutions_give_channels_and_spatial_sizes():
+    found = values(CONVOLUTIONS, "Stem.forward")
+    assert shape(found["tokens"]) == "(2, 196, 64)"  # (224 - 16) // 16 + 1 = 14 patches a side
+    assert shape(found["audio"]) == "(2, 64, 1500)"  # (3000 + 2 - 2 - 1) // 2 + 1
+    assert shape(found["kept"]) == "(2, 64, 1500)"  # padding="same"
+    assert shape(found["seen"]) == "(*, 64, _)"  # an unknown input still has the channel axis
+    assert codes(CONVOLUTIONS) == []
+    # a convolution fed by another layer whose width it does not take: a broken layer chain
+    assert codes(twin(CONVOLUTIONS, "nn.Conv1d(width, width, kernel_size=3", "nn.Conv1d(2 * width, width, kernel_size=3")) == ["SC406"]

@@ -314,6 +314,8 @@ OPS = [
     case("y = x.int()", "(b, t, d)", "int", id="int-cast"),
     case("y = x.to(torch.float16)", "(b, t, d)", "float", id="to-dtype"),
     case("y = x.detach().clone()", "(b, t, d)", "float", id="detach-clone"),
+    case("y = torch.zeros_like(bm).scatter(1, i, True)", "(t, t)", "bool", id="scatter-keeps-bool"),
+    case("y = torch.empty(m.shape).fill_(-math.inf).triu_(1)", "(t, t)", "float", id="fill-inf-triu"),
     # softmax
     case("y = F.softmax(s, dim=-1)", "(b, h, t, t)", "float", id="F.softmax"),
     case("y = torch.softmax(s, dim=-1)", "(b, h, t, t)", id="torch.softmax"),
@@ -496,10 +498,11 @@ def test_control_flow_joins_are_conservative() -> None:
     )
     values = values_of(src)
     # Same rank on both paths: the rank is kept, and a dim that differs becomes a symbol of its own
-    # ("t|d"), equal to nothing known. Different ranks: unknown.
+    # ("t|d"), equal to nothing known. Different ranks: the common trailing dims after an unknown
+    # prefix (a loop that unsqueezes adds leading dims of unknown number).
     assert _shape(values["a_after"]) == "(b, d|t, t|d)"
     assert _shape(values["s_after"]) == "(b, t, d)"
-    assert _shape(values["u_after"]) is None
+    assert _shape(values["u_after"]) == "(*, b, t, d)"
     assert _shape(values["y_after"]) == "(b, t|d, d|t)"
     assert _shape(values["x_after"]) == "(b, d, t)"
 

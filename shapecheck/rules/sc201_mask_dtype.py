@@ -62,6 +62,19 @@ class MaskDtype(Rule):
                 hint="append .bool() to the mask",
                 fix=fix,
             )
+        for event in in_some_context(facts.events_of("where"), _non_bool_condition):
+            mask = event.tensor(0, "condition")
+            node = event.arg_node(0, "condition")
+            fix = None
+            if isinstance(node, cst.BaseExpression):
+                fix = Fix("convert the condition with .bool()", (Edit(node, _as_bool(node)),))
+            yield Report(
+                node if node is not None else event.node,
+                f"torch.where needs a bool condition but this mask is {mask.dtype} "
+                f"{'(a 0/1 triangle) ' if mask.has(TriangleTag) else ''}and raises a RuntimeError",
+                hint="append .bool() to the mask",
+                fix=fix,
+            )
         attention = facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
         for event, name, index in _integer_masks(attention):
             node = event.kwarg_nodes.get(name) or event.arg_node(index, name) or event.node
@@ -94,6 +107,14 @@ def _integer_masks(events: list[OpEvent]):
 def _non_bool_mask(event: OpEvent) -> bool:
     mask = event.tensor(1, "mask")
     return mask.dtype in ("float", "int")
+
+
+def _non_bool_condition(event: OpEvent) -> bool:
+    """``torch.where(mask, scores, -inf)`` with a float or integer mask (three arguments: the
+    one-argument form returns indices and takes any tensor)."""
+    if len(event.args) < 3:
+        return False
+    return event.tensor(0, "condition").dtype in ("float", "int")
 
 
 def _float_triangle(event: OpEvent) -> bool:

@@ -41,11 +41,20 @@ def join_values(left: Value, right: Value) -> Value:
 
 def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
     """Shapes of the same rank keep their rank; a dim that differs between the paths becomes the
-    symbol ``a|b``, equal to nothing known (so never the ground for a finding)."""
+    symbol ``a|b``, equal to nothing known (so never the ground for a finding). Shapes of
+    different or unknown ranks keep their common trailing dims after an unknown prefix: a loop
+    whose body turns ``(b, t, d)`` into ``(*, b, t, d)`` leaves ``(*, b, t, d)``."""
     if left == right:
         return left
-    if left is None or right is None or left.variadic != right.variadic or len(left.dims) != len(right.dims):
+    if left is None or right is None:
         return None
+    variadic = left.variadic
+    if left.variadic != right.variadic or len(left.dims) != len(right.dims):
+        common = min(len(left.dims), len(right.dims))
+        if common == 0:
+            return None
+        left, right = Shape(left.dims[-common:], True), Shape(right.dims[-common:], True)
+        variadic = True
     dims = []
     for a, b in zip(left.dims, right.dims):
         if a == b:
@@ -55,7 +64,7 @@ def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
             dims.append(Dim.sym(f"{a}|{b}"))
         except ValueError:
             return None
-    return Shape(tuple(dims), left.variadic)
+    return Shape(tuple(dims), variadic)
 
 
 def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:

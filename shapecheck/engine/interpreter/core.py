@@ -136,6 +136,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.call_stack: list[cst.FunctionDef] = []
         self.pending_name: str | None = None
         self._fresh_counter = 0
+        self.invented: set[str] = set()  # names of the sizes fresh_name made up
         self.depth_limit = MAX_INLINE_DEPTH
         self.nested_classes: set[str] = set()  # classes instantiated by another class of the file
         self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it
@@ -146,7 +147,13 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             name, self.pending_name = self.pending_name, None
             return name
         self._fresh_counter += 1
-        return f"{hint}{self._fresh_counter}"
+        name = f"{hint}{self._fresh_counter}"
+        self.invented.add(name)
+        return name
+
+    def is_invented(self, dim: Dim) -> bool:
+        """A size the engine made up for an input it could not see (not one the code named)."""
+        return dim.name is not None and dim.name in self.invented
 
     # ------------------------------------------------------------------ module level
 

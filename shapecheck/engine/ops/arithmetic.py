@@ -180,7 +180,7 @@ def _result_shape(
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
             return _broadcast_with_unknown(interp, a.shape if a.shape is not None else b.shape)
-        result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions, presume_fit=True)
+        result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:
             # Provably different symbolic sizes (d vs 4 * d) broadcast only if one is 1: for a

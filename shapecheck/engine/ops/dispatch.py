@@ -112,6 +112,7 @@ QUALIFIED = {
     "math.sqrt": "math.sqrt",
     "numpy.sqrt": "math.sqrt",
     "math.log": "math.log",
+    "numpy.log": "math.log",
     "builtins.int": "builtins.int",
     "builtins.float": "builtins.float",
     "builtins.len": "builtins.len",
@@ -251,6 +252,8 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
             return DtypeValue(DTYPES[attr])
         if qualified in NUMBER_CONSTANTS:
             return FloatValue(Scale(NUMBER_CONSTANTS[qualified]))
+        if qualified == "numpy.newaxis":
+            return ConstValue(None)  # ``t[:, np.newaxis]`` is ``t[:, None]``
         return QualifiedValue(qualified)
     if isinstance(base, TensorValue):
         return tensor_attribute(interp, base, attr, node, frame)

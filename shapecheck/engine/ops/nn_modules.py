@@ -53,6 +53,7 @@ from shapecheck.engine.ops.base import (
     unknown_call,
 )
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -82,7 +83,12 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "ModuleDict": ("modules",),
     "CrossEntropyLoss": ("weight",),
     "NLLLoss": ("weight",),
+    "Conv1d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
+    "Conv2d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
+    "Conv3d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
 }
+#: Convolutions and the number of spatial axes they slide over.
+CONVOLUTIONS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
 SHAPE_PRESERVING = {
     "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid",
     "LeakyReLU", "ELU", "Mish", "Softplus", "Hardtanh", "ReLU6", "SELU", "CELU", "PReLU", "Softsign", "GLU_",
@@ -259,6 +265,62 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return result.with_tag(ProjectionTag(module.ident, (), source, call.node))
 
 
+def _convolution(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``nn.Conv1d/2d/3d``: (N, C_in, *spatial) or (C_in, *spatial) -> C_out channels, each
+    spatial size ``(L + 2p - d(k - 1) - 1) // s + 1`` (a patch embedding: ``H // p``). An input of
+    unknown shape still gives the channel axis and the spatial rank."""
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    spatial = CONVOLUTIONS[module.kind]
+    x = _input(call)
+    in_channels, out_channels = dim_of(module.param("in_channels")), dim_of(module.param("out_channels"))
+    if x.shape is None or (not x.shape.variadic and x.shape.rank not in (spatial + 1, spatial + 2)) or len(x.shape.dims) < spatial + 1:
+        sizes = tuple(fresh_anonymous() for _ in range(spatial))
+        shape = Shape(((out_channels if out_channels is not None else fresh_anonymous()),) + sizes, variadic=True)
+        return TensorValue(shape, "float", lineage(x), call.node).with_tag(LayerOutputTag(_label(module)))
+    channels = x.shape.dims[-(spatial + 1)]
+    if in_channels is not None:
+        unify(frame, channels, in_channels)
+        if equal(channels, in_channels, frame.assumptions) is Truth.FALSE:
+            conflict(
+                interp,
+                "layer-chain" if x.has(LayerOutputTag) else "linear",
+                call.node,
+                f"{_label(module)} expects {in_channels} input channels but the input has shape {x.shape} "
+                f"({channels} channels at axis {-(spatial + 1)})",
+                frame,
+                "conv",
+            )
+    sizes = tuple(
+        _conv_size(size, _per_axis(module.param("kernel_size"), axis, spatial), _per_axis(module.param("stride"), axis, spatial, 1),
+                   module.param("padding"), axis, spatial, _per_axis(module.param("dilation"), axis, spatial, 1))
+        for axis, size in enumerate(x.shape.dims[-spatial:])
+    )
+    out = out_channels if out_channels is not None else fresh_anonymous()
+    shape = Shape(x.shape.dims[: -(spatial + 1)] + (out,) + sizes, x.shape.variadic)
+    return TensorValue(shape, "float", lineage(x), call.node).with_tag(LayerOutputTag(_label(module)))
+
+
+def _per_axis(value: Value, axis: int, spatial: int, default: int | None = None) -> Dim | None:
+    """One axis of a conv argument given as an int or a tuple (``kernel_size=(3, 3)``)."""
+    if value is UNKNOWN and default is not None:
+        return Dim.const(default)
+    if isinstance(value, TupleValue):
+        return dim_of(value.items[axis]) if len(value.items) == spatial else None
+    return dim_of(value)
+
+
+def _conv_size(size: Dim, kernel: Dim | None, stride: Dim | None, padding: Value, axis: int, spatial: int, dilation: Dim | None) -> Dim:
+    if isinstance(padding, ConstValue) and padding.value == "same":
+        return size
+    pad = Dim.const(0) if padding is UNKNOWN or (isinstance(padding, ConstValue) and padding.value == "valid") else _per_axis(padding, axis, spatial)
+    if kernel is None or stride is None or pad is None or dilation is None:
+        return fresh_anonymous()
+    try:
+        return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
+    except (TypeError, ValueError, ZeroDivisionError):
+        return fresh_anonymous()
+
+
 def _label(module: ModuleValue) -> str:
     return module.ident.label if module.ident.label.startswith("self.") else f"nn.{module.kind}"
 
@@ -352,6 +414,9 @@ FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "Transformer": _transformer,
     "CrossEntropyLoss": _cross_entropy_module,
     "NLLLoss": _cross_entropy_module,
+    "Conv1d": _convolution,
+    "Conv2d": _convolution,
+    "Conv3d": _convolution,
 }
 
 

@@ -17,6 +17,7 @@ from shapecheck.engine.domain.values import (
     ConstValue,
     FloatValue,
     IntValue,
+    Opaque,
     Scale,
     ShapeValue,
     TensorValue,
@@ -57,6 +58,8 @@ def _math_log(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     number = value.value if value is not None else None
     if number is not None and number > 0:
         return FloatValue(Scale(math.log(number)))
+    if isinstance(call.arg(0), (Opaque, IntValue, FloatValue)):
+        return Opaque("log")  # a number, never a tensor (math / numpy), of unknown value
     return UNKNOWN
 
 

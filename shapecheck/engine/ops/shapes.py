@@ -31,6 +31,7 @@ from shapecheck.engine.ops.base import (
     conflict,
     dims_from,
     fresh,
+    lineage,
     norm_axis,
     op,
     read_size,
@@ -394,6 +395,13 @@ def _identity(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """Same values; the layout may be new, so a reordering is forgotten (never guessed)."""
     source = call.tensor(0)
     return source.without(Permuted) if source.has(Permuted) else source
+
+
+@op("scatter", "scatter_", "scatter_add", "scatter_add_", "index_fill", "index_fill_", "masked_scatter")
+def _scatter(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``mask.scatter(1, idx, True)``: some elements replaced, the shape and dtype kept."""
+    source = call.tensor(0)
+    return TensorValue(source.shape, source.dtype, lineage(source), call.node)
 
 
 @op("fill_", "fill")

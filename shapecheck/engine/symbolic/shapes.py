@@ -12,6 +12,8 @@ broadcast and ``y`` is provably not 1, the result dim is ``y`` whatever ``x`` is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -191,15 +193,18 @@ class BroadcastResult:
     mismatch: tuple[int, Dim, Dim] | None = None
 
 
-def broadcast_dim(x: Dim, y: Dim, assumptions: Assumptions | None = None, presume_fit: bool = False) -> Dim:
+def broadcast_dim(
+    x: Dim, y: Dim, assumptions: Assumptions | None = None, presume_fit: "Callable[[Dim], bool] | None" = None
+) -> Dim:
     """The broadcast of two dims assuming the op succeeds.
 
     Equal -> x; one is 1 -> the other; one provably not 1 -> that one (the other is 1 or equal to
     it). Otherwise the deterministic symbol ``max(x,y)`` (args in canonical order): the same inputs
     give the same symbol, which never equals anything else provably.
 
-    ``presume_fit``: a size nobody knows (an anonymous dim) is taken to fit the other side, which
-    is then the result: ``scores + mask`` with a mask of unknown size has the scores' size. This is
+    ``presume_fit``: tells the sizes nobody knows (besides anonymous dims: sizes the engine
+    invented for an input it could not see). Such a size is taken to fit the other side, which is
+    then the result: ``scores + mask`` with a mask of unknown size has the scores' size. This is
     the reading a person gives such code; it is never used to report a conflict.
     """
     if x == y or _is_one(y):
@@ -213,8 +218,10 @@ def broadcast_dim(x: Dim, y: Dim, assumptions: Assumptions | None = None, presum
         return y
     if _not_one(x, assumptions):
         return x
-    if presume_fit and is_anonymous(x) != is_anonymous(y):
-        return y if is_anonymous(x) else x
+    if presume_fit is not None:
+        x_unknown, y_unknown = is_anonymous(x) or presume_fit(x), is_anonymous(y) or presume_fit(y)
+        if x_unknown != y_unknown:
+            return y if x_unknown else x
     first, second = sorted((x, y), key=Dim.sort_key)
     if is_anonymous(first) or is_anonymous(second):
         # one side is a size nobody knows: so is the result (still one dim, still never provably
@@ -233,7 +240,7 @@ def _cannot_broadcast(x: Dim, y: Dim, assumptions: Assumptions | None, low: int)
 
 
 def broadcast(
-    a: Shape, b: Shape, assumptions: Assumptions | None = None, presume_fit: bool = False
+    a: Shape, b: Shape, assumptions: Assumptions | None = None, presume_fit: "Callable[[Dim], bool] | None" = None
 ) -> BroadcastResult:
     """torch broadcasting of two shapes (see :class:`BroadcastResult`).
 
@@ -254,7 +261,7 @@ def broadcast(
         if x is None or y is None:
             other = y if x is None else x
             # the hidden side is 1 or equal to `other` when `other` is provably not 1
-            if known and other is not None and (_not_one(other, assumptions) or (presume_fit and not _is_one(other))):
+            if known and other is not None and (_not_one(other, assumptions) or (presume_fit is not None and not _is_one(other))):
                 out.append(other)
             else:
                 known = False

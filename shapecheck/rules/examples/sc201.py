@@ -1,8 +1,8 @@
 """SC201 mask-dtype: rule examples.
 
 Marker (``# <-``): the call that consumes the 0/1 float or integer mask where a bool mask is
-required: the ``masked_fill`` call, or the ``nn.MultiheadAttention`` / ``scaled_dot_product_attention``
-call given it as ``attn_mask`` / ``key_padding_mask``.
+required: the ``masked_fill`` or ``torch.where`` call, or the ``nn.MultiheadAttention`` /
+``scaled_dot_product_attention`` call given it as ``attn_mask`` / ``key_padding_mask``.
 """
 
 INVALID = [
@@ -147,6 +147,18 @@ class EinsumCausalAttention(nn.Module):
         sim = sim.masked_fill(future, float("-inf"))  # <-
         return torch.einsum("bhij,bjhd->bihd", sim.softmax(dim=-1), v).reshape(b, n, d)
 '''),
+    ('functional reference attention: a float 0/1 tril as the condition of torch.where', '''\
+import torch
+
+
+def reference_attention(q, k, v, causal=True):
+    b, h, n, d = q.shape
+    sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * d ** -0.5
+    if causal:
+        keep = torch.ones((n, n), device=q.device, dtype=torch.float32).tril()
+        sim = torch.where(keep, sim, float("-inf"))  # <-
+    return torch.einsum("b h i j, b h j d -> b h i d", sim.softmax(dim=-1), v)
+'''),
 ]
 
 VALID = [
@@ -286,10 +298,34 @@ class Encoder(nn.Module):
         y, _ = self.attn(x, x, x, key_padding_mask=ids == self.pad_id)
         return y
 '''),
+    ('functional reference attention: a bool tril as the condition of torch.where', '''\
+import torch
+
+
+def reference_attention(q, k, v, causal=True):
+    b, h, n, d = q.shape
+    sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * d ** -0.5
+    if causal:
+        keep = torch.ones((n, n), device=q.device, dtype=torch.bool).tril()
+        sim = torch.where(keep, sim, float("-inf"))
+    return torch.einsum("b h i j, b h j d -> b h i d", sim.softmax(dim=-1), v)
+'''),
 ]
 
 #: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
 FIXED = {
+    'functional reference attention: a float 0/1 tril as the condition of torch.where': '''\
+import torch
+
+
+def reference_attention(q, k, v, causal=True):
+    b, h, n, d = q.shape
+    sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * d ** -0.5
+    if causal:
+        keep = torch.ones((n, n), device=q.device, dtype=torch.float32).tril()
+        sim = torch.where(keep.bool(), sim, float("-inf"))  # <-
+    return torch.einsum("b h i j, b h j d -> b h i d", sim.softmax(dim=-1), v)
+''',
     'seed 2: triu(ones) buffer without .bool(), masked_fill crashes': '''\
 import torch
 import torch.nn as nn
