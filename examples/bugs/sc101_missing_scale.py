@@ -27,8 +27,8 @@ class SimpleMultiHeadAttention(nn.Module):
         Q = self.W_Q(x).view(b, t, self.n_heads, self.d_k).transpose(1, 2)  # (b, h, t, k)
         K = self.W_K(x).view(b, t, self.n_heads, self.d_k).transpose(1, 2)
         V = self.W_V(x).view(b, t, self.n_heads, self.d_k).transpose(1, 2)
-        scores = torch.matmul(Q, K.transpose(-2, -1))  # (b, h, t, t)
-        attn_weights = F.softmax(scores, dim=-1)  # BUG: SC101
+        scores = torch.matmul(Q, K.transpose(-2, -1))  # BUG: SC101 (b, h, t, t), never scaled
+        attn_weights = F.softmax(scores, dim=-1)
         context = torch.matmul(attn_weights, V).transpose(1, 2).contiguous().view(b, t, d)
         return self.W_O(context), scores, attn_weights
 

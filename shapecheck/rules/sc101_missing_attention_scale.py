@@ -58,10 +58,13 @@ class MissingAttentionScale(Rule):
                 if head_dim.is_const:
                     expected += f" = {head_dim.value ** 0.5:g}"
             shape = f" {scores.shape}" if scores.shape is not None else ""
+            # Reported at the product that makes the scores: that is where the scale goes. The
+            # softmax is the fallback when the product lies in a file this run does not report.
             yield Report(
-                event.node,
+                tag.node,
                 f"attention scores{shape} reach softmax unscaled; expected them divided by {expected}",
                 hint="divide the scores by math.sqrt(d_k), or scale q by d_k ** -0.5 before the product",
+                fallback=event.node,
             )
 
 

@@ -1,7 +1,8 @@
 """SC101 missing-attention-scale: rule examples.
 
-Marker (``# <-``): the softmax call (or the op that turns scores into probabilities) that receives
-unscaled ``q @ k^T`` scores. Each INVALID snippet has exactly one such call and no other rule's bug.
+Marker (``# <-``): the product that makes the unscaled ``q @ k^T`` scores (the matmul or einsum:
+the place the scale goes) of scores that reach a softmax (or the op that turns scores into
+probabilities). Each INVALID snippet has exactly one such product and no other rule's bug.
 """
 
 INVALID = [
@@ -25,8 +26,8 @@ class MultiHeadAttention(nn.Module):
         Q = self.W_Q(x).view(B, T, self.n_heads, self.d_k).transpose(1, 2)
         K = self.W_K(x).view(B, T, self.n_heads, self.d_k).transpose(1, 2)
         V = self.W_V(x).view(B, T, self.n_heads, self.d_k).transpose(1, 2)
-        scores = torch.matmul(Q, K.transpose(-2, -1))
-        attn = F.softmax(scores, dim=-1)  # <-
+        scores = torch.matmul(Q, K.transpose(-2, -1))  # <-
+        attn = F.softmax(scores, dim=-1)
         out = torch.matmul(attn, V).transpose(1, 2).reshape(B, T, C)
         return self.W_O(out)
 '''),
@@ -59,9 +60,9 @@ class CausalSelfAttention(nn.Module):
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        att = q @ k.transpose(-2, -1)  # (B, nh, T, T)
+        att = q @ k.transpose(-2, -1)  # (B, nh, T, T)  # <-
         att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-        att = F.softmax(att, dim=-1)  # <-
+        att = F.softmax(att, dim=-1)
         y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
         return self.c_proj(y)
 '''),
@@ -95,8 +96,8 @@ class BertSelfAttention(nn.Module):
         query_layer = self.transpose_for_scores(self.query(hidden_states))
         key_layer = self.transpose_for_scores(self.key(hidden_states))
         value_layer = self.transpose_for_scores(self.value(hidden_states))
-        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))
-        attention_probs = nn.functional.softmax(attention_scores, dim=-1)  # <-
+        attention_scores = torch.matmul(query_layer, key_layer.transpose(-1, -2))  # <-
+        attention_probs = nn.functional.softmax(attention_scores, dim=-1)
         context = torch.matmul(attention_probs, value_layer).permute(0, 2, 1, 3).contiguous()
         return context.view(context.size()[:-2] + (self.num_attention_heads * self.attention_head_size,))
 '''),
@@ -139,8 +140,8 @@ class EinsumAttention(nn.Module):
         q = q.reshape(b, n, self.heads, self.dim_head)
         k = k.reshape(b, n, self.heads, self.dim_head)
         v = v.reshape(b, n, self.heads, self.dim_head)
-        sim = th.einsum("bihd,bjhd->bhij", q, k)
-        attn = sim.softmax(dim=-1)  # <-
+        sim = th.einsum("bihd,bjhd->bhij", q, k)  # <-
+        attn = sim.softmax(dim=-1)
         out = th.einsum("bhij,bjhd->bihd", attn, v)
         return self.out(out.reshape(b, n, d))
 '''),
@@ -161,8 +162,8 @@ class Attention(nn.Module):
     def forward(self, x):
         q, k, v = self.to_qkv(x).chunk(3, dim=-1)
         q, k, v = (rearrange(t, "b n (h d) -> b h n d", h=self.heads) for t in (q, k, v))
-        dots = torch.matmul(q, k.transpose(-1, -2))
-        attn = dots.softmax(dim=-1)  # <-
+        dots = torch.matmul(q, k.transpose(-1, -2))  # <-
+        attn = dots.softmax(dim=-1)
         out = rearrange(torch.matmul(attn, v), "b h n d -> b n (h d)")
         return self.to_out(out)
 '''),
@@ -180,8 +181,8 @@ class Mixer(nn.Module):
 
     def forward(self, x):
         a, b, c = self.proj_a(x), self.proj_b(x), self.proj_c(x)
-        weights = a @ b.transpose(-2, -1)
-        weights = torch.softmax(weights, -1)  # <-
+        weights = a @ b.transpose(-2, -1)  # <-
+        weights = torch.softmax(weights, -1)
         return weights @ c
 '''),
     ("F.softmax(input=scores, ...) by keyword, head dim 64", '''\
@@ -192,8 +193,8 @@ from torch import Tensor
 
 
 def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
-    scores = torch.matmul(q, k.transpose(-2, -1))
-    weights = F.softmax(input=scores, dim=-1)  # <-
+    scores = torch.matmul(q, k.transpose(-2, -1))  # <-
+    weights = F.softmax(input=scores, dim=-1)
     return torch.matmul(weights, v)
 '''),
 ]
