@@ -16,14 +16,14 @@ class Block(nn.Module):
         self.tok = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(max_len, d_model)
         self.attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
-        self.norm = nn.LayerNorm(max_len)
+        self.norm = nn.LayerNorm(max_len)  # BUG: SC404
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         b, t = ids.shape
         x = self.tok(ids) + self.pos(torch.arange(t))  # (b, t, d)
         causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
         attn_out, _ = self.attn(x, x, x, attn_mask=causal)
-        return self.norm(x + attn_out)  # BUG: SC404
+        return self.norm(x + attn_out)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shapecheck.diagnostics import Severity
+from shapecheck.engine.domain.values import ModuleValue
 from shapecheck.engine.facts.layouts import causes
 from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites, sequence_lengths
 from shapecheck.engine.facts.records import FileFacts
@@ -60,7 +61,27 @@ class LayernormWrongDim(Rule):
             if problem is None:
                 continue
             reported.add(site.node)
-            yield Report(site.node, problem.message, hint=problem.hint, causes=causes(site.input))
+            # A layer built with the wrong size is reported where it is built (the size to change),
+            # once however often it is applied; the application is the fallback.
+            built = _construction(site)
+            if built is not None and built in reported:
+                continue
+            reported.add(built)
+            yield Report(
+                built if built is not None else site.node,
+                problem.message,
+                hint=problem.hint,
+                causes=causes(site.input),
+                fallback=site.node if built is not None else None,
+            )
+
+
+def _construction(site: LayerNormSite):
+    """The ``nn.LayerNorm(...)`` call that built the applied layer, when it is one."""
+    if site.functional:
+        return None
+    module = site.event.arg(0)
+    return module.node if isinstance(module, ModuleValue) and module.node is not None else None
 
 
 @dataclass(frozen=True)

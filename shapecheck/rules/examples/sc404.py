@@ -1,7 +1,8 @@
 """SC404 layernorm-wrong-dim: rule examples.
 
-Marker (``# <-``): the LayerNorm call (the module applied, or ``F.layer_norm``) whose normalized
-shape is not the trailing feature dim of its input, or spans the sequence axis of token states.
+Marker (``# <-``): where the wrong normalized shape is written: the ``nn.LayerNorm(...)`` construction
+of a module applied to an input whose trailing feature dim it is not (or whose sequence axis it
+spans), or the ``F.layer_norm`` call.
 """
 
 INVALID = [
@@ -14,11 +15,11 @@ class EncoderLayer(nn.Module):
     def __init__(self, d_model=64, d_ff=256, max_len=128):
         super().__init__()
         self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
-        self.norm = nn.LayerNorm(max_len)
+        self.norm = nn.LayerNorm(max_len)  # <-
 
     def forward(self, x):
         batch_size, seq_len, d_model = x.size()
-        return self.norm(x + self.ff(x))  # <-
+        return self.norm(x + self.ff(x))
 '''),
     ("nanoGPT: ln_f = LayerNorm(config.block_size)", '''\
 from dataclasses import dataclass
@@ -39,14 +40,14 @@ class GPT(nn.Module):
         super().__init__()
         self.wte = nn.Embedding(config.vocab_size, config.n_embd)
         self.wpe = nn.Embedding(config.block_size, config.n_embd)
-        self.ln_f = nn.LayerNorm(config.block_size)
+        self.ln_f = nn.LayerNorm(config.block_size)  # <-
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
 
     def forward(self, idx):
         b, t = idx.size()
         pos = torch.arange(0, t, dtype=torch.long)
         x = self.wte(idx) + self.wpe(pos)
-        x = self.ln_f(x)  # <-
+        x = self.ln_f(x)
         return self.lm_head(x)
 '''),
     ("Hugging Face: LayerNorm((max_position_embeddings, hidden_size)) on (b, t, d)", '''\
@@ -58,12 +59,12 @@ class Embeddings(nn.Module):
     def __init__(self, vocab_size=100, hidden_size=64, max_position_embeddings=512):
         super().__init__()
         self.word_embeddings = nn.Embedding(vocab_size, hidden_size)
-        self.LayerNorm = nn.LayerNorm((max_position_embeddings, hidden_size))
+        self.LayerNorm = nn.LayerNorm((max_position_embeddings, hidden_size))  # <-
 
     def forward(self, input_ids):
         batch, seq = input_ids.shape
         embeddings = self.word_embeddings(input_ids)
-        return self.LayerNorm(embeddings)  # <-
+        return self.LayerNorm(embeddings)
 
 
 Embeddings()(torch.randint(0, 100, (2, 16)))
@@ -96,14 +97,14 @@ class Block(nn.Module):
         super().__init__()
         self.heads = heads
         self.to_qkv = nn.Linear(dim, 3 * dim)
-        self.norm = nn.LayerNorm(seq_len)
+        self.norm = nn.LayerNorm(seq_len)  # <-
 
     def forward(self, x):
         b, n, d = x.shape
         q, k, v = self.to_qkv(x).chunk(3, dim=-1)
         sim = torch.einsum("bid,bjd->bij", q, k) * d ** -0.5
         out = torch.einsum("bij,bjd->bid", sim.softmax(dim=-1), v)
-        return self.norm(out + x)  # <-
+        return self.norm(out + x)
 
 
 Block()(torch.randn(2, 16, 64))
