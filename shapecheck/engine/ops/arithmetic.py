@@ -34,9 +34,8 @@ from shapecheck.engine.domain.values import (
     scale_of,
     with_mask,
 )
-from shapecheck.engine.ops.base import Call, _callee_name, conflict, keep_scale, lineage, op, unseen
+from shapecheck.engine.ops.base import Call, _callee_name, broadcast_with_unknown, conflict, keep_scale, lineage, op, unseen
 from shapecheck.engine.symbolic import shapes as shape_ops
-from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -179,7 +178,7 @@ def _result_shape(
     left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
-            return _broadcast_with_unknown(interp, a.shape if a.shape is not None else b.shape)
+            return broadcast_with_unknown(a.shape if a.shape is not None else b.shape)
         result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:
@@ -209,18 +208,8 @@ def _result_shape(
     if is_scalar(other) or (isinstance(other, ConstValue) and isinstance(other.value, (int, float, bool))):
         return tensor.shape
     if isinstance(other, Opaque):
-        return _broadcast_with_unknown(interp, tensor.shape)  # a parameter: a number or a tensor
+        return broadcast_with_unknown(tensor.shape)  # a parameter: a number or a tensor
     return None
-
-
-def _broadcast_with_unknown(interp: "Interpreter", known: Shape | None) -> Shape | None:
-    """``known`` broadcast with a tensor of unknown shape: at least as many dims, after an unknown
-    prefix. A size other than 1 stays: the other side is presumed to fit it, as a reader of
-    ``scores + mask`` presumes (a constant > 1 is certain); a 1 becomes a fresh size."""
-    if known is None:
-        return None
-    dims = tuple(fresh_anonymous() if d.is_const and d.value == 1 else d for d in known.dims)
-    return Shape(dims, variadic=True)
 
 
 def _result_dtype(operator: str, left: Value, right: Value, a: TensorValue, b: TensorValue) -> str | None:

@@ -55,6 +55,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.facts.records import InternalError, OpEvent, ShapeConflict
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -429,6 +430,16 @@ def check_annotation(interp: "Interpreter", value: TensorValue, declared: Tensor
     conflict(interp, "annotation", node, f"{what} has inferred shape {value.shape} but is annotated {declared.shape}: {detail}", frame, "annotation")
     interp.facts.conflicts[before] = replace(interp.facts.conflicts[before], causes=causes_of(value))
     return replace(value, shape=declared.shape).with_tag(CauseTag(causes_of(value) | {node}))
+
+
+def broadcast_with_unknown(known: Shape | None) -> Shape | None:
+    """``known`` broadcast with a tensor of unknown shape: at least as many dims, after an unknown
+    prefix. A size other than 1 stays: the other side is presumed to fit it, as a reader of
+    ``scores + mask`` presumes (a constant > 1 is certain); a 1 becomes a fresh size."""
+    if known is None:
+        return None
+    dims = tuple(fresh_anonymous() if d.is_const and d.value == 1 else d for d in known.dims)
+    return Shape(dims, variadic=True)
 
 
 def unseen(value: Value) -> bool:

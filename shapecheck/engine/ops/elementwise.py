@@ -34,6 +34,7 @@ from shapecheck.engine.ops.arithmetic import tensor_binary
 from shapecheck.engine.ops.base import (
     Call,
     _callee_name,
+    broadcast_with_unknown,
     _negate,
     conflict,
     dtype_class,
@@ -183,9 +184,9 @@ def _where(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = base.shape
     for other in (condition, ta if base is tb else tb):
         if shape is not None and other.shape is not None:
-            shape = shape_ops.broadcast(shape, other.shape, frame.assumptions).shape
+            shape = shape_ops.broadcast(shape, other.shape, frame.assumptions, presume_fit=interp.is_invented).shape
         elif isinstance(other, TensorValue) and other is not UNKNOWN_TENSOR and other.shape is None:
-            shape = None
+            shape = broadcast_with_unknown(shape)  # a condition of unknown shape presumed to fit
     result = TensorValue(shape, base.dtype, base.tags + lineage(condition), call.node)
     scores = base if base.has(ScoresTag) else None
     if scores is not None:

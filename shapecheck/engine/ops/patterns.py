@@ -87,9 +87,17 @@ def einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     sizes: dict[str, Dim] = {}
     for term, tensor in zip(inputs, tensors):
         shape = tensor.shape
-        if shape is None or "..." in term or shape.variadic or shape.rank != len(term):  # type: ignore[operator]
+        if shape is None or "..." in term:  # type: ignore[operator]
             continue
-        for letter, dim in zip(term, shape.dims):  # type: ignore[arg-type]
+        if shape.variadic:
+            # Only the rank of the term fits: the known trailing dims are the term's last letters.
+            count = min(len(shape.dims), len(term))  # type: ignore[arg-type]
+            pairs = list(zip(term[len(term) - count :], shape.dims[len(shape.dims) - count :]))  # type: ignore[index]
+        elif shape.rank != len(term):  # type: ignore[arg-type]
+            continue
+        else:
+            pairs = list(zip(term, shape.dims))  # type: ignore[arg-type]
+        for letter, dim in pairs:
             if letter in sizes:
                 known = sizes[letter]
                 if equal(known, dim, frame.assumptions) is Truth.FALSE and not (known.is_const and known.value == 1) and not (dim.is_const and dim.value == 1):
@@ -104,8 +112,10 @@ def einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             else:
                 sizes[letter] = dim
     shape = None
-    if "..." not in output and all(letter in sizes for letter in output):
-        shape = Shape(tuple(sizes[letter] for letter in output))
+    if "..." not in output:
+        # The equation fixes the rank of the result; an index no operand showed gets a size of its own.
+        unseen = {letter: fresh_anonymous() for letter in output if letter not in sizes}
+        shape = Shape(tuple(sizes[letter] if letter in sizes else unseen[letter] for letter in output))
     dtype = tensors[0].dtype if tensors else None
     result = TensorValue(shape, dtype, tags, call.node)
     if len(inputs) == 2:
