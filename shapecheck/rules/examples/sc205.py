@@ -164,25 +164,6 @@ class CausalSdpa(nn.Module):
         y = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~future)
         return y.transpose(1, 2).reshape(B, T, C)
 '''),
-    ("one triu(diagonal=0) mask passed to two layers is reported once", '''\
-import torch
-from torch import nn
-
-
-class TwoLayerDecoder(nn.Module):
-    def __init__(self, d_model=32, n_heads=4):
-        super().__init__()
-        self.first = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
-        self.second = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
-
-    def forward(self, x):
-        T = x.size(1)
-        blocked = torch.ones(T, T, dtype=torch.bool, device=x.device).triu(diagonal=0)  # <-
-        h, _ = self.first(x, x, x, attn_mask=blocked)
-        x = x + h
-        h, _ = self.second(x, x, x, attn_mask=blocked)
-        return x + h
-'''),
 ]
 
 VALID = [

@@ -346,45 +346,6 @@ class PatchEmbed(nn.Module):
         x = torch.cat((self.cls_token.expand(x.size(0), -1, -1), x), dim=1)
         return x + self.pos_embed
 '''),
-    ("fixed-length windows: a learned (window, d) table added to projected features, not token embeddings", '''\
-import torch
-from torch import nn
-
-
-class WindowForecaster(nn.Module):
-    """Every input is a window of exactly `window` steps: a learned table of that length fits it."""
-
-    def __init__(self, n_features=8, d_model=32, window=48, n_heads=4):
-        super().__init__()
-        self.input_proj = nn.Linear(n_features, d_model)
-        self.pos = nn.Parameter(torch.zeros(window, d_model))
-        layer = nn.TransformerEncoderLayer(d_model, n_heads, batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, num_layers=2)
-        self.head = nn.Linear(d_model, 1)
-
-    def forward(self, series):
-        h = self.input_proj(series) + self.pos
-        return self.head(self.encoder(h)[:, -1])
-'''),
-    ("one learned (1, 1, d) modality vector added to every token: not a table of positions", '''\
-import torch
-from jaxtyping import Int
-from torch import Tensor, nn
-
-
-class TextSide(nn.Module):
-    """Text tokens of a two-modality model: one learned modality vector added to every token."""
-
-    def __init__(self, vocab_size=100, d_model=32, max_len=64):
-        super().__init__()
-        self.tok = nn.Embedding(vocab_size, d_model)
-        self.pos = nn.Embedding(max_len, d_model)
-        self.modality = nn.Parameter(torch.zeros(1, 1, d_model))
-
-    def forward(self, ids: Int[Tensor, "b t"]):
-        positions = torch.arange(ids.size(1), device=ids.device)
-        return self.tok(ids) + self.pos(positions) + self.modality
-'''),
     ("slot queries: a (1, 1, d) content vector broadcast over a sinusoidal table of the slots", '''\
 import math
 

@@ -127,24 +127,6 @@ class TinyEncoder(nn.Module):
         y = F.scaled_dot_product_attention(q, k, v)
         return y.transpose(1, 2).reshape(B, T, C)
 '''),
-    ("token embeddings through two attention layers: reported once, at the embedding", '''\
-from torch import nn
-
-
-class TwoLayerEncoder(nn.Module):
-    def __init__(self, vocab_size=100, d_model=32, n_heads=4):
-        super().__init__()
-        self.embed = nn.Embedding(vocab_size, d_model)
-        self.attn1 = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
-        self.attn2 = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
-        self.head = nn.Linear(d_model, 2)
-
-    def forward(self, ids):
-        x = self.embed(ids)  # <-
-        x = x + self.attn1(x, x, x, need_weights=False)[0]
-        x = x + self.attn2(x, x, x, need_weights=False)[0]
-        return self.head(x.mean(dim=1))
-'''),
 ]
 
 VALID = [
@@ -308,27 +290,5 @@ class TinyGPT(nn.Module):
         q, k, v = self.qkv(x).view(b, t, 3, self.n_head, -1).permute(2, 0, 3, 1, 4)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.lm_head(y.transpose(1, 2).reshape(b, t, -1))
-'''),
-    ("position embeddings computed by the caller and passed in (`position_embeddings`)", '''\
-import torch.nn.functional as F
-from torch import nn
-
-
-class Decoder(nn.Module):
-    """The caller computes the position embeddings (shared by several decoders) and passes them in."""
-
-    def __init__(self, vocab_size=100, dim=64, n_heads=4):
-        super().__init__()
-        self.n_heads = n_heads
-        self.tok_embeddings = nn.Embedding(vocab_size, dim)
-        self.wqkv = nn.Linear(dim, 3 * dim, bias=False)
-        self.output = nn.Linear(dim, vocab_size, bias=False)
-
-    def forward(self, tokens, position_embeddings):
-        b, t = tokens.shape
-        h = self.tok_embeddings(tokens) + position_embeddings
-        q, k, v = self.wqkv(h).view(b, t, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.output(y.transpose(1, 2).reshape(b, t, -1))
 '''),
 ]

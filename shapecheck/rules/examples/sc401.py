@@ -156,28 +156,6 @@ class EinsumAttention(nn.Module):
         attn = (th.einsum("bhie,bhje->bhij", q, k) * q.shape[-1] ** -0.5).softmax(dim=-1)
         return th.einsum("bhij,bhje->bihe", attn, v).flatten(2)
 '''),
-    ("self- and memory-attention with the key projection bound to the query's: reported once", '''\
-import math
-
-import torch
-from torch import nn
-
-
-class MemoryBlock(nn.Module):
-    """Self-attention, then attention over a memory, with one key projection for both."""
-
-    def __init__(self, d_model=32):
-        super().__init__()
-        self.to_q = nn.Linear(d_model, d_model)
-        self.to_k = self.to_q  # <-
-        self.to_v = nn.Linear(d_model, d_model)
-
-    def forward(self, x, memory):
-        q = self.to_q(x) / math.sqrt(x.size(-1))
-        own = torch.softmax(q @ self.to_k(x).transpose(-2, -1), dim=-1) @ self.to_v(x)
-        recalled = torch.softmax(q @ self.to_k(memory).transpose(-2, -1), dim=-1) @ self.to_v(memory)
-        return own + recalled
-'''),
 ]
 
 VALID = [
