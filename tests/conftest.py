@@ -222,3 +222,21 @@ def lint_with_all_rules(code: str):
 
         return lint_source(code, "example.py")
     return _lint_with_all_rules_cached(code)
+
+
+@functools.lru_cache(maxsize=None)
+def _lint_file_cached(path: Path):
+    from shapecheck.linter import lint_source
+
+    return lint_source(path.read_text(encoding="utf-8"), str(path))
+
+
+def lint_shipped_file(path: Path):
+    """``lint_source`` of a file shipped in the repository (examples/, reference_model/), once per file
+    per test process: the tests that hold the shipped examples to their promises share the result.
+    Not cached under mutation testing (see ``lint_with_all_rules``)."""
+    if "MUTANT_UNDER_TEST" in os.environ or "mutmut" in sys.modules:
+        from shapecheck.linter import lint_source
+
+        return lint_source(path.read_text(encoding="utf-8"), str(path))
+    return _lint_file_cached(path)

@@ -1,6 +1,9 @@
 """The benchmark scripts run end to end on a tiny folder (``--dir``: no install, no network).
 
 Nothing here looks at times: it only checks that each script runs, exits 0 and prints its figures.
+Most scripts run in this process (``bench``: their ``main(argv)`` with the output captured); the ones
+that time or measure whole processes (workflow_speed, project's memory figures) run as ``python
+benchmarks/SCRIPT.py``, as a user runs them.
 """
 
 from __future__ import annotations
@@ -48,6 +51,24 @@ def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture
+def bench(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """``benchmarks/SCRIPT.py ARGS`` in this process: its ``main(argv)``, exit code and captured output."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+
+    def call(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+        module = importlib.import_module(script.removesuffix(".py"))
+        capsys.readouterr()
+        try:
+            code = module.main(list(args))
+        except SystemExit as exit:
+            code = exit.code
+        captured = capsys.readouterr()
+        return subprocess.CompletedProcess(args, int(code or 0), captured.out, captured.err)
+
+    return call
+
+
 def run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(BENCHMARKS / script), *args],
@@ -58,26 +79,26 @@ def run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_throughput_runs_on_a_folder(corpus_dir: Path) -> None:
-    completed = run("throughput.py", "--dir", str(corpus_dir), "--limit", "3", "--runs", "1", "--min-lines", "1")
+def test_throughput_runs_on_a_folder(bench, corpus_dir: Path) -> None:
+    completed = bench("throughput.py", "--dir", str(corpus_dir), "--limit", "3", "--runs", "1", "--min-lines", "1")
     assert completed.returncode == 0, completed.stderr
     assert "3 files" in completed.stdout
     assert "lint/parse =" in completed.stdout
 
 
-def test_precision_runs_on_a_folder(corpus_dir: Path, tmp_path: Path) -> None:
+def test_precision_runs_on_a_folder(bench, corpus_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.md"
-    completed = run("precision.py", "--dir", str(corpus_dir), "--out", str(out), "--crash-log", str(tmp_path / "crashes.log"))
+    completed = bench("precision.py", "--dir", str(corpus_dir), "--out", str(out), "--crash-log", str(tmp_path / "crashes.log"))
     assert completed.returncode == 0, completed.stderr
     report = out.read_text()
     assert "## Findings per rule" in report
     assert "| fake_corpus" in report
 
 
-def test_mutation_plants_bugs_and_reports(corpus_dir: Path, tmp_path: Path) -> None:
+def test_mutation_plants_bugs_and_reports(bench, corpus_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "mutation.md"
     data = tmp_path / "mutation.json"
-    completed = run("mutation.py", "--dir", str(corpus_dir), "--jobs", "1", "--out", str(out), "--json", str(data))
+    completed = bench("mutation.py", "--dir", str(corpus_dir), "--jobs", "1", "--out", str(out), "--json", str(data))
     assert completed.returncode == 0, completed.stderr
     report = out.read_text()
     assert "## Recall per code" in report
@@ -103,8 +124,8 @@ def test_mutants_parse_and_differ(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
         assert source.count("\n") - ATTENTION.count("\n") == spec.delta
 
 
-def test_shapes_coverage_exits_cleanly(corpus_dir: Path) -> None:
-    completed = run("shapes_coverage.py", "--dir", str(corpus_dir))
+def test_shapes_coverage_exits_cleanly(bench, corpus_dir: Path) -> None:
+    completed = bench("shapes_coverage.py", "--dir", str(corpus_dir))
     assert completed.returncode == 0, completed.stderr
 
 
@@ -114,14 +135,14 @@ def test_workflow_speed_runs_on_a_folder(corpus_dir: Path) -> None:
     assert "cold / warm" in completed.stdout and "| 2 |" in completed.stdout
 
 
-def test_robustness_runs_on_a_folder(corpus_dir: Path) -> None:
-    completed = run("robustness.py", "--dir", str(corpus_dir), "--jobs", "1")
+def test_robustness_runs_on_a_folder(bench, corpus_dir: Path) -> None:
+    completed = bench("robustness.py", "--dir", str(corpus_dir), "--jobs", "1")
     assert completed.returncode == 0, completed.stderr
     assert "| escaped | swallowed |" in completed.stdout
 
 
-def test_layout_sites_counts_what_the_rules_examined(corpus_dir: Path) -> None:
-    completed = run("layout_sites.py", "--dir", str(corpus_dir))
+def test_layout_sites_counts_what_the_rules_examined(bench, corpus_dir: Path) -> None:
+    completed = bench("layout_sites.py", "--dir", str(corpus_dir))
     assert completed.returncode == 0, completed.stderr
     header, _, row = completed.stdout.splitlines()[:3]
     cells = dict(zip((c.strip() for c in header.split("|")), (c.strip() for c in row.split("|"))))
@@ -129,8 +150,8 @@ def test_layout_sites_counts_what_the_rules_examined(corpus_dir: Path) -> None:
     assert (cells["files"], cells["SC503"], cells["SC502"], cells["SC504"]) == ("4", "3", "1", "1")
 
 
-def test_project_runs_on_a_folder(corpus_dir: Path) -> None:
-    completed = run("project.py", "--dir", str(corpus_dir))
+def test_project_runs_on_a_folder(bench, corpus_dir: Path) -> None:
+    completed = bench("project.py", "--dir", str(corpus_dir))
     assert completed.returncode == 0, completed.stderr
     assert "whole / per-file:" in completed.stdout
 

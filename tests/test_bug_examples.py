@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from shapecheck.linter import lint_source
+from conftest import lint_shipped_file
 
 BUGS = Path(__file__).resolve().parent.parent / "examples" / "bugs"
 MARK = re.compile(r"#\s*BUG:\s*(SC\d{3})")
@@ -26,7 +26,7 @@ def _marked(path: Path) -> list[tuple[int, str]]:
 def test_bug_file_has_exactly_its_marked_finding(path: Path) -> None:
     marked = _marked(path)
     assert len(marked) == 1, f"{path.name}: mark exactly one line with '# BUG: SCnnn'"
-    result = lint_source(path.read_text(encoding="utf-8"), str(path))
+    result = lint_shipped_file(path)
     assert result.error is None, result.error
     found = [(d.line, d.code) for d in result.diagnostics]
     assert found == marked, f"{path.name}: expected {marked}, linted {found}"

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
-from shapecheck.linter import lint_source
+from conftest import REPO, lint_shipped_file
 
 BUG_MARK = re.compile(r"#\s*BUG:\s*(SC\d{3})\b")
 BUGS = sorted((REPO / "examples" / "bugs").glob("*.py"))
@@ -23,7 +22,7 @@ CLEAN = sorted(
 
 
 def _findings(path: Path) -> list[tuple[int, str]]:
-    result = lint_source(path.read_text(), str(path))
+    result = lint_shipped_file(path)
     assert result.error is None, result.error
     return sorted((d.span.line, d.code) for d in result.diagnostics)
 
@@ -93,7 +92,6 @@ def test_every_bug_example_has_its_message_facts() -> None:
 
 @pytest.mark.parametrize("path", BUGS, ids=lambda path: f"{path.stem}-message")
 def test_bug_message_tells_the_facts(path: Path) -> None:
-    result = lint_source(path.read_text(), str(path))
-    (message,) = [d.message for d in result.diagnostics]
+    (message,) = [d.message for d in lint_shipped_file(path).diagnostics]
     for fact in MESSAGE_FACTS[path.stem]:
         assert fact in message, message

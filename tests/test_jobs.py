@@ -1,4 +1,8 @@
-"""``--jobs N``: the same bytes, in the same order, whatever the number of processes."""
+"""``--jobs N``: the same bytes, in the same order, whatever the number of processes.
+
+The comparisons run the CLI in this process (its worker processes are real: forked by the run);
+``test_fix_in_parallel_writes_every_file`` runs ``python -m shapecheck -j 2 --fix`` end to end.
+"""
 
 from __future__ import annotations
 
@@ -27,29 +31,27 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("output", ["text", "json"])
-def test_output_is_identical_for_any_number_of_jobs(mixed: Path, output: str) -> None:
+def test_output_is_identical_for_any_number_of_jobs(cli, mixed: Path, output: str) -> None:
     runs = {}
     for jobs in ("1", "2", "3"):
-        done = run_subprocess(
-            ["lint", "--no-cache", "--jobs", jobs, "--format", output, ".", "empty.py", "missing.py"], cwd=mixed
-        )
-        assert done.returncode == 2, done.stderr
-        runs.setdefault(jobs, []).append((done.stdout, done.stderr))
+        done = cli("lint", "--no-cache", "--jobs", jobs, "--format", output, ".", "empty.py", "missing.py", cwd=mixed)
+        assert done.code == 2, done.err
+        runs.setdefault(jobs, []).append((done.out, done.err))
     outputs = {out for pairs in runs.values() for out, _ in pairs}
     errors = {err for pairs in runs.values() for _, err in pairs}
     assert len(outputs) == 1 and len(errors) == 1
     assert "nb.ipynb" in outputs.pop()
 
 
-def test_diff_is_identical_too(mixed: Path) -> None:
-    outs = {run_subprocess(["lint", "--no-cache", "-j", jobs, "--diff", "examples"], cwd=mixed).stdout for jobs in "12"}
+def test_diff_is_identical_too(cli, mixed: Path) -> None:
+    outs = {cli("lint", "--no-cache", "-j", jobs, "--diff", "examples", cwd=mixed).out for jobs in "12"}
     assert len(outs) == 1 and outs.pop().strip()
 
 
-def test_fix_in_parallel_writes_every_file(tmp_path: Path) -> None:
+def test_fix_in_parallel_writes_every_file(cli, tmp_path: Path) -> None:
     shutil.copytree(EXAMPLES / "bugs", tmp_path / "bugs")
-    listed = run_subprocess(["lint", "--no-cache", "-j", "1", "--format", "json", "bugs"], cwd=tmp_path)
-    fixable = sum(1 for d in json.loads(listed.stdout)["diagnostics"] if d.get("fix"))
+    listed = cli("lint", "--no-cache", "-j", "1", "--format", "json", "bugs", cwd=tmp_path)
+    fixable = sum(1 for d in json.loads(listed.out)["diagnostics"] if d.get("fix"))
     assert fixable >= 4
     done = run_subprocess(["lint", "--no-cache", "-j", "2", "--fix", "bugs"], cwd=tmp_path)
     assert f"Fixed {fixable} problems" in done.stdout, done.stdout + done.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shapecheck.linter import lint_source
+from conftest import lint_with_all_rules
 from shapecheck.rules.base import registry
 
 
@@ -16,7 +16,7 @@ def _invalid_examples():
 
 @pytest.mark.parametrize(("code", "source"), list(_invalid_examples()))
 def test_messages_never_print_none(code: str, source: str) -> None:
-    result = lint_source(source, "example.py")
+    result = lint_with_all_rules(source)  # the result the example tests linted (cached per snippet)
     assert result.diagnostics, f"{code}: the INVALID example gives no finding"
     for diagnostic in result.diagnostics:
         assert "None" not in diagnostic.message, diagnostic.message

@@ -15,7 +15,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-TEST_COMMAND = "python -m pytest -q"
+#: The README's test command: two worker processes on two cores; the pre-commit tests share one worker.
+TEST_COMMAND = "python -m pytest -q -n auto --dist loadgroup"
 
 
 def pyproject() -> dict:
@@ -51,6 +52,8 @@ def test_ci_runs_the_readme_test_command() -> None:
     first_block = readme.split("```bash", 2)
     assert "shapecheck lint examples/" in first_block[1]
     assert "pip install torch==2.13.0" in first_block[2] and TEST_COMMAND in first_block[2]
+    dev = [re.split(r"[<>=!~ ;\[]", dep, maxsplit=1)[0].lower() for dep in pyproject()["project"]["optional-dependencies"]["dev"]]
+    assert "pytest-xdist" in dev  # -n auto
 
 
 @pytest.mark.parametrize(
@@ -61,13 +64,11 @@ def test_readme_sections(heading: str) -> None:
     assert f"\n{heading}\n" in (REPO / "README.md").read_text()
 
 
-def test_readme_quick_start_shows_findings() -> None:
-    from conftest import run_subprocess
-
-    done = run_subprocess(["lint", "examples/", "--format", "concise"], cwd=REPO)
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "examples/bugs/" in done.stdout
-    assert done.stdout.rstrip().splitlines()[-1].startswith("Found ")
+def test_readme_quick_start_shows_findings(cli) -> None:
+    done = cli("lint", "examples/", "--format", "concise", cwd=REPO)
+    assert done.code == 1, done.out + done.err
+    assert "examples/bugs/" in done.out
+    assert done.out.rstrip().splitlines()[-1].startswith("Found ")
 
 
 def test_readme_installs_from_the_repository_only() -> None:

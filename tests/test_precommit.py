@@ -1,10 +1,11 @@
-"""The pre-commit hook works for real: ``pre-commit try-repo`` on a copy of this checkout.
+"""The pre-commit hook works for real: ``pre-commit run`` with this checkout as the hook repository.
 
-pre-commit installs the hook repository (its committed HEAD) into a virtualenv with pip, so the test
+pre-commit installs the hook repository (a committed revision) into a virtualenv with pip, so the test
 copies the package into a temporary git repository and commits it there: it works the same on a
 fresh CI clone and on a working tree with uncommitted changes. The install needs PyPI (libcst, rich,
-...) for each
-of the two runs, which go in parallel.
+...). All runs of this module share one pre-commit home (``PRE_COMMIT_HOME``) for the session, so the
+hook is installed once (about a minute) and the later runs reuse it, as on a user's machine; the module
+is one xdist group (one worker), so two workers never install it at the same time.
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("pre-commit")]
 
 #: What the hook repository needs to be pip-installed (see pyproject.toml's package list).
 HOOK_REPO_FILES = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "shapecheck", "reference_model")
@@ -86,11 +86,26 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def try_repo(hook_repo: Path, project: Path, *files: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1", "PRE_COMMIT_COLOR": "never"}
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pre-commit's store for this test session: the hook environment is built once and reused."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def head_of(repo: Path) -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def pre_commit_run(
+    project: Path, home: Path, *args: str, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``pre-commit run ARGS`` (``--all-files`` by default) in ``project``, with the session's store."""
+    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1", "PRE_COMMIT_COLOR": "never", "PRE_COMMIT_HOME": str(home)}
     env.pop("PYTHONPATH", None)
+    env.update(env_extra or {})
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "shapecheck", "--files", *files],
+        [sys.executable, "-m", "pre_commit", "run", *(args or ("--all-files",))],
         cwd=project,
         env=env,
         capture_output=True,
@@ -100,22 +115,24 @@ def try_repo(hook_repo: Path, project: Path, *files: str) -> subprocess.Complete
 
 
 @pytest.fixture(scope="session")
-def runs(hook_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Both pre-commit runs at once: try-repo installs the hook afresh each time (about a minute)."""
+def runs(hook_repo: Path, pre_commit_home: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.CompletedProcess[str]]:
+    """``pre-commit run`` on a clean project (the first run installs the hook), then on a buggy one."""
+    config = f"repos:\n  - repo: {hook_repo}\n    rev: {head_of(hook_repo)}\n    hooks:\n      - id: shapecheck\n"
     clean = tmp_path_factory.mktemp("clean-project")
     buggy = tmp_path_factory.mktemp("buggy-project")
     for project in (clean, buggy):
         git("init", "-q", cwd=project)
+        (project / ".pre-commit-config.yaml").write_text(config)
         (project / "clean.py").write_text(CLEAN)
     for name, source, _ in BUGGY:
         (buggy / name).write_text(source)
     for project in (clean, buggy):
         git("add", ".", cwd=project)
     buggy_files = sorted(path.name for path in buggy.glob("*.py"))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        clean_run = pool.submit(try_repo, hook_repo, clean, "clean.py")
-        buggy_run = pool.submit(try_repo, hook_repo, buggy, *buggy_files)
-        return {"clean": clean_run.result(), "buggy": buggy_run.result()}
+    return {
+        "clean": pre_commit_run(clean, pre_commit_home, "--files", "clean.py"),
+        "buggy": pre_commit_run(buggy, pre_commit_home, "--files", *buggy_files),
+    }
 
 
 def test_clean_file_passes(runs) -> None:
@@ -144,20 +161,6 @@ def readme_config(marker: str) -> str:
     return block
 
 
-def pre_commit_run(project: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **GIT_ENV, "NO_COLOR": "1", "PRE_COMMIT_COLOR": "never", **(env_extra or {})}
-    env.pop("PYTHONPATH", None)
-    env.update({k: v for k, v in (env_extra or {}).items()})
-    return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-
-
 def readme_project(tmp_path: Path, config: str) -> Path:
     project = tmp_path / "project"
     project.mkdir()
@@ -169,23 +172,23 @@ def readme_project(tmp_path: Path, config: str) -> Path:
     return project
 
 
-def test_readme_remote_snippet_with_a_real_revision(hook_repo: Path, tmp_path: Path) -> None:
+def test_readme_remote_snippet_with_a_real_revision(hook_repo: Path, pre_commit_home: Path, tmp_path: Path) -> None:
     config = readme_config("rev:")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, capture_output=True, text=True, check=True)
     config = re.sub(r"repo: \S+", f"repo: {hook_repo}", config, count=1)
-    config = re.sub(r"rev: \S+", f"rev: {head.stdout.strip()}", config, count=1)
-    done = pre_commit_run(readme_project(tmp_path, config))
+    config = re.sub(r"rev: \S+", f"rev: {head_of(hook_repo)}", config, count=1)
+    done = pre_commit_run(readme_project(tmp_path, config), pre_commit_home)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "syntax.py:1:" in done.stdout and "SC001" in done.stdout and "clean.py:" not in done.stdout
 
 
-def test_readme_local_snippet(tmp_path: Path) -> None:
+def test_readme_local_snippet(pre_commit_home: Path, tmp_path: Path) -> None:
     config = readme_config("repo: local")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "shapecheck"  # `shapecheck` as installed from this checkout
     wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m shapecheck \"$@\"\n")
     wrapper.chmod(0o755)
-    done = pre_commit_run(readme_project(tmp_path, config), {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    path = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = pre_commit_run(readme_project(tmp_path, config), pre_commit_home, env_extra=path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "syntax.py:1:" in done.stdout and "SC001" in done.stdout and "clean.py:" not in done.stdout

@@ -11,8 +11,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import run_subprocess  # noqa: E402
-
 from jaxtyping import Float  # noqa: E402
 from torch import Tensor  # noqa: E402
 
@@ -127,15 +125,16 @@ def test_dash_m_runs_a_module_of_a_package(program: Path):
     assert done.stderr.strip().splitlines()[-1].startswith("shapecheck.ShapeCheckError: Block.forward (pkg/model.py:16)")
 
 
-def test_bad_command_lines_exit_2_without_traceback(program: Path):
+def test_bad_command_lines_exit_2_without_traceback(cli, program: Path):
+    """Refused before anything runs: in this process (the tests above run programs for real)."""
     for args, message in [
         ([], "nothing to run"),
         (["missing.py"], "missing.py: no such file"),
         (["-m", "no_such_module_here"], "no module named 'no_such_module_here'"),
     ]:
-        done = run_subprocess(["run", *args], cwd=program)
-        assert done.returncode == 2, (args, done.stderr)
-        assert message in done.stderr and "Traceback" not in done.stderr
+        done = cli("run", *args, cwd=program)
+        assert done.code == 2, (args, done.err)
+        assert message in done.err and "Traceback" not in done.err
 
 
 def test_install_checks_a_package_imported_after_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -72,7 +72,8 @@ def test_mermaid_and_rich_renderings(model):
     assert "├── blocks.0: GPTBlock(x=float32(b=2, t=16, d_model=32))" in text
 
 
-def test_trace_command(tmp_path):
+def test_trace_command(cli, tmp_path):
+    """End to end in a subprocess (text); the mermaid rendering of the same command in this process."""
     done = run_subprocess(
         ["trace", "reference_model:MiniGPT", "--kwargs", "vocab_size=65", "d_model=32", "n_heads=4", "n_layers=1",
          "max_len=16", "--input", "idx: int64[2, 16]", "--device", "meta"],
@@ -82,13 +83,12 @@ def test_trace_command(tmp_path):
     lines = done.stdout.splitlines()
     assert lines[0] == "MiniGPT(idx=int64(b=2, t=16)) -> float32(b=2, t=16, vocab_size=65)"
     assert any("attn: CausalSelfAttention(x=float32(b=2, t=16, d_model=32))" in line for line in lines)
-    mermaid = run_subprocess(
-        ["trace", "reference_model:MiniGPT", "--kwargs", "vocab_size=65,d_model=32,n_heads=4,n_layers=1,max_len=16",
-         "--input", "int64[2, 16]", "--format", "mermaid"],
-        cwd=tmp_path,
+    mermaid = cli(
+        "trace", "reference_model:MiniGPT", "--kwargs", "vocab_size=65,d_model=32,n_heads=4,n_layers=1,max_len=16",
+        "--input", "int64[2, 16]", "--format", "mermaid", cwd=tmp_path,
     )
-    assert mermaid.returncode == 0, mermaid.stderr
-    assert mermaid.stdout.startswith("flowchart TD\n")
+    assert mermaid.code == 0, mermaid.err
+    assert mermaid.out.startswith("flowchart TD\n")
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,18 @@
-"""``shapecheck lint -``: source from stdin, as editors and pre-commit wrappers pass it."""
+"""``shapecheck lint -``: source from stdin, as editors and pre-commit wrappers pass it.
+
+The first test pipes the source to a real ``python -m shapecheck`` process; the others run the CLI in
+this process with ``sys.stdin`` replaced by a byte stream (``lint_stdin``).
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO, assert_no_traceback
 
@@ -23,6 +30,18 @@ def lint(args: list[str], stdin: bytes, cwd: Path) -> subprocess.CompletedProces
     )
 
 
+@pytest.fixture
+def lint_stdin(cli, monkeypatch: pytest.MonkeyPatch):
+    """``shapecheck lint ARGS`` in this process with ``stdin`` (bytes) on standard input: (code, out, err) as bytes."""
+
+    def run(args: list[str], stdin: bytes, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+        ran = cli("lint", *args, cwd=cwd)
+        return subprocess.CompletedProcess(args, ran.code, ran.out.encode(), ran.err.encode())
+
+    return run
+
+
 def test_stdin_is_linted_under_the_given_name(tmp_path: Path) -> None:
     source = FIXABLE.read_bytes()
     done = lint(["-", "--stdin-filename", "model.py", "--format", "json"], source, tmp_path)
@@ -35,37 +54,37 @@ def test_stdin_is_linted_under_the_given_name(tmp_path: Path) -> None:
     assert plain.returncode == 0 and b"All checks passed: no problems in 1 file." in plain.stdout
 
 
-def test_stdin_fix_writes_the_fixed_source_to_stdout(tmp_path: Path) -> None:
+def test_stdin_fix_writes_the_fixed_source_to_stdout(lint_stdin, tmp_path: Path) -> None:
     source = FIXABLE.read_text()
-    done = lint(["-", "--fix", "--stdin-filename", "model.py"], source.encode(), tmp_path)
+    done = lint_stdin(["-", "--fix", "--stdin-filename", "model.py"], source.encode(), tmp_path)
     fixed = done.stdout.decode()
     assert fixed != source and "def " in fixed
     copy = tmp_path / "model.py"
     copy.write_text(source)
-    on_disk = lint(["--fix", "model.py"], b"", tmp_path)
+    on_disk = lint_stdin(["--fix", "model.py"], b"", tmp_path)
     assert on_disk.returncode in (0, 1)
     assert copy.read_text() == fixed  # the same fixes as on a file
     assert b"Fixed" in done.stderr and not list(tmp_path.glob("*.shapecheck-tmp"))
-    unchanged = lint(["-", "--fix"], CLEAN.encode(), tmp_path)
+    unchanged = lint_stdin(["-", "--fix"], CLEAN.encode(), tmp_path)
     assert unchanged.stdout.decode() == CLEAN and unchanged.returncode == 0
 
 
-def test_stdin_filename_is_matched_against_the_configuration(tmp_path: Path) -> None:
+def test_stdin_filename_is_matched_against_the_configuration(lint_stdin, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.shapecheck]\nexclude = ['gen_*.py']\nignore = ['SC201']\n")
     source = FIXABLE.read_bytes()
-    ignored = lint(["-", "--stdin-filename", "model.py", "--format", "json"], source, tmp_path)
+    ignored = lint_stdin(["-", "--stdin-filename", "model.py", "--format", "json"], source, tmp_path)
     assert "SC201" not in {d["code"] for d in json.loads(ignored.stdout)["diagnostics"]}
-    skipped = lint(["-", "--stdin-filename", "gen_a.py"], source, tmp_path)
+    skipped = lint_stdin(["-", "--stdin-filename", "gen_a.py"], source, tmp_path)
     assert b"gen_a.py: skipped" in skipped.stderr and skipped.returncode == 0
-    quiet = lint(["-", "--stdin-filename", "gen_a.py", "--force-exclude"], source, tmp_path)
+    quiet = lint_stdin(["-", "--stdin-filename", "gen_a.py", "--force-exclude"], source, tmp_path)
     assert quiet.returncode == 0 and b"skipped" not in quiet.stderr
 
 
-def test_stdin_bad_input_is_a_clear_error(tmp_path: Path) -> None:
-    done = lint(["-"], b"\x00\x01", tmp_path)
+def test_stdin_bad_input_is_a_clear_error(lint_stdin, tmp_path: Path) -> None:
+    done = lint_stdin(["-"], b"\x00\x01", tmp_path)
     assert done.returncode == 2 and b"stdin: binary file" in done.stderr
     assert_no_traceback(done.stderr.decode())
-    orphan = lint(["x.py", "--stdin-filename", "a.py"], b"", tmp_path)
+    orphan = lint_stdin(["x.py", "--stdin-filename", "a.py"], b"", tmp_path)
     assert orphan.returncode == 2 and b"--stdin-filename needs the path -" in orphan.stderr
 
 

@@ -159,6 +159,67 @@ def reference_attention(q, k, v, causal=True):
         sim = torch.where(keep, sim, float("-inf"))  # <-
     return torch.einsum("b h i j, b h j d -> b h i d", sim.softmax(dim=-1), v)
 '''),
+    ("SDPA given an integer padding mask, .long() (PyTorch rejects it)", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class PaddedEncoderLayer(nn.Module):
+    def __init__(self, vocab=1000, dim=64, heads=4, pad_id=0):
+        super().__init__()
+        self.heads, self.pad_id = heads, pad_id
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(128, dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, ids):
+        b, n = ids.shape
+        x = self.embed(ids) + self.pos(torch.arange(n, device=ids.device))
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        keep = (ids != self.pad_id).long()[:, None, None, :]
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)  # <-
+        return out.transpose(1, 2).reshape(b, n, -1)
+'''),
+    ("nn.MultiheadAttention given integer attn_mask and key_padding_mask: one finding per call", '''\
+import torch
+from torch import nn
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d_model=32, n_heads=4, pad_id=0):
+        super().__init__()
+        self.pad_id = pad_id
+        self.attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x, ids):
+        T = ids.size(1)
+        future = torch.ones(T, T, dtype=torch.int64, device=ids.device).triu(1)
+        padding = ids.eq(self.pad_id).int()
+        y, _ = self.attn(
+            x, x, x,
+            attn_mask=future,  # <-
+            key_padding_mask=padding,
+        )
+        return self.norm(x + y)
+'''),
+    ("nn.MultiheadAttention given a float triu(ones) with the default diagonal", '''\
+import torch
+from torch import nn
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, d_model=32, n_heads=4):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+
+    def forward(self, x):
+        T = x.size(1)
+        upper = torch.triu(torch.ones(T, T, device=x.device))
+        y, _ = self.self_attn(x, x, x, attn_mask=upper)  # <-
+        return x + y
+'''),
 ]
 
 VALID = [
@@ -309,6 +370,25 @@ def reference_attention(q, k, v, causal=True):
         keep = torch.ones((n, n), device=q.device, dtype=torch.bool).tril()
         sim = torch.where(keep, sim, float("-inf"))
     return torch.einsum("b h i j, b h j d -> b h i d", sim.softmax(dim=-1), v)
+'''),
+    ("SDPA given an additive float padding bias (no triangle): float masks are added on purpose", '''\
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class BertSdpaSelfAttention(nn.Module):
+    def __init__(self, hidden=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden)
+
+    def forward(self, hidden_states, attention_mask):
+        b, t, c = hidden_states.shape
+        q, k, v = self.qkv(hidden_states).view(b, t, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        bias = (1.0 - attention_mask[:, None, None, :].float()) * torch.finfo(hidden_states.dtype).min
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        return out.transpose(1, 2).reshape(b, t, c)
 '''),
 ]
 

@@ -127,6 +127,43 @@ class CausalHead(nn.Module):
         scores = self.q(x) @ self.k(x).transpose(-2, -1) / math.sqrt(x.size(-1)) + bias
         return torch.softmax(scores, dim=-1) @ self.v(x)
 '''),
+    ("SDPA allowed set tril(-1): the diagonal is not allowed", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class FlashCausalAttention(nn.Module):
+    def __init__(self, dim=64, heads=8):
+        super().__init__()
+        self.heads = heads
+        self.to_qkv = nn.Linear(dim, dim * 3, bias=False)
+
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.to_qkv(x).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        allowed = torch.ones(n, n, dtype=torch.bool, device=x.device).tril(-1)  # <-
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        return out.transpose(1, 2).reshape(b, n, d)
+'''),
+    ("SDPA given ~triu(ones): the negated blocked set still blocks the diagonal", '''\
+import torch
+from torch import nn
+
+
+class CausalSdpa(nn.Module):
+    def __init__(self, d_model=32, n_heads=4):
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, C // self.n_heads).permute(2, 0, 3, 1, 4)
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device))  # <-
+        y = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=~future)
+        return y.transpose(1, 2).reshape(B, T, C)
+'''),
 ]
 
 VALID = [
@@ -264,6 +301,25 @@ class CausalHead(nn.Module):
         blocked = upper(torch.ones(T, T, dtype=torch.bool, device=x.device), diagonal=1)
         scores = (q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))).masked_fill(blocked, float("-inf"))
         return torch.softmax(scores, dim=-1) @ v
+'''),
+    ("most similar earlier token (argmax, no softmax): the diagonal is excluded on purpose", '''\
+import torch
+from torch import nn
+
+
+class PreviousTokenMatcher(nn.Module):
+    """For each token, the most similar earlier token (itself excluded): a copy pointer, not attention."""
+
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.query = nn.Linear(d_model, d_model)
+        self.key = nn.Linear(d_model, d_model)
+
+    def forward(self, x):
+        T = x.size(1)
+        sim = self.query(x) @ self.key(x).transpose(-2, -1)
+        not_earlier = torch.triu(torch.ones(T, T, dtype=torch.bool, device=x.device))
+        return sim.masked_fill(not_earlier, float("-inf")).argmax(dim=-1)
 '''),
 ]
 

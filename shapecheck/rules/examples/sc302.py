@@ -346,6 +346,30 @@ class PatchEmbed(nn.Module):
         x = torch.cat((self.cls_token.expand(x.size(0), -1, -1), x), dim=1)
         return x + self.pos_embed
 '''),
+    ("slot queries: a (1, 1, d) content vector broadcast over a sinusoidal table of the slots", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class SlotQueries(nn.Module):
+    """Decoder queries: one learned content vector broadcast over a sinusoidal table of the slots."""
+
+    def __init__(self, num_slots=20, d_model=32):
+        super().__init__()
+        slot = torch.arange(num_slots).unsqueeze(1).float()
+        div = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        table = torch.zeros(1, num_slots, d_model)
+        table[0, :, 0::2] = torch.sin(slot * div)
+        table[0, :, 1::2] = torch.cos(slot * div)
+        self.register_buffer("slots", table)
+        self.content = nn.Parameter(torch.zeros(1, 1, d_model))
+
+    def forward(self, memory):
+        queries = self.content + self.slots
+        return queries.expand(memory.size(0), -1, -1)
+'''),
 ]
 
 #: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;

@@ -348,4 +348,26 @@ class RelativeEncoder(nn.Module):
         scores = (content + relative) / math.sqrt(q.size(-1))
         return torch.softmax(scores, dim=-1) @ v
 '''),
+    ("learned (1, block_size, d) parameter sliced to t: positions without arange", '''\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab_size=65, block_size=32, n_embd=64, n_head=4):
+        super().__init__()
+        self.n_head = n_head
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Parameter(torch.zeros(1, block_size, n_embd))
+        self.qkv = nn.Linear(n_embd, 3 * n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        x = self.wte(idx) + self.wpe[:, :t]
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_head, -1).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.lm_head(y.transpose(1, 2).reshape(b, t, -1))
+'''),
 ]

@@ -125,6 +125,25 @@ class LoopPE(nn.Module):
     def forward(self, x):
         return x + self.pe[: x.size(1)]
 '''),
+    ("pow form with 2 * i where i already steps by 2: frequencies fall twice as fast", '''\
+import torch
+from torch import nn
+
+
+class SinusoidalPE(nn.Module):
+    def __init__(self, d_model=32, max_len=64):
+        super().__init__()
+        pos = torch.arange(max_len).float().unsqueeze(1)
+        i = torch.arange(0, d_model, 2).float()
+        inv_freq = 1.0 / (10000 ** (2 * i / d_model))  # <-
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(pos * inv_freq)
+        pe[:, 1::2] = torch.cos(pos * inv_freq)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+'''),
 ]
 
 VALID = [
@@ -240,6 +259,54 @@ class RotaryCache(nn.Module):
     def forward(self, x):
         T = x.size(-2)
         return self.cos_cached[:T], self.sin_cached[:T]
+'''),
+    ("table rebuilt for position interpolation: the same function written to the same slots again", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class InterpolatedPE(nn.Module):
+    """Sinusoidal table; with a longer context the positions are squeezed and the table rebuilt."""
+
+    def __init__(self, d_model=32, max_len=64, train_len=64):
+        super().__init__()
+        position = torch.arange(max_len).unsqueeze(1).float()
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        if max_len > train_len:
+            scaled = position * (train_len / max_len)
+            pe[:, 0::2] = torch.sin(scaled * div_term)
+            pe[:, 1::2] = torch.cos(scaled * div_term)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
+'''),
+    ("even / odd index tensors and a zeroed padding row (fairseq style)", '''\
+import math
+
+import torch
+from torch import nn
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model=32, max_len=64, padding_idx=0):
+        super().__init__()
+        position = torch.arange(max_len).unsqueeze(1).float()
+        even = torch.arange(0, d_model, 2)
+        div_term = torch.exp(even.float() * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, even] = torch.sin(position * div_term)
+        pe[:, even + 1] = torch.cos(position * div_term)
+        pe[padding_idx] = torch.zeros(d_model)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        return x + self.pe[: x.size(1)]
 '''),
 ]
 

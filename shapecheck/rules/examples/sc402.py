@@ -129,6 +129,34 @@ class Model(nn.Module):
     def forward(self, x):
         return self.attn(x)
 '''),
+    ("nn.Transformer(d_model=100, nhead=8) for a translation model", '''\
+from torch import nn
+
+
+class Translator(nn.Module):
+    def __init__(self, src_vocab=100, tgt_vocab=120, d_model=100, n_heads=8):
+        super().__init__()
+        self.src_embed = nn.Embedding(src_vocab, d_model)
+        self.tgt_embed = nn.Embedding(tgt_vocab, d_model)
+        self.src_pos = nn.Embedding(64, d_model)
+        self.tgt_pos = nn.Embedding(64, d_model)
+        self.core = nn.Transformer(d_model=d_model, nhead=n_heads, batch_first=True)  # <-
+        self.out = nn.Linear(d_model, tgt_vocab)
+'''),
+    ("nn.TransformerDecoderLayer from module-level WIDTH = 60, HEADS = 8", '''\
+import torch.nn as nn
+
+WIDTH = 60
+HEADS = 8
+
+
+class Decoder(nn.Module):
+    def __init__(self, layers=2):
+        super().__init__()
+        layer = nn.TransformerDecoderLayer(WIDTH, HEADS, dim_feedforward=4 * WIDTH, batch_first=True)  # <-
+        self.layers = nn.TransformerDecoder(layer, num_layers=layers)
+        self.norm = nn.LayerNorm(WIDTH)
+'''),
 ]
 
 VALID = [

@@ -137,6 +137,23 @@ class AttentionBlock(nn.Module):
         out = rearrange(attn @ v, "b h n d -> b n (h d)")
         return x + out  # <-
 '''),
+    ("a subtraction, not an addition: x minus a noise head of half the width", '''\
+import torch
+from torch import nn
+
+
+class NoisePredictor(nn.Module):
+    """Denoising step: x minus the predicted noise, but the noise head outputs half the width."""
+
+    def __init__(self, d_model=64, d_hidden=256):
+        super().__init__()
+        self.up = nn.Linear(d_model, d_hidden)
+        self.down = nn.Linear(d_hidden, d_model // 2)
+
+    def forward(self, x):
+        noise = self.down(torch.relu(self.up(x)))
+        return x - noise  # <-
+'''),
 ]
 
 VALID = [
