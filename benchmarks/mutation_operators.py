@@ -284,7 +284,7 @@ def mask_after_softmax(module: cst.Module) -> Iterator[Mutation]:
                 both = f"{code(softmax_statement.small)}; {code(moved)}"
                 yield Mutation(
                     "SC104",
-                    a.small,
+                    softmax_statement.small,  # the site: where the mask is now applied, to the probabilities
                     [(a.small, cst.Pass()), (softmax_statement.small, both)],
                     "mask statement moved after the softmax",
                 )

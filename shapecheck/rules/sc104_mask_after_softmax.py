@@ -11,6 +11,7 @@ from shapecheck.engine.domain.values import (
     ScoresTag,
     TensorValue,
     TriangleTag,
+    scale_of,
 )
 from shapecheck.engine.facts.queries import (
     AttentionFacts,
@@ -113,6 +114,10 @@ def _masks_probabilities(event: OpEvent, attention: AttentionFacts) -> bool:
     probs = source.tag(ProbsTag)
     if probs is None or probs.node not in attention.softmaxes:
         return False
+    fill = scale_of(event.arg(2, "value"))
+    if fill is not None and fill.value is not None and fill.value <= LARGE_NEGATIVE:
+        return True  # -inf / finfo.min written into probabilities: a mask meant for the scores
+    # Scores masked before: a later fill (0 on padded query rows) is a second, deliberate step.
     return not probs.scores.has(MaskedTag)
 
 

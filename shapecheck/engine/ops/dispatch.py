@@ -281,6 +281,8 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         return base.attribute(attr)
     if isinstance(base, FinfoValue) and attr == "min":
         return FloatValue(Scale(-3.4028234663852886e38))
+    if isinstance(base, FinfoValue) and attr == "max":
+        return FloatValue(Scale(3.4028234663852886e38))  # ``-torch.finfo(dtype).max``: a mask fill
     if isinstance(base, ClassValue):
         return UNKNOWN
     return BoundMethod(base, attr)

@@ -184,6 +184,21 @@ def attend(q: Float[Tensor, "b t d"], k: Float[Tensor, "b t d"], v: Float[Tensor
     scores = scores.masked_fill(allowed, 0.0)  # <-
     return scores.softmax(dim=-1) @ v
 '''),
+    ('functional einsum: causal mask before softmax, padding mask filled with -finfo.max after it', '''\
+import torch
+from einops import rearrange
+
+
+def local_window_attention(q, k, v, pad_mask, window=8):
+    b, h, n, d = q.shape
+    sim = torch.einsum("b h i d, b h j d -> b h i j", q, k) * d ** -0.5
+    fill = -torch.finfo(sim.dtype).max
+    causal = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
+    sim = sim.masked_fill(causal, fill)
+    attn = sim.softmax(dim=-1)
+    attn = attn.masked_fill(rearrange(pad_mask, "b j -> b 1 1 j"), fill)  # <-
+    return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+'''),
 ]
 
 VALID = [
