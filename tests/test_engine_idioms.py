@@ -884,3 +884,56 @@ def test_convolutions_give_channels_and_spatial_sizes():
     assert codes(CONVOLUTIONS) == []
     # a convolution fed by another layer whose width it does not take: a broken layer chain
     assert codes(twin(CONVOLUTIONS, "nn.Conv1d(width, width, kernel_size=3", "nn.Conv1d(2 * width, width, kernel_size=3")) == ["SC406"]
+
+
+KWARGS_WRAPPER = """
+import torch
+import torch.nn as nn
+
+
+class PreNorm(nn.Module):
+    def __init__(self, dim, fn, context_dim=None):
+        super().__init__()
+        self.fn = fn
+        self.norm = nn.LayerNorm(dim)
+        self.norm_context = nn.LayerNorm(context_dim) if context_dim is not None else None
+
+    def forward(self, x, **kwargs):
+        x = self.norm(x)
+        if self.norm_context is not None:
+            kwargs.update(context=self.norm_context(kwargs["context"]))
+        return self.fn(x, **kwargs)
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, dim=32, context_dim=48):
+        super().__init__()
+        self.to_q = nn.Linear(dim, dim)
+        self.to_kv = nn.Linear(context_dim, 2 * dim)
+
+    def forward(self, x, context=None, mask=None):
+        q = self.to_q(x)
+        k, v = self.to_kv(context).chunk(2, dim=-1)
+        return (q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5).softmax(dim=-1) @ v
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = PreNorm(32, CrossAttention(32, 48), context_dim=48)
+
+    def forward(self, x):
+        x = torch.randn(2, 5, 32)
+        data = torch.randn(2, 7, 48)
+        out = self.block(x, context=data, mask=None)
+        return out
+"""
+
+
+def test_keywords_pass_through_a_kwargs_wrapper():
+    found = values(KWARGS_WRAPPER, "Model.forward")
+    assert shape(found["out"]) == "(2, 5, 32)"  # context reached the attention through **kwargs
+    runs = [run for run in facts_of(KWARGS_WRAPPER).runs if run.qualname == "CrossAttention.forward" and run.inlined]
+    keys = {shape(a.value) for run in runs for a in run.assignments if a.name == "k"}
+    assert "(2, 7, 32)" in keys  # the normed context, updated into kwargs by the wrapper
+    assert codes(KWARGS_WRAPPER) == []

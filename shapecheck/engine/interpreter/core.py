@@ -21,7 +21,7 @@ import libcst as cst
 from shapecheck.engine.domain import modes
 from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.domain.literals import literal_value
-from shapecheck.engine.domain.tags import LambdaValue, PartialValue
+from shapecheck.engine.domain.tags import DictValue, LambdaValue, PartialValue
 from shapecheck.engine.domain.values import (
     Origin,
     UNKNOWN,
@@ -300,7 +300,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             # ``def default(*args)`` called with known arguments: args is their tuple.
             bindings[params.star_arg.name.value] = TupleValue(tuple(extra)) if extra else UNKNOWN
         if params.star_kwarg is not None:
-            bindings[params.star_kwarg.name.value] = UNKNOWN
+            # ``def forward(self, x, **kwargs)`` called with known keywords: kwargs is their dict, so
+            # that ``self.fn(x, **kwargs)`` passes them on (a PreNorm wrapper).
+            named = {p.name.value for p in positional} | {p.name.value for p in params.kwonly_params}
+            extra = tuple((key, value) for key, value in kwargs.items() if key not in named and key not in ("*", "**"))
+            bindings[params.star_kwarg.name.value] = UNKNOWN if standalone else DictValue(extra)
         return bindings
 
     def _default_binding(self, param: cst.Param, standalone: bool, is_init: bool, names: dict[str, Dim]) -> Value:

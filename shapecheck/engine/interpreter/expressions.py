@@ -105,7 +105,12 @@ class ExpressionEvaluator:
                     args.extend(items)
                     arg_nodes.extend([arg.value] * len(items))
             elif arg.star == "**":
-                kwargs["**"] = UNKNOWN
+                if isinstance(value, DictValue):
+                    for key, item in value.entries:  # ``**kwargs`` of known keywords
+                        kwargs[key] = item
+                        kwarg_nodes[key] = arg.value
+                else:
+                    kwargs["**"] = UNKNOWN
             elif arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
                 kwarg_nodes[arg.keyword.value] = arg.value

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.tags import (
+    DictValue,
     DtypeValue,
     FilledTag,
     FinfoValue,
@@ -142,6 +143,8 @@ QUALIFIED = {
 def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, frame: "Frame") -> Value:
     if isinstance(receiver, SuperValue):
         return call_super(interp, receiver, name, call, frame)
+    if isinstance(receiver, DictValue):
+        return _dict_method(receiver, name, call, frame)
     if training.is_mode_switch(receiver, name):
         return training.set_mode(receiver, name, call, frame)
     if training.returns_itself(receiver, name):
@@ -202,6 +205,28 @@ def call_super(interp: "Interpreter", receiver: SuperValue, name: str, call: Cal
     if isinstance(base, ModuleValue) and name in ("forward", "__call__"):
         return call_module(interp, base, call, frame)
     return unknown_call(call)
+
+
+def _dict_method(receiver: DictValue, name: str, call: Call, frame: "Frame") -> Value:
+    """``kwargs.get("mask")``, ``kwargs.pop("mask", None)``, ``kwargs.update(context=c)`` on a dict
+    of known keys (a ``**kwargs`` passed on by a wrapper); an update rebinds the name."""
+    key = call.args[0].value if call.args and isinstance(call.args[0], ConstValue) and isinstance(call.args[0].value, str) else None
+    holder = call.node.func.value if isinstance(call.node, cst.Call) and isinstance(call.node.func, cst.Attribute) else None
+    if name in ("get", "pop") and key is not None:
+        found = receiver.get(key)
+        if name == "pop" and isinstance(holder, cst.Name):
+            frame.env[holder.value] = DictValue(tuple((k, v) for k, v in receiver.entries if k != key))
+        if found is not None:
+            return found
+        return call.args[1] if len(call.args) > 1 else (ConstValue(None) if name == "get" else UNKNOWN)
+    if name == "update" and not call.args and "**" not in call.kwargs and isinstance(holder, cst.Name):
+        merged = dict(receiver.entries)
+        merged.update({k: v for k, v in call.kwargs.items() if k != "*"})
+        frame.env[holder.value] = DictValue(tuple(merged.items()))
+        return ConstValue(None)
+    if isinstance(holder, cst.Name):
+        frame.env[holder.value] = UNKNOWN  # a change the engine does not follow
+    return UNKNOWN
 
 
 #: Where an instance of a subclass of a torch.nn layer keeps the layer it is (its parameters, its

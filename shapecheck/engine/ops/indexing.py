@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import Repeated, ShiftTag, SplitTuple
+from shapecheck.engine.domain.tags import DictValue, Repeated, ShiftTag, SplitTuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -51,6 +51,9 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
         return UNKNOWN
     index = interp.eval(elements[0].slice.value, frame)
     position = int_of(index)
+    if isinstance(base, DictValue) and isinstance(index, ConstValue) and isinstance(index.value, str):
+        found = base.get(index.value)  # ``kwargs["context"]``
+        return found if found is not None else UNKNOWN
     if isinstance(base, ShapeValue):
         if base.shape is not None and position is not None:
             dim = base.shape.dim(position)
