@@ -24,6 +24,7 @@ import argparse
 import json
 import multiprocessing
 import random
+import os
 import signal
 import sys
 import time
@@ -205,13 +206,30 @@ def _on_alarm(signum, frame):  # noqa: ARG001
     raise LintTimeout("lint took too long")
 
 
-def _lint(source: str, display: str, timeout: float) -> list[tuple[str, int, str]]:
+#: Set (in the environment, so that worker processes see it) by ``--project``: lint each file in
+#: its package, imports followed, as ``shapecheck lint PACKAGE/`` does.
+PROJECT_ENV = "SHAPECHECK_MUTATION_PROJECT"
+_WORKSPACE = None
+
+
+def _context(path: str | None):
+    global _WORKSPACE
+    if path is None or not os.environ.get(PROJECT_ENV):
+        return None
+    from shapecheck.project import LintContext, Workspace
+
+    if _WORKSPACE is None:
+        _WORKSPACE = Workspace()  # one per worker: each project file is parsed once
+    return LintContext.for_file(_WORKSPACE, Path(path))
+
+
+def _lint(source: str, display: str, timeout: float, path: str | None = None) -> list[tuple[str, int, str]]:
     from shapecheck.linter import lint_source
 
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        result = lint_source(source, display)
+        result = lint_source(source, display, context=_context(path))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
     return [(d.code, d.span.line, d.message) for d in result.diagnostics]
@@ -220,7 +238,7 @@ def _lint(source: str, display: str, timeout: float) -> list[tuple[str, int, str
 def lint_original(job: tuple[str, str, str, float]) -> tuple[str, list[tuple[str, int, str]] | None, str | None]:
     corpus, path, display, timeout = job
     try:
-        return path, _lint(corpora.read_text(Path(path)), display, timeout), None
+        return path, _lint(corpora.read_text(Path(path)), display, timeout, path), None
     except Exception as error:
         return path, None, f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
 
@@ -230,7 +248,7 @@ def lint_mutant(job: tuple[MutantSpec, list[tuple[str, int]], int, float]) -> Mu
     result = MutantResult(spec)
     started = time.perf_counter()
     try:
-        findings = _lint(mutant_source(spec), spec.display, timeout)
+        findings = _lint(mutant_source(spec), spec.display, timeout, spec.path)
     except Exception as error:
         result.crashed = f"{type(error).__name__}: {traceback.format_exception_only(error)[-1].strip()}"
         result.seconds = time.perf_counter() - started
@@ -264,6 +282,7 @@ def report(results, originals, original_errors, sites, broken, loaded, args, sec
     add(f"- when: {now}; shapecheck at {_git_head()}; {corpora.describe_machine()}")
     add(f"- found = expected code reported within {args.window} lines of the planted site and not on the original")
     add(f"- sampling: at most {args.files or 'all'} files per corpus, at most {args.per_file} mutants per code per file, {args.per_corpus} per code per corpus, seed {args.seed}")
+    add("- linted " + ("in their packages, imports followed (--project)" if args.project else "each file alone, imports opaque"))
     add(f"- {sum(len(f) for f in loaded.values())} files; {len(results)} mutants linted in {seconds:.0f} s with {args.jobs} jobs")
     add("")
     add("## Recall per code")
@@ -387,9 +406,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=40, metavar="N", help="files sampled per corpus (default 40; 0: all)")
     parser.add_argument("--window", type=int, default=3, metavar="L", help="lines around the site a finding may be on (default 3)")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds per lint (default 60)")
+    parser.add_argument(
+        "--project", action="store_true",
+        help="lint each file in its package with its imports followed (as `shapecheck lint PACKAGE/` does); "
+        "default: each file alone",
+    )
     parser.add_argument("--out", type=Path, metavar="FILE", help="write the Markdown report to FILE")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every mutant and original finding as JSON")
     args = parser.parse_args(argv)
+    if args.project:
+        os.environ[PROJECT_ENV] = "1"
     args.codes = sorted(args.code or OPERATORS)
     try:
         loaded = corpora.load_corpora(args.corpus or default, args.dir, args.limit)
