@@ -14,6 +14,7 @@ child process, printing its peak resident memory next to a per-file run of the s
     python benchmarks/project.py --limit 100             # first 100 files, quick look
     python benchmarks/project.py --dir examples/projects # any folder
     python benchmarks/project.py --synthetic 500         # memory of a 500-file project
+    python benchmarks/project.py --limit 60 --stages     # + where the extra time goes
 """
 
 from __future__ import annotations
@@ -36,8 +37,65 @@ TARGET_RATIO = 1.5
 clock = time.process_time
 
 
-def measure(paths: Sequence[Path]) -> dict:
-    """CPU seconds of per-file and whole-project lint over the same files, and what was loaded."""
+class Stages:
+    """CPU seconds of three stages of the whole-project lint: parsing files that are not among the
+    linted ones, loading a module's top level, and analysing a call inlined into another module of
+    the project. A stage is timed at its outermost call (not twice when it nests in itself); its
+    seconds include the other stages it triggers (a scope load that parses an import)."""
+
+    def __init__(self, targets: set[Path]) -> None:
+        self.seconds = {"parse of imported files": 0.0, "module scopes loaded": 0.0, "calls into other modules": 0.0}
+        self.calls = 0
+        self.targets = targets
+        self._open: set[str] = set()
+
+    def timed(self, stage: str, function):
+        def wrapper(*args, **kwargs):
+            if stage in self._open:
+                return function(*args, **kwargs)
+            self._open.add(stage)
+            started = clock()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[stage] += clock() - started
+                self._open.discard(stage)
+
+        return wrapper
+
+    def install(self) -> "callable":
+        """Wrap the three stages; returns a function that removes the wrappers."""
+        from shapecheck.engine.interpreter.core import Interpreter
+        from shapecheck.engine.interpreter.project import ModuleGraph
+        from shapecheck.project import Workspace
+
+        originals = (Workspace.file, ModuleGraph._load_scope, Interpreter.inline)
+        parse, load, inline = (self.timed(stage, f) for stage, f in zip(self.seconds, originals))
+        stages = self
+
+        def file(workspace, path, *args, **kwargs):
+            if path.resolve() in stages.targets or path.resolve() in workspace._files:
+                return originals[0](workspace, path, *args, **kwargs)
+            return parse(workspace, path, *args, **kwargs)
+
+        def inline_call(interp, node, *args, **kwargs):
+            scope = interp.graph.home.get(node) if interp.graph is not None else None
+            if scope is None or scope.source.path == interp.own_path:
+                return originals[2](interp, node, *args, **kwargs)
+            stages.calls += "calls into other modules" not in stages._open
+            return inline(interp, node, *args, **kwargs)
+
+        Workspace.file, ModuleGraph._load_scope, Interpreter.inline = file, load, inline_call
+
+        def remove() -> None:
+            Workspace.file, ModuleGraph._load_scope, Interpreter.inline = originals
+
+        return remove
+
+
+def measure(paths: Sequence[Path], stages: bool = False) -> dict:
+    """CPU seconds of per-file and whole-project lint over the same files, and what was loaded
+    (with ``stages``, also the seconds of the stages of ``Stages``, which adds a little overhead)."""
     corpora.use_repo_checkout()
     from shapecheck import linter
     from shapecheck.project import Workspace
@@ -51,12 +109,18 @@ def measure(paths: Sequence[Path]) -> dict:
     per_file = clock() - started
 
     gc.collect()
+    timer = Stages({path.resolve() for path in paths}) if stages else None
+    remove = timer.install() if timer is not None else None
     started = clock()
     workspace = Workspace()
     project_findings = 0
-    for path in paths:
-        result = linter.lint_path(path, str(path), None, workspace)
-        project_findings += len(result.diagnostics) + len(result.foreign)
+    try:
+        for path in paths:
+            result = linter.lint_path(path, str(path), None, workspace)
+            project_findings += len(result.diagnostics) + len(result.foreign)
+    finally:
+        if remove is not None:
+            remove()
     whole = clock() - started
     parsed = [module for module in workspace._files.values() if module is not None]
     targets = {str(path.resolve()) for path in paths}
@@ -74,6 +138,7 @@ def measure(paths: Sequence[Path]) -> dict:
         "scopes_loaded": loaded,
         "findings_alone": alone_findings,
         "findings_project": project_findings,
+        "stages": dict(timer.seconds, calls_into_other_modules=timer.calls) if timer is not None else None,
     }
 
 
@@ -89,6 +154,13 @@ def report(name: str, figures: dict) -> None:
         f"{figures['scopes_loaded']}"
     )
     print(f"  findings: {figures['findings_alone']} per file, {figures['findings_project']} whole project")
+    if figures.get("stages"):
+        stages = dict(figures["stages"])
+        calls = stages.pop("calls_into_other_modules")
+        print("  stages of the whole-project lint (outermost calls; a stage includes the others it triggers):")
+        for stage, seconds in stages.items():
+            extra = f" ({calls} outermost calls)" if stage == "calls into other modules" else ""
+            print(f"    {stage:26} {seconds:8.2f} s CPU{extra}")
 
 
 # ---------------------------------------------------------------------- synthetic project
@@ -195,7 +267,7 @@ print(json.dumps({"before_mb": before / 1024, "peak_mb": after / 1024}))
 """
 
 
-def synthetic(count: int) -> None:
+def synthetic(count: int, stages: bool = False) -> None:
     with tempfile.TemporaryDirectory() as folder:
         paths = write_synthetic(Path(folder), count)
         lines = sum(path.read_text().count("\n") for path in paths)
@@ -212,26 +284,30 @@ def synthetic(count: int) -> None:
                 f"  {mode:9} peak RSS {figures[mode]['peak_mb']:7.1f} MB "
                 f"(after imports {figures[mode]['before_mb']:.1f} MB)"
             )
-        report("synthetic", measure(paths))
+        report("synthetic", measure(paths, stages))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     corpora.add_corpus_arguments(parser, ["transformers"])
     parser.add_argument("--synthetic", type=int, metavar="N", help="measure memory on a generated N-file project")
+    parser.add_argument(
+        "--stages", action="store_true",
+        help="also time the parse of imported files, module scope loading and calls into other modules",
+    )
     args = parser.parse_args(argv)
     print(corpora.describe_machine())
     if args.synthetic:
-        synthetic(args.synthetic)
+        synthetic(args.synthetic, args.stages)
         return 0
     if args.dir is not None:
         paths = sorted(path for path in args.dir.resolve().rglob("*.py") if path.is_file())[: args.limit]
-        report(str(args.dir), measure(paths))
+        report(str(args.dir), measure(paths, args.stages))
         return 0
     for name in args.corpus or ["transformers"]:
         corpus = corpora.CORPORA[name]
         corpora.ensure(corpus, quiet=True)
-        report(name, measure(corpora.corpus_files(corpus)[: args.limit]))
+        report(name, measure(corpora.corpus_files(corpus)[: args.limit], args.stages))
     return 0
 
 

@@ -154,7 +154,9 @@ def lint_source(
         result.note = "empty file, nothing to check"
         return result
     rules = [rule for rule in registry() if selected is None or rule.code in selected]
-    chain, chain_line = longest_operator_chain(source)
+    in_project = context is not None and context.this.source == source
+    # A project file was screened and parsed by the workspace (``Workspace.file``) already.
+    chain, chain_line = longest_operator_chain(source) if not in_project else (0, 0)
     if chain > MAX_OPERATOR_CHAIN:
         result.error = FileError(
             path,
@@ -162,7 +164,7 @@ def lint_source(
             f"reasonable time (limit {MAX_OPERATOR_CHAIN:,}); not checked",
         )
         return result
-    if max_bracket_depth(source) > MAX_BRACKET_DEPTH:
+    if not in_project and max_bracket_depth(source) > MAX_BRACKET_DEPTH:
         # libcst's native parser overflows the C stack (a segfault, not an exception) on brackets
         # nested a few thousand deep; CPython rejects more than 200, with a proper SyntaxError.
         precise = _cpython_syntax_error(source, path)
@@ -172,7 +174,7 @@ def lint_source(
                 result.diagnostics.append(_syntax_diagnostic(path, line, column, reason))
             return result
     try:
-        module = context.this.module if context is not None and context.this.source == source else parse_module(source)
+        module = context.this.module if in_project else parse_module(source)
     except cst.ParserSyntaxError as error:
         if selected is None or SYNTAX_ERROR_CODE in selected:
             result.diagnostics.append(_syntax_error(path, error, source))
@@ -183,7 +185,7 @@ def lint_source(
     result.module = module
     if has_ignore_file(source):
         return result
-    if context is not None and context.this.source == source:
+    if in_project:
         facts = analyze(module, source, path, context.graph, context.this)
         result.dependencies = context.workspace.digests([context.this.path, *facts.project_reads])
     else:

@@ -140,6 +140,8 @@ def grad_switch(interp: "Interpreter", item: cst.BaseExpression, frame: "Frame")
     """What a ``with`` item or a decorator does to gradients: False (off), True (on), None (nothing
     known). ``torch.set_grad_enabled(flag)`` counts only with a literal flag."""
     func = item.func if isinstance(item, cst.Call) else item
+    if _never_a_grad_switch(interp, func, frame):
+        return None
     callee = interp.eval(func, frame)
     if not isinstance(callee, QualifiedValue):
         return None
@@ -154,6 +156,28 @@ def grad_switch(interp: "Interpreter", item: cst.BaseExpression, frame: "Frame")
         if isinstance(flag, ConstValue) and isinstance(flag.value, bool):
             return flag.value
     return None
+
+
+#: The last part of the name of every grad switch: a name from outside torch that ends otherwise is none.
+_SWITCH_NAMES = frozenset(name.rsplit(".", 1)[1] for name in GRAD_SWITCHES) | {"set_grad_enabled"}
+
+
+def _never_a_grad_switch(interp: "Interpreter", func: cst.BaseExpression, frame: "Frame") -> bool:
+    """True for an imported name outside torch whose last part is no grad switch's
+    (``@auto_docstring``, ``@can_return_tuple``): decided from the import alone, so that reading a
+    decorator never loads the project module that defines it (a re-export of ``torch.no_grad``
+    keeps its name and is still followed)."""
+    parts: list[str] = []
+    while isinstance(func, cst.Attribute):
+        parts.append(func.attr.value)
+        func = func.value
+    if not isinstance(func, cst.Name):
+        return False
+    head = frame.env[func.value] if func.value in frame.env else interp.globals.get(func.value)
+    if not isinstance(head, QualifiedValue):
+        return False
+    qualname = ".".join([head.qualname, *reversed(parts)])
+    return qualname.split(".", 1)[0] != "torch" and qualname.rsplit(".", 1)[-1] not in _SWITCH_NAMES
 
 
 def grad_disabled_by_decorator(interp: "Interpreter", node: cst.FunctionDef) -> bool:

@@ -1,0 +1,78 @@
+"""What project-wide analysis reads: only the project modules whose values the analysis needs."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from shapecheck import linter
+from shapecheck.engine import analyze
+from shapecheck.project import LintContext, Workspace
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+
+
+TRAINING = """
+    import torch
+    import torch.nn as nn
+
+    from {module} import {decorator}
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.proj(x)
+
+
+    @{decorator}()
+    def evaluate(net, batch):
+        return net(batch)
+
+
+    def run(ids):
+        model = Net()
+        for step in range(3):
+            model(ids).sum().backward()
+            evaluate(model, ids)
+"""
+
+
+def grad_of_calls(root: Path) -> dict[str, set[bool | None]]:
+    """The grad switch at each model call of ``train.py`` analysed in its project (None: a
+    standalone run cannot tell)."""
+    workspace = Workspace()
+    context = LintContext.for_file(workspace, root / "train.py")
+    assert context is not None
+    facts = analyze(context.this.module, context.this.source, context.this.path, context.graph, context.this)
+    grads: dict[str, set[bool | None]] = {}
+    for call in facts.model_calls:
+        grads.setdefault(context.this.module.code_for_node(call.node), set()).add(call.grad)
+    return grads
+
+
+def test_a_project_decorator_is_read_without_loading_its_module(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "decorators.py": "def traced():\n    def wrap(f):\n        return f\n    return wrap\n",
+        "train.py": TRAINING.format(module="decorators", decorator="traced"),
+    })
+    workspace = Workspace()
+    result = linter.lint_path(tmp_path / "train.py", "train.py", None, workspace)
+    assert result.error is None and not result.internal_errors
+    parsed = {path.name for path, module in workspace._files.items() if module is not None}
+    assert parsed == {"train.py"}  # decorators.py: a decorator that cannot switch grad is not loaded
+    assert grad_of_calls(tmp_path) == {"model(ids)": {None}, "net(batch)": {None}}
+
+
+def test_a_reexported_no_grad_still_switches_gradients_off(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "helpers.py": "from torch import no_grad\n",
+        "train.py": TRAINING.format(module="helpers", decorator="no_grad"),
+    })
+    assert grad_of_calls(tmp_path) == {"model(ids)": {None}, "net(batch)": {False}}
