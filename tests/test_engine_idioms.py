@@ -14,7 +14,7 @@ import libcst as cst
 import pytest
 
 from shapecheck.engine import analyze
-from shapecheck.engine.domain.values import ConstValue, ModuleValue, ProjectionTag, TensorValue, TriangleTag
+from shapecheck.engine.domain.values import ConstValue, ModuleValue, ProjectionTag, ScaleTag, TensorValue, TriangleTag
 from shapecheck.linter import lint_source
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -937,3 +937,51 @@ def test_keywords_pass_through_a_kwargs_wrapper():
     keys = {shape(a.value) for run in runs for a in run.assignments if a.name == "k"}
     assert "(2, 7, 32)" in keys  # the normed context, updated into kwargs by the wrapper
     assert codes(KWARGS_WRAPPER) == []
+
+
+def test_a_key_scaled_before_its_transpose_counts_once():
+    source = """
+import math
+import torch
+import torch.nn as nn
+
+
+class PerceiverAttention(nn.Module):
+    def __init__(self, dim=32, dim_head=64, heads=8):
+        super().__init__()
+        self.dim_head, self.heads = dim_head, heads
+        self.to_q = nn.Linear(dim, dim_head * heads, bias=False)
+        self.to_kv = nn.Linear(dim, 2 * dim_head * heads, bias=False)
+
+    def forward(self, latents):
+        query = self.to_q(latents)
+        key, value = self.to_kv(latents).chunk(2, dim=-1)
+        query = query.reshape(query.size(0), -1, self.heads, self.dim_head).transpose(1, 2)
+        key = key.reshape(key.size(0), -1, self.heads, self.dim_head).transpose(1, 2)
+        scale = 1 / math.sqrt(math.sqrt(self.dim_head))
+        weight = (query * scale) @ (key * scale).transpose(-2, -1)
+        return torch.softmax(weight, dim=-1)
+"""
+    found = values(source, "PerceiverAttention.forward")
+    assert found["weight"].tag(ScaleTag).factor.value == pytest.approx(1 / 8)  # 64 ** -1/4, twice
+    assert codes(source) == []
+    assert codes(source.replace("math.sqrt(math.sqrt(self.dim_head))", "math.sqrt(self.dim_head)")) == ["SC102"]
+
+
+def test_non_overlapping_patches_divide_the_image():
+    source = """
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, width=64, patch=16):
+        super().__init__()
+        self.proj = nn.Conv2d(3, width, kernel_size=patch, stride=patch)
+
+    def forward(self, img: Float[Tensor, "b 3 h w"]):
+        grid = self.proj(img)
+        return grid
+"""
+    assert shape(values(source, "PatchEmbed.forward")["grid"]) == "(b, 64, h//16, w//16)"

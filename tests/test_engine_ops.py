@@ -315,6 +315,7 @@ OPS = [
     case("y = x.to(torch.float16)", "(b, t, d)", "float", id="to-dtype"),
     case("y = x.detach().clone()", "(b, t, d)", "float", id="detach-clone"),
     case("y = torch.zeros_like(bm).scatter(1, i, True)", "(t, t)", "bool", id="scatter-keeps-bool"),
+    case("y = i.float().where(i > 0, 0.0)", "(b, t)", "float", id="where-method-receiver-is-input"),
     case("y = torch.empty(m.shape).fill_(-math.inf).triu_(1)", "(t, t)", "float", id="fill-inf-triu"),
     # softmax
     case("y = F.softmax(s, dim=-1)", "(b, h, t, t)", "float", id="F.softmax"),

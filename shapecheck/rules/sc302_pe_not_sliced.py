@@ -18,6 +18,7 @@ from shapecheck.engine.domain.values import (
 from shapecheck.engine.facts.queries import in_some_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.engine.symbolic.dims import Truth, equal
+from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -55,8 +56,13 @@ class PeNotSliced(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         adds = [e for e in facts.events_of("binary") if getattr(e.kwargs.get("operator"), "value", None) == "add"]
-        for event in in_some_context(adds, lambda e: _unsliced(e) is not None):
-            table_index, length, seq = _unsliced(event)  # type: ignore[misc]
+        def known(dim) -> bool:
+            """A sequence length the code computed, not one the engine made up or joined."""
+            names = [part for name in dim.symbols() for part in name.split("|")]
+            return not any(n.startswith(ANONYMOUS_PREFIX) or n in facts.invented_sizes for n in names)
+
+        for event in in_some_context(adds, lambda e: _unsliced(e, known) is not None):
+            table_index, length, seq = _unsliced(event, known)  # type: ignore[misc]
             yield Report(
                 event.arg_node(table_index) or event.node,
                 f"positional table of length {length} added unsliced to a sequence of length {seq}",
@@ -65,7 +71,7 @@ class PeNotSliced(Rule):
             )
 
 
-def _unsliced(event: OpEvent):
+def _unsliced(event: OpEvent, known=lambda dim: True):
     """(operand index of the table, its length, the sequence length) for an unsliced table."""
     if not all(isinstance(arg, (TensorValue, Opaque)) for arg in event.args[:2]):
         return None
@@ -80,6 +86,8 @@ def _unsliced(event: OpEvent):
             continue
         if equal(seq, length, event.assumptions) is Truth.TRUE or (seq.is_const and seq.value == 1):
             continue
+        if not known(seq):
+            continue  # a length the engine made up says nothing about the table
         return index, length, seq
     return None
 

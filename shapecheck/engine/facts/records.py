@@ -218,6 +218,8 @@ class FileFacts:
     model_calls: list[ModelCall] = field(default_factory=list)
     #: Sizes read at run time from tensors of unknown shape (``x.shape[1]``): the input's own sizes.
     read_sizes: set = field(default_factory=set)
+    #: Names of the sizes the engine made up for inputs it could not see (``n37``, ``size4``).
+    invented_sizes: set = field(default_factory=set)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
     def events_of(self, *ops: str) -> list[OpEvent]:

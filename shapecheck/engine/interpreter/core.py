@@ -136,7 +136,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.call_stack: list[cst.FunctionDef] = []
         self.pending_name: str | None = None
         self._fresh_counter = 0
-        self.invented: set[str] = set()  # names of the sizes fresh_name made up
+        self.invented: set[str] = facts.invented_sizes  # names of the sizes fresh_name made up
         self.depth_limit = MAX_INLINE_DEPTH
         self.nested_classes: set[str] = set()  # classes instantiated by another class of the file
         self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it

@@ -315,6 +315,8 @@ def _conv_size(size: Dim, kernel: Dim | None, stride: Dim | None, padding: Value
     pad = Dim.const(0) if padding is UNKNOWN or (isinstance(padding, ConstValue) and padding.value == "valid") else _per_axis(padding, axis, spatial)
     if kernel is None or stride is None or pad is None or dilation is None:
         return fresh_anonymous()
+    if pad == 0 and dilation == 1 and kernel == stride:
+        return size // stride  # non-overlapping patches: (L - p) // p + 1 is L // p
     try:
         return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
     except (TypeError, ValueError, ZeroDivisionError):

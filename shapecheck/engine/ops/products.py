@@ -101,7 +101,9 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
         if head_dim is None and b.shape is not None and b.shape.rank is not None and b.shape.rank >= 2:
             head_dim = b.shape.dim(-2)  # the contracted dim of the transposed key
         result_tensor = result_tensor.with_tag(ScoresTag(node, a, transposed.source, head_dim))
-        factor = combined_scale(a, transposed.source, b)
+        # The key's scale once: taken from the transposed key (a scale applied before the
+        # transpose rides on it), else from the key it transposes.
+        factor = combined_scale(a, b if b.has(ScaleTag) else transposed.source)
         if factor is not None:
             result_tensor = result_tensor.with_tag(factor)
     elif a.has(ProbsTag):

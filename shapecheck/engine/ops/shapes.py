@@ -63,7 +63,8 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if sizes is None:
         return same_values(source, None)
     result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
-    if result.shape is None and result.conflict is None and source.shape is None:
+    if result.shape is None and result.conflict is None and (source.shape is None or source.shape.variadic):
+        # The element count is unknown: the target rank and its written sizes still hold.
         result = replace(result, shape=_target_of_unknown(sizes))
     if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
         result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1

@@ -390,6 +390,18 @@ class BertSdpaSelfAttention(nn.Module):
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
         return out.transpose(1, 2).reshape(b, t, c)
 '''),
+    ('LongT5 style: the method form x.where(cond, y) of an integer tensor, and a converted triangle', '''\
+import torch
+
+
+def block_ids_for(attention_mask, block_len=4):
+    """Hugging Face LongT5 style: ``x.where(cond, other)`` takes an integer receiver, a bool condition."""
+    block_ends = (torch.arange(attention_mask.shape[1]) % block_len) == block_len - 1
+    block_ids = torch.cumsum(block_ends.long(), dim=-1) - 1
+    block_ids = block_ids.where(block_ids >= 0, torch.zeros_like(block_ids))
+    causal = torch.ones(block_len, block_len).tril()
+    return block_ids, torch.where(causal.bool(), 0.0, float("-inf"))
+'''),
 ]
 
 #: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
