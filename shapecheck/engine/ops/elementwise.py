@@ -133,7 +133,7 @@ def _logical_not(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("softmax", "log_softmax")
 def _softmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    source = call.tensor(0)
+    source = call.tensor(0, "input")
     result = TensorValue(source.shape, "float", lineage(source), call.node)
     if source.has(ScoresTag):
         log = isinstance(call.node, cst.Call) and _callee_name(call.node) == "log_softmax"

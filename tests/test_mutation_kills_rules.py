@@ -1,0 +1,158 @@
+"""Rule decisions that mutation testing found unpinned (benchmarks/mutation_testing.py).
+
+Each test names its rule code, so ``-k SCnnn`` selects it with the rule's other tests. The snippets
+are small and varied; they assert where a rule reports (and where it must stay silent), and the facts
+a message must give a user, never its exact wording.
+"""
+
+from __future__ import annotations
+
+from shapecheck.linter import lint_source
+
+
+def _findings(code: str, rule: str):
+    result = lint_source(code, "snippet.py")
+    assert result.error is None, result.error
+    return [d for d in result.diagnostics if d.code == rule]
+
+
+def _lines(code: str, rule: str) -> list[int]:
+    return sorted(d.line for d in _findings(code, rule))
+
+
+ELEMENTWISE = """
+import torch
+def f():
+    a = torch.zeros(2, 8, 512)
+    b = torch.zeros(2, 8, 2048)
+    c = a - b
+    d = a * b
+    return c, d
+"""
+
+
+def test_SC405_subtraction_is_a_residual_op_and_a_product_is_not() -> None:
+    found = _findings(ELEMENTWISE, "SC405")
+    assert [d.line for d in found] == [6]  # `a - b`; `a * b` is not a residual connection
+    assert found[0].hint, "the finding says how to fix it"
+
+
+UNKNOWN_KEY = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+def attend(q: Float[Tensor, "b h t 64"], k, v):
+    scores = q @ k.transpose(-2, -1)
+    return torch.softmax(scores, dim=-1) @ v
+"""
+
+
+def test_SC101_scores_of_unknown_shape_are_reported_without_a_made_up_shape() -> None:
+    (found,) = _findings(UNKNOWN_KEY, "SC101")
+    assert found.line == 8
+    assert "None" not in found.message and "sqrt(64)" in found.message  # the head dim, no shape
+    assert found.hint
+
+
+SC102_CASES = """
+import math
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def keywords(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    return F.scaled_dot_product_attention(query=q, key=k, value=v, scale=1 / 64)
+
+
+def positional_scale(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, None, 0.0, False, 1 / 64)
+
+
+def shared_kv(q: Float[Tensor, "b 8 t 64"], k: Float[Tensor, "b 1 s 64"], v: Float[Tensor, "b 1 s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / math.sqrt(512))
+
+
+def grouped(q: Float[Tensor, "b 8 t 64"], k: Float[Tensor, "b 8 s 64"], v: Float[Tensor, "b 8 s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / math.sqrt(512))
+
+
+def batched(q: Float[Tensor, "8 t 64"], k: Float[Tensor, "8 s 64"], v: Float[Tensor, "8 s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / math.sqrt(512))
+
+
+def unknown_query(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / 64)
+
+
+def unknown_scale(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"], scale):
+    return F.scaled_dot_product_attention(q, k, v, scale=scale)
+
+
+def softmax_by_keyword(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    scores = q @ k.transpose(-2, -1) / 64
+    return F.softmax(input=scores, dim=-1) @ v
+"""
+
+
+def test_SC102_sdpa_scale_by_keyword_or_position_and_heads_from_the_query() -> None:
+    found = {d.line: d.message for d in _findings(SC102_CASES, "SC102")}
+    # keyword query, positional scale, multi-query keys (heads are the query's), grouped heads; the
+    # 3-D batched query has no heads axis, and unknown shapes or scales give no claim
+    assert sorted(found) == [10, 14, 18, 22, 38]
+    assert "64" in found[10] and "64" in found[14]
+    assert "512" in found[18] and "64" in found[18]  # the model width vs the per-head dim
+
+
+SC103_CASES = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def by_keyword(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"]):
+    scores = q @ k.transpose(-2, -1) / 8
+    return F.softmax(input=scores, dim=1)
+
+
+def implicit_4d(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8) @ v
+
+
+def implicit_3d(q: Float[Tensor, "b t 64"], k: Float[Tensor, "b s 64"], v: Float[Tensor, "b s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8) @ v
+
+
+def implicit_2d(q: Float[Tensor, "t 64"], k: Float[Tensor, "s 64"], v: Float[Tensor, "s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8) @ v
+
+
+def unknown_dim(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"], axis):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=axis) @ v
+
+
+def unknown_shapes_first(q, k, v):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=0) @ v
+
+
+def unknown_shapes_second(q, k, v):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=1) @ v
+
+
+def variadic_second(q: Float[Tensor, "*b h t 64"], k: Float[Tensor, "*b h s 64"], v: Float[Tensor, "*b h s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=1) @ v
+"""
+
+
+def test_SC103_keyword_input_implicit_dims_and_scores_of_unknown_rank() -> None:
+    found = {d.line: d.message for d in _findings(SC103_CASES, "SC103")}
+    # reported: dim=1 by keyword; implicit dim on 4-D (torch picks 1) and 3-D scores (torch picks 0);
+    # dim=0 on scores of unknown shape (at least 2-D, so never the last axis); dim=1 of (*, h, t, s).
+    # Silent: implicit dim on 2-D scores (torch picks 1, the last), an unknown dim, and dim=1 on scores
+    # of unknown shape (right if they are 2-D).
+    assert sorted(found) == [10, 14, 18, 30, 38]
+    assert "implicitly dim 1" in found[14] and "implicitly dim 0" in found[18]
+    assert all("dim=-1" in message for message in found.values())  # the key axis to use
