@@ -12,10 +12,12 @@ killed, survived, timeouts, score) and writes the surviving mutants' names to
 
 Why mutmut (3.x): it mutates in a copy and switches mutants on with a trampoline inside one forked
 pytest process, so a mutant costs a fork, not an interpreter start and a re-import (cosmic-ray
-runs a new pytest session per mutant: about 3 s here, against 0.3 s). It needs
-``pip install mutmut`` (not a project dependency). Runs are ``nice``d and single-process: the
-machine is shared. The score is killed / (killed + survived + timeouts); mutants no test reaches
-("no tests") count as survivors.
+runs a new pytest session per mutant: about 3 s here, against 0.3 s). It needs mutmut (the ``dev``
+extra). Runs are ``nice``d and single-process: the machine is shared. The score is killed /
+(killed + survived + timeouts); mutants no test reaches ("no tests") count as survivors.
+
+A rule module's mutants share the unmutated engine: its scratch copy keeps each snippet's parse and
+analysis (``RULE_ONLY_CACHE``), so a mutant costs only the rules. Engine modules run without it.
 """
 
 from __future__ import annotations

@@ -99,7 +99,8 @@ def test_a_reordering_records_its_call_its_source_and_the_layout() -> None:
 def test_a_view_derived_from_the_source_size_keeps_its_leading_dims() -> None:
     values, conflicts = _run(
         """
-        def f(p: Float[Tensor, "*batch d"], r: Float[Tensor, "b t 12"], x: Float[Tensor, "b t d"]):
+        def f(p: Float[Tensor, "*batch d"], r: Float[Tensor, "b t 12"], x: Float[Tensor, "b t d"],
+              g: Float[Tensor, "b 3 4"], w: Float[Tensor, "b 12"], n: int):
             y1 = p.view(p.size()[:-1] + (4, -1))
             y2 = p.view(shape=p.size()[:-1] + (2, p.shape[-1] // 2))
             y3 = r.view(r.size()[:-1] + (3, -1))
@@ -107,9 +108,13 @@ def test_a_view_derived_from_the_source_size_keeps_its_leading_dims() -> None:
             y5 = r.view(r.size()[:-1] + (5, -1))
             y6 = r.view(r.size()[:-1] + (5, 2))
             y7 = r.view(r.size()[:-1] + (4, 4))
+            y8 = g.view(g.size()[:-2] + (3, 1))
+            y9 = x.view(x.size()[:-1] + (n, x.shape[-1]))
+            y10 = w.view(x.size()[:-2] + (3, 4))
         """
     )
-    shapes = {name: _shape(values[name]) for name in ("y1", "y2", "y3", "y4", "y5", "y6", "y7")}
+    names = [f"y{i}" for i in range(1, 11)]
+    shapes = {name: _shape(values[name]) for name in names}
     assert shapes == {
         "y1": "(*, 4, d//4)",  # the hidden prefix stays: a plain view of a variadic shape would not know
         "y2": "(*, 2, d//2)",
@@ -118,10 +123,16 @@ def test_a_view_derived_from_the_source_size_keeps_its_leading_dims() -> None:
         "y5": None,  # 12 is not divisible by 5: torch raises, no shape
         "y6": None,
         "y7": None,
+        "y8": None,
+        "y9": None,
+        "y10": "(b, 3, 4)",  # another tensor's sizes: an ordinary view
     }
-    assert [(c.kind, _code(c.node)) for c in conflicts] == [
-        ("heads", "r.view(r.size()[:-1] + (5, 2))"),  # 5 heads of 12 // 5 = 2
-        ("reshape", "r.view(r.size()[:-1] + (4, 4))"),
+    assert all(values[name].dtype == "float" for name in names)  # still the source's values
+    assert [(c.kind, c.op, _code(c.node)) for c in conflicts] == [
+        ("heads", "view", "r.view(r.size()[:-1] + (5, 2))"),  # 5 heads of 12 // 5 = 2
+        ("reshape", "view", "r.view(r.size()[:-1] + (4, 4))"),
+        ("reshape", "view", "g.view(g.size()[:-2] + (3, 1))"),  # 3 * 4 elements, not 3: no head split
+        ("reshape", "view", "x.view(x.size()[:-1] + (n, x.shape[-1]))"),  # forgot to divide by n
     ]
     assert "(12)" in conflicts[0].detail and "(5, 2)" in conflicts[0].detail
 
@@ -129,12 +140,14 @@ def test_a_view_derived_from_the_source_size_keeps_its_leading_dims() -> None:
 def test_a_view_of_an_unknown_tensor_takes_the_sizes_given() -> None:
     values, conflicts = _run(
         """
-        def f(z):
+        def f(z, n: int):
             y = z.view(0, 4)
             w = z.view(2, -1)
+            u = z.view(n, 0)
         """
     )
     assert _shape(values["y"]) == "(0, 4)"  # an empty tensor is a valid view target
+    assert _shape(values["u"]) == "(n, 0)"
     assert str(values["w"].shape).startswith("(2, ")
     assert conflicts == []
 
@@ -200,3 +213,19 @@ def test_an_uneven_head_split_lands_on_the_configured_head_count() -> None:
     assert [_code(c.node).split("(")[0] for c in heads] == ["x.view", "x.view", "v.view"]
     assert [_code(c.at) for c in heads] == ["5", "5", "5"]  # the n_head default, not n_embd's 12
     assert all("Config.n_head" in c.detail for c in heads)
+
+
+def test_an_uneven_head_split_of_a_width_the_path_pins_down() -> None:
+    """``C`` is a symbol, but ``assert C == 12`` binds it: five heads of 12 lose two features."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t c"]):
+            B, T, C = x.shape
+            assert C == 12
+            y = x.view(B, T, 5, 2)
+            w = x.view(B, T, 1, 12)
+        """
+    )
+    assert [(c.kind, _code(c.node)) for c in conflicts] == [("heads", "x.view(B, T, 5, 2)")]
+    assert "12" in conflicts[0].detail and "5" in conflicts[0].detail
+    assert _shape(values["w"]) == "(b, t, 1, 12)"  # one head: fine

@@ -155,4 +155,132 @@ def test_SC103_keyword_input_implicit_dims_and_scores_of_unknown_rank() -> None:
     # of unknown shape (right if they are 2-D).
     assert sorted(found) == [10, 14, 18, 30, 38]
     assert "implicitly dim 1" in found[14] and "implicitly dim 0" in found[18]
+    assert "(b, h, t, s)" in found[10]  # the scores' shape, also when given by keyword
+    assert "None" not in found[30]  # no shape to show
     assert all("dim=-1" in message for message in found.values())  # the key axis to use
+
+
+SC104_CASES = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float, Int
+from torch import Tensor
+
+
+def bool_padding_mask(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], ids: Int[Tensor, "b t"]):
+    keep = (ids != 0)[:, None, None, :]
+    scores = q @ k.transpose(-2, -1) / 8
+    scores = scores * keep
+    return F.softmax(scores, dim=-1) @ v
+
+
+def float_gate(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], gate: Float[Tensor, "b h t t"]):
+    scores = q @ k.transpose(-2, -1) / 8
+    scores = scores * gate
+    return F.softmax(scores, dim=-1) @ v
+
+
+def fill_at_the_threshold(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    scores = (q @ k.transpose(-2, -1) / 8).masked_fill(mask, -1e4)
+    return F.softmax(scores, dim=-1) @ v
+
+
+def weak_fill(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    scores = (q @ k.transpose(-2, -1) / 8).masked_fill(mask, -100.0)
+    return F.softmax(scores, dim=-1) @ v
+"""
+
+
+def test_SC104_a_bool_mask_multiplied_in_and_the_fill_threshold() -> None:
+    found = {d.line: d.message for d in _findings(SC104_CASES, "SC104")}
+    # a bool padding mask (no triangle) multiplied into the scores: reported; a float gate: not a mask;
+    # -1e4 is large enough (exp(-1e4) is 0 in float32); -100 is not
+    assert sorted(found) == [11, 31]
+    assert "-100" in found[31]
+
+
+SC201_CASES = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def fill_by_keyword(scores: Float[Tensor, "b h t t"]):
+    T = scores.size(-1)
+    causal = torch.triu(torch.ones(T, T), diagonal=1)
+    return scores.masked_fill(mask=causal, value=float("-inf"))
+
+
+def sdpa_positional(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    causal = torch.tril(torch.ones(T, T))
+    return F.scaled_dot_product_attention(q, k, v, causal)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(64, 4, batch_first=True)
+
+    def forward(self, x: Float[Tensor, "b t 64"]):
+        T = x.size(1)
+        causal = torch.triu(torch.ones(T, T), diagonal=1)
+        return self.attn(x, x, x, None, True, causal)[0]
+
+
+def sdpa_bool(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    causal = torch.tril(torch.ones(T, T)).bool()
+    return F.scaled_dot_product_attention(q, k, v, causal)
+"""
+
+
+def test_SC201_masks_by_keyword_and_attention_masks_by_position() -> None:
+    found = {d.line: d.message for d in _findings(SC201_CASES, "SC201")}
+    # masked_fill(mask=<float triangle>), sdpa's 4th argument and MultiheadAttention's 6th (attn_mask)
+    # are float 0/1 triangles; the bool triangle passed to sdpa is right
+    assert sorted(found) == [12, 18, 29]
+    assert "float" in found[12] and "triangle" in found[12]  # what the mask is
+
+
+KEYS_FIRST = """
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def keys_first(q: Float[Tensor, "t 64"], k: Float[Tensor, "s 64"]):
+    scores = (q @ k.transpose(-2, -1)).transpose(0, 1)
+    return F.softmax(scores, dim=0)
+"""
+
+
+def test_SC103_keys_first_scores_softmaxed_over_dim_0_are_right() -> None:
+    """(s, t) scores: the keys are dim 0 (= -2), so softmax(dim=0) normalises over the keys."""
+    assert _findings(KEYS_FIRST, "SC103") == []
+
+
+MASKED_PROBS_BY_KEYWORD = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def mask_probabilities(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], pad: Bool[Tensor, "b 1 1 t"]):
+    probs = F.softmax(q @ k.transpose(-2, -1) / 8, dim=-1)
+    probs = torch.masked_fill(input=probs, mask=pad, value=0.0)
+    return probs @ v
+"""
+
+
+def test_SC104_probabilities_masked_by_keyword() -> None:
+    """``torch.masked_fill(input=probs, ...)``: the engine reads the keyword (it used to drop it)."""
+    (found,) = _findings(MASKED_PROBS_BY_KEYWORD, "SC104")
+    assert found.line == 10 and found.hint

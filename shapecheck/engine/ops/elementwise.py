@@ -146,7 +146,7 @@ def _softmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("masked_fill")
 def _masked_fill(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    source = call.tensor(0)
+    source = call.tensor(0, "input")
     mask = call.arg(1, "mask")
     fill = scale_of(call.arg(2, "value"))
     mask_tensor = as_tensor(mask)
