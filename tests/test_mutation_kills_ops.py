@@ -229,3 +229,17 @@ def test_an_uneven_head_split_of_a_width_the_path_pins_down() -> None:
     assert [(c.kind, _code(c.node)) for c in conflicts] == [("heads", "x.view(B, T, 5, 2)")]
     assert "12" in conflicts[0].detail and "5" in conflicts[0].detail
     assert _shape(values["w"]) == "(b, t, 1, 12)"  # one head: fine
+
+
+def test_a_derived_view_of_one_dim_into_one_size_learns_the_width() -> None:
+    """``x.view(x.size()[:-1] + (12,))`` runs, so d == 12 from then on: five heads of d lose features."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t d"]):
+            B, T, D = x.shape
+            y = x.view(x.size()[:-1] + (12,))
+            bad = x.view(B, T, 5, 2)
+        """
+    )
+    assert _shape(values["y"]) == "(b, t, 12)"
+    assert [(c.kind, _code(c.node)) for c in conflicts] == [("heads", "x.view(B, T, 5, 2)")]
