@@ -153,7 +153,8 @@ def test_a_view_of_an_unknown_tensor_takes_the_sizes_given() -> None:
 
 
 UNEVEN = """
-def f(r: Float[Tensor, "b t 12"], w: Float[Tensor, "b 12"], o: Float[Tensor, "b t 13"], v: Float[Tensor, "13"]):
+def f(r: Float[Tensor, "b t 12"], w: Float[Tensor, "b 12"], o: Float[Tensor, "b t 13"], v: Float[Tensor, "13"],
+      x: Float[Tensor, "b t d"], n: int):
     B, T, C = r.shape
     a = r.view(B, T, 5, 2)
     b = w.view(w.shape[0], 5, 2)
@@ -161,6 +162,8 @@ def f(r: Float[Tensor, "b t 12"], w: Float[Tensor, "b 12"], o: Float[Tensor, "b 
     d = v.view(2, 6)
     e = r.view(B, T, 4, 4)
     g = r.view(B, T, 2, 4, 3)
+    h = x.view(B, T, x.shape[-1], 5, 2)
+    k = r.view(B, T, n, 12)
 """
 
 
@@ -174,6 +177,8 @@ def test_an_uneven_head_split_is_a_heads_conflict_and_other_numel_errors_are_res
         ("heads", "v.view(2, 6)"),
         ("reshape", "r.view(B, T, 4, 4)"),  # 4 heads of 4 is not 12 // 4
         ("reshape", "r.view(B, T, 2, 4, 3)"),  # 12 = 4 * 3, but an extra axis of 2
+        ("reshape", "x.view(B, T, x.shape[-1], 5, 2)"),  # an unknown width d: no head split to judge
+        ("reshape", "r.view(B, T, n, 12)"),  # n heads of the whole width: right only if n == 1
     ]
     lost = conflicts[0].detail
     assert "12" in lost and "5" in lost  # the width and the head count
