@@ -7,6 +7,8 @@ a message must give a user, never its exact wording.
 
 from __future__ import annotations
 
+import pytest
+
 from shapecheck.linter import lint_source
 
 
@@ -284,3 +286,27 @@ def test_SC104_probabilities_masked_by_keyword() -> None:
     """``torch.masked_fill(input=probs, ...)``: the engine reads the keyword (it used to drop it)."""
     (found,) = _findings(MASKED_PROBS_BY_KEYWORD, "SC104")
     assert found.line == 10 and found.hint
+
+
+CONFLICTS = """
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+
+def f(x: Float[Tensor, "b t 12"], w: Float[Tensor, "16 4"]):
+    B, T, C = x.shape
+    heads = x.view(B, T, 4, 4)
+    product = x @ w
+    annotated: Float[Tensor, "b t"] = x
+    chain = nn.Sequential(nn.Linear(12, 16), nn.Linear(32, 4))
+    return chain(x)
+"""
+
+
+@pytest.mark.parametrize(("rule", "line"), [("SC403", 10), ("SC505", 11), ("SC506", 12), ("SC406", 13)])
+def test_a_shape_conflict_finding_says_how_to_fix_it(rule: str, line: int) -> None:
+    found = _findings(CONFLICTS, rule)
+    assert [d.line for d in found] == [line]
+    assert found[0].hint, f"{rule} gives no hint"
