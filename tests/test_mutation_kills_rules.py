@@ -106,6 +106,7 @@ def test_SC102_sdpa_scale_by_keyword_or_position_and_heads_from_the_query() -> N
     assert sorted(found) == [10, 14, 18, 22, 38]
     assert "64" in found[10] and "64" in found[14]
     assert "512" in found[18] and "64" in found[18]  # the model width vs the per-head dim
+    assert all(d.hint for d in _findings(SC102_CASES, "SC102"))
 
 
 SC103_CASES = """
