@@ -12,10 +12,15 @@ killed, survived, timeouts, score) and writes the surviving mutants' names to
 
 Why mutmut (3.x): it mutates in a copy and switches mutants on with a trampoline inside one forked
 pytest process, so a mutant costs a fork, not an interpreter start and a re-import (cosmic-ray
-runs a new pytest session per mutant: about 3 s here, against 0.3 s). It needs
-``pip install mutmut`` (not a project dependency). Runs are ``nice``d and single-process: the
-machine is shared. The score is killed / (killed + survived + timeouts); mutants no test reaches
-("no tests") count as survivors.
+runs a new pytest session per mutant: about 3 s here, against 0.3 s). It needs mutmut (the ``dev``
+extra). Runs are ``nice``d and single-process: the machine is shared. The score is killed /
+(killed + survived + timeouts); mutants no test reaches ("no tests") count as survivors.
+
+mutmut does not mutate decorated functions: in ``ops/`` the ``@op(...)`` rule bodies stay out of
+the figures, only their undecorated helpers are mutated.
+
+A rule module's mutants share the unmutated engine: its scratch copy keeps each snippet's parse and
+analysis (``RULE_ONLY_CACHE``), so a mutant costs only the rules. Engine modules run without it.
 """
 
 from __future__ import annotations
@@ -30,23 +35,23 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-#: The engine modules and their own tests: the shape algebra has its unit tests, the op rules the
-#: engine's op tests (a mutant runs only the tests that execute the mutated function).
-ENGINE_TARGETS = {
-    "symbolic/shapes": ["tests/test_engine_shapes.py"],
-    "ops/shapes": ["tests/test_engine_ops.py"],
-    "ops/base": ["tests/test_engine_ops.py"],
-    "ops/dispatch": ["tests/test_engine_ops.py"],
-    "ops/elementwise": ["tests/test_engine_ops.py"],
-    "ops/joins": ["tests/test_engine_ops.py"],
-    "ops/products": ["tests/test_engine_ops.py"],
-    "ops/scalars": ["tests/test_engine_ops.py"],
+#: The engine's tests for each engine package: the shape and dim algebra have their unit tests, the
+#: op rules the engine's op, idiom, layout and training tests (a mutant runs only the tests that
+#: execute the mutated function). Test files that do not exist are left out.
+ENGINE_TESTS = {
+    "symbolic/shapes": ["tests/test_engine_shapes.py", "tests/test_mutation_kills_shapes.py"],
+    "symbolic/dims": ["tests/test_engine_dims.py"],
+    "symbolic/annotations": ["tests/test_engine_annotations.py"],
+    "ops": [
+        "tests/test_engine_ops.py", "tests/test_engine_idioms.py", "tests/test_engine_layouts.py",
+        "tests/test_engine_training.py", "tests/test_mutation_kills_ops.py",
+    ],
 }
 
 #: A rule's tests: its examples (alone and with all rules on), its decision tests, the shipped examples.
 RULE_TESTS = [
     "tests/test_rule_examples.py", "tests/test_rule_decisions.py", "tests/test_examples_cross_rule.py",
-    "tests/test_examples_promises.py",
+    "tests/test_examples_promises.py", "tests/test_mutation_kills_rules.py",
 ]
 
 
@@ -64,8 +69,11 @@ def targets(all_examples: bool = False) -> dict[str, list[str]]:
     for path in sorted((REPO / "shapecheck" / "rules").glob("sc[0-9]*.py")):
         code = path.name[:5].upper()
         selected[f"shapecheck/rules/{path.name}"] = _rule_tests(code, all_examples)
-    for name, tests in ENGINE_TARGETS.items():
-        selected[f"shapecheck/engine/{name}.py"] = tests
+    engine = REPO / "shapecheck" / "engine"
+    for package in ("symbolic", "ops"):
+        for path in sorted((engine / package).glob("[a-z]*.py")):
+            tests = ENGINE_TESTS.get(f"{package}/{path.stem}", ENGINE_TESTS.get(package, []))
+            selected[f"shapecheck/engine/{package}/{path.name}"] = [t for t in tests if (REPO / t).is_file()]
     return selected
 
 
@@ -82,7 +90,44 @@ def _copy_checkout(destination: Path) -> None:
             shutil.copy2(source, target)
 
 
+#: Appended to the scratch copy's tests/conftest.py when a rule module is mutated: the engine is not
+#: mutated then, so each snippet's parse and analysis are kept (mutmut forks every mutant from the
+#: process that ran the tests once) and a mutant costs only the rules. Never in the checkout.
+RULE_ONLY_CACHE = """
+
+# --- benchmarks/mutation_testing.py: a rule is mutated, the engine is not: keep parses and analyses
+import shapecheck.linter as _mutation_linter
+
+_mutation_parse, _mutation_analyze = _mutation_linter.parse_module, _mutation_linter.analyze
+_mutation_parsed: dict = {}
+_mutation_analyzed: dict = {}
+
+
+def _mutation_cached_parse(source, *args, **kwargs):
+    if args or kwargs:
+        return _mutation_parse(source, *args, **kwargs)
+    if source not in _mutation_parsed:
+        _mutation_parsed[source] = _mutation_parse(source)
+    return _mutation_parsed[source]
+
+
+def _mutation_cached_analyze(module, source, path, *args, **kwargs):
+    if args or kwargs or _mutation_parsed.get(source) is not module:
+        return _mutation_analyze(module, source, path, *args, **kwargs)
+    if (source, path) not in _mutation_analyzed:
+        _mutation_analyzed[source, path] = _mutation_analyze(module, source, path)
+    return _mutation_analyzed[source, path]
+
+
+_mutation_linter.parse_module = _mutation_cached_parse
+_mutation_linter.analyze = _mutation_cached_analyze
+"""
+
+
 def _configure(project: Path, module: str, test_args: list[str]) -> None:
+    if module.startswith("shapecheck/rules/"):
+        with (project / "tests" / "conftest.py").open("a") as conftest:
+            conftest.write(RULE_ONLY_CACHE)
     quoted = ", ".join(f'"{arg}"' for arg in [*test_args, "-p", "no:cacheprovider"])
     with (project / "pyproject.toml").open("a") as config:
         config.write(
@@ -158,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             print(module, " ".join(test_args))
         return 0
     if shutil.which("mutmut") is None:
-        print("mutmut is not installed: pip install mutmut", file=sys.stderr)
+        print("mutmut is not installed: pip install -e '.[mutation]'", file=sys.stderr)
         return 2
     print("| module | mutants | killed | survived | timeout | score | time |")
     print("|---|---:|---:|---:|---:|---:|---|")

@@ -50,13 +50,10 @@ class MissingAttentionScale(Rule):
     def check(self, facts: FileFacts) -> Iterator[Report]:
         for event in in_every_context(attention_softmaxes(facts), _unscaled):
             scores = event.tensor(0, "input")
-            tag = scores.tag(ScoresTag)
-            head_dim = tag.head_dim
-            expected = "sqrt(d_k)"
-            if head_dim is not None:
-                expected = f"sqrt({head_dim})"
-                if head_dim.is_const:
-                    expected += f" = {head_dim.value ** 0.5:g}"
+            head_dim = scores.tag(ScoresTag).head_dim  # known: _unscaled says "cannot tell" otherwise
+            expected = f"sqrt({head_dim})"
+            if head_dim.is_const:
+                expected += f" = {head_dim.value ** 0.5:g}"
             shape = f" {scores.shape}" if scores.shape is not None else ""
             # Reported at the product that makes the scores: that is where the scale goes. The
             # softmax is the fallback when the product lies in a file this run does not report.

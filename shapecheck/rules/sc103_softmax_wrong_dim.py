@@ -112,9 +112,10 @@ def _verdict(event: OpEvent, key_axes: dict[cst.CSTNode, set[int]]) -> bool | No
     assert isinstance(dim, int)
     if dim >= 0:
         if rank is None:
-            # Rank unknown but at least len(dims): dim counts from the front, so it is the key axis
-            # only at rank dim - key_axis, which a rank that large rules out.
-            known = len(scores.shape.dims) if scores.shape is not None else 0
+            # Rank unknown but at least len(dims), and scores (q @ k^T) are at least 2-D: dim counts
+            # from the front, so it is the key axis only at rank dim - key_axis, which a rank that
+            # large rules out.
+            known = max(2, len(scores.shape.dims) if scores.shape is not None else 0)
             return True if key_axis < 0 and dim - key_axis < known else None
         dim -= rank
     return dim != key_axis

@@ -134,7 +134,7 @@ def _logical_not(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("softmax", "log_softmax")
 def _softmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    source = call.tensor(0)
+    source = call.tensor(0, "input")
     result = TensorValue(source.shape, "float", lineage(source), call.node)
     if source.has(ScoresTag):
         log = isinstance(call.node, cst.Call) and _callee_name(call.node) == "log_softmax"
@@ -147,7 +147,7 @@ def _softmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 @op("masked_fill")
 def _masked_fill(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    source = call.tensor(0)
+    source = call.tensor(0, "input")
     mask = call.arg(1, "mask")
     fill = scale_of(call.arg(2, "value"))
     mask_tensor = as_tensor(mask)

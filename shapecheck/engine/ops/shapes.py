@@ -6,6 +6,7 @@ permute, expand / repeat, identity ops and dtype casts, and the size queries (``
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from shapecheck.engine.domain.tags import DtypeValue, FilledTag, KernelLayout, KeyTransposed, Permuted, Reordered
@@ -25,7 +26,6 @@ from shapecheck.engine.domain.values import (
 from shapecheck.engine.ops.base import (
     OPS,
     Call,
-    OpRule,
     _axis_index,
     _with_rank,
     conflict,
@@ -437,23 +437,22 @@ def _type_as(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(call.tensor(0), call.tensor(0).shape, call.tensor(1).dtype)
 
 
-def _cast(dtype: str) -> OpRule:
-    def rule(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-        source = call.tensor(0)
-        return same_values(source, source.shape, dtype)
-
-    return rule
+def _cast(interp: "Interpreter", call: Call, frame: "Frame", dtype: str) -> Value:
+    """``x.float()``, ``x.long()``, ``x.bool()``...: the same shape in another dtype class (a plain
+    function bound with ``partial``, not a closure, so that mutation testing reaches its body)."""
+    source = call.tensor(0)
+    return same_values(source, source.shape, dtype)
 
 
 for _name in ("float", "half", "double", "bfloat16"):
-    OPS[_name] = _cast("float")
+    OPS[_name] = partial(_cast, dtype="float")
 
 
 for _name in ("long", "int", "short", "byte"):
-    OPS[_name] = _cast("int")
+    OPS[_name] = partial(_cast, dtype="int")
 
 
-OPS["bool"] = _cast("bool")
+OPS["bool"] = partial(_cast, dtype="bool")
 
 
 # ------------------------------------------------------------------------------------ broadcasts and repeats

@@ -401,11 +401,3 @@ def gate_scores(q: Float[Tensor, "b t 1"], k: Float[Tensor, "b s 1"]) -> Float[T
     return scores.softmax(dim=-1)
 '''),
 ]
-
-KNOWN_MISSES = {
-    "F.softmax(input=scores, ...) by keyword, head dim 64": (
-        "the engine does not see the scores when softmax's input is passed by keyword (input=): the "
-        "softmax event is not an attention softmax (found by mutation testing: event.tensor(0, 'input') "
-        "mutants survived)"
-    ),
-}

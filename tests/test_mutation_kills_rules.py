@@ -1,0 +1,313 @@
+"""Rule decisions that mutation testing found unpinned (benchmarks/mutation_testing.py).
+
+Each test names its rule code, so ``-k SCnnn`` selects it with the rule's other tests. The snippets
+are small and varied; they assert where a rule reports (and where it must stay silent), and the facts
+a message must give a user, never its exact wording.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shapecheck.linter import lint_source
+
+
+def _findings(code: str, rule: str):
+    result = lint_source(code, "snippet.py")
+    assert result.error is None, result.error
+    return [d for d in result.diagnostics if d.code == rule]
+
+
+def _lines(code: str, rule: str) -> list[int]:
+    return sorted(d.line for d in _findings(code, rule))
+
+
+ELEMENTWISE = """
+import torch
+def f():
+    a = torch.zeros(2, 8, 512)
+    b = torch.zeros(2, 8, 2048)
+    c = a - b
+    d = a * b
+    return c, d
+"""
+
+
+def test_SC405_subtraction_is_a_residual_op_and_a_product_is_not() -> None:
+    found = _findings(ELEMENTWISE, "SC405")
+    assert [d.line for d in found] == [6]  # `a - b`; `a * b` is not a residual connection
+    assert found[0].hint, "the finding says how to fix it"
+
+
+UNKNOWN_KEY = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+def attend(q: Float[Tensor, "b h t 64"], k, v):
+    scores = q @ k.transpose(-2, -1)
+    return torch.softmax(scores, dim=-1) @ v
+"""
+
+
+def test_SC101_scores_of_unknown_shape_are_reported_without_a_made_up_shape() -> None:
+    (found,) = _findings(UNKNOWN_KEY, "SC101")
+    assert found.line == 8
+    assert "None" not in found.message and "sqrt(64)" in found.message  # the head dim, no shape
+    assert found.hint
+
+
+SC102_CASES = """
+import math
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def keywords(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    return F.scaled_dot_product_attention(query=q, key=k, value=v, scale=1 / 64)
+
+
+def positional_scale(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, None, 0.0, False, 1 / 64)
+
+
+def shared_kv(q: Float[Tensor, "b 8 t 64"], k: Float[Tensor, "b 1 s 64"], v: Float[Tensor, "b 1 s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / math.sqrt(512))
+
+
+def grouped(q: Float[Tensor, "b 8 t 64"], k: Float[Tensor, "b 8 s 64"], v: Float[Tensor, "b 8 s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / math.sqrt(512))
+
+
+def batched(q: Float[Tensor, "8 t 64"], k: Float[Tensor, "8 s 64"], v: Float[Tensor, "8 s 64"]):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / math.sqrt(512))
+
+
+def unknown_query(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, scale=1 / 64)
+
+
+def unknown_scale(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"], scale):
+    return F.scaled_dot_product_attention(q, k, v, scale=scale)
+
+
+def softmax_by_keyword(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    scores = q @ k.transpose(-2, -1) / 64
+    return F.softmax(input=scores, dim=-1) @ v
+"""
+
+
+def test_SC102_sdpa_scale_by_keyword_or_position_and_heads_from_the_query() -> None:
+    found = {d.line: d.message for d in _findings(SC102_CASES, "SC102")}
+    # keyword query, positional scale, multi-query keys (heads are the query's), grouped heads; the
+    # 3-D batched query has no heads axis, and unknown shapes or scales give no claim
+    assert sorted(found) == [10, 14, 18, 22, 38]
+    assert "64" in found[10] and "64" in found[14]
+    assert "512" in found[18] and "64" in found[18]  # the model width vs the per-head dim
+    assert all(d.hint for d in _findings(SC102_CASES, "SC102"))
+
+
+SC103_CASES = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def by_keyword(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"]):
+    scores = q @ k.transpose(-2, -1) / 8
+    return F.softmax(input=scores, dim=1)
+
+
+def implicit_4d(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8) @ v
+
+
+def implicit_3d(q: Float[Tensor, "b t 64"], k: Float[Tensor, "b s 64"], v: Float[Tensor, "b s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8) @ v
+
+
+def implicit_2d(q: Float[Tensor, "t 64"], k: Float[Tensor, "s 64"], v: Float[Tensor, "s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8) @ v
+
+
+def unknown_dim(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"], axis):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=axis) @ v
+
+
+def unknown_shapes_first(q, k, v):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=0) @ v
+
+
+def unknown_shapes_second(q, k, v):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=1) @ v
+
+
+def variadic_second(q: Float[Tensor, "*b h t 64"], k: Float[Tensor, "*b h s 64"], v: Float[Tensor, "*b h s 64"]):
+    return F.softmax(q @ k.transpose(-2, -1) / 8, dim=1) @ v
+"""
+
+
+def test_SC103_keyword_input_implicit_dims_and_scores_of_unknown_rank() -> None:
+    found = {d.line: d.message for d in _findings(SC103_CASES, "SC103")}
+    # reported: dim=1 by keyword; implicit dim on 4-D (torch picks 1) and 3-D scores (torch picks 0);
+    # dim=0 on scores of unknown shape (at least 2-D, so never the last axis); dim=1 of (*, h, t, s).
+    # Silent: implicit dim on 2-D scores (torch picks 1, the last), an unknown dim, and dim=1 on scores
+    # of unknown shape (right if they are 2-D).
+    assert sorted(found) == [10, 14, 18, 30, 38]
+    assert "implicitly dim 1" in found[14] and "implicitly dim 0" in found[18]
+    assert "(b, h, t, s)" in found[10]  # the scores' shape, also when given by keyword
+    assert "None" not in found[30]  # no shape to show
+    assert all("dim=-1" in message for message in found.values())  # the key axis to use
+
+
+SC104_CASES = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float, Int
+from torch import Tensor
+
+
+def bool_padding_mask(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], ids: Int[Tensor, "b t"]):
+    keep = (ids != 0)[:, None, None, :]
+    scores = q @ k.transpose(-2, -1) / 8
+    scores = scores * keep
+    return F.softmax(scores, dim=-1) @ v
+
+
+def float_gate(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], gate: Float[Tensor, "b h t t"]):
+    scores = q @ k.transpose(-2, -1) / 8
+    scores = scores * gate
+    return F.softmax(scores, dim=-1) @ v
+
+
+def fill_at_the_threshold(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    scores = (q @ k.transpose(-2, -1) / 8).masked_fill(mask, -1e4)
+    return F.softmax(scores, dim=-1) @ v
+
+
+def weak_fill(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    scores = (q @ k.transpose(-2, -1) / 8).masked_fill(mask, -100.0)
+    return F.softmax(scores, dim=-1) @ v
+"""
+
+
+def test_SC104_a_bool_mask_multiplied_in_and_the_fill_threshold() -> None:
+    found = {d.line: d.message for d in _findings(SC104_CASES, "SC104")}
+    # a bool padding mask (no triangle) multiplied into the scores: reported; a float gate: not a mask;
+    # -1e4 is large enough (exp(-1e4) is 0 in float32); -100 is not
+    assert sorted(found) == [11, 31]
+    assert "-100" in found[31]
+
+
+SC201_CASES = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def fill_by_keyword(scores: Float[Tensor, "b h t t"]):
+    T = scores.size(-1)
+    causal = torch.triu(torch.ones(T, T), diagonal=1)
+    return scores.masked_fill(mask=causal, value=float("-inf"))
+
+
+def sdpa_positional(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    causal = torch.tril(torch.ones(T, T))
+    return F.scaled_dot_product_attention(q, k, v, causal)
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(64, 4, batch_first=True)
+
+    def forward(self, x: Float[Tensor, "b t 64"]):
+        T = x.size(1)
+        causal = torch.triu(torch.ones(T, T), diagonal=1)
+        return self.attn(x, x, x, None, True, causal)[0]
+
+
+def sdpa_bool(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(2)
+    causal = torch.tril(torch.ones(T, T)).bool()
+    return F.scaled_dot_product_attention(q, k, v, causal)
+"""
+
+
+def test_SC201_masks_by_keyword_and_attention_masks_by_position() -> None:
+    found = {d.line: d.message for d in _findings(SC201_CASES, "SC201")}
+    # masked_fill(mask=<float triangle>), sdpa's 4th argument and MultiheadAttention's 6th (attn_mask)
+    # are float 0/1 triangles; the bool triangle passed to sdpa is right
+    assert sorted(found) == [12, 18, 29]
+    assert "float" in found[12] and "triangle" in found[12]  # what the mask is
+
+
+KEYS_FIRST = """
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def keys_first(q: Float[Tensor, "t 64"], k: Float[Tensor, "s 64"]):
+    scores = (q @ k.transpose(-2, -1)).transpose(0, 1)
+    return F.softmax(scores, dim=0)
+"""
+
+
+def test_SC103_keys_first_scores_softmaxed_over_dim_0_are_right() -> None:
+    """(s, t) scores: the keys are dim 0 (= -2), so softmax(dim=0) normalises over the keys."""
+    assert _findings(KEYS_FIRST, "SC103") == []
+
+
+MASKED_PROBS_BY_KEYWORD = """
+import torch
+import torch.nn.functional as F
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def mask_probabilities(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], pad: Bool[Tensor, "b 1 1 t"]):
+    probs = F.softmax(q @ k.transpose(-2, -1) / 8, dim=-1)
+    probs = torch.masked_fill(input=probs, mask=pad, value=0.0)
+    return probs @ v
+"""
+
+
+def test_SC104_probabilities_masked_by_keyword() -> None:
+    """``torch.masked_fill(input=probs, ...)``: the engine reads the keyword (it used to drop it)."""
+    (found,) = _findings(MASKED_PROBS_BY_KEYWORD, "SC104")
+    assert found.line == 10 and found.hint
+
+
+CONFLICTS = """
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+
+def f(x: Float[Tensor, "b t 12"], w: Float[Tensor, "16 4"]):
+    B, T, C = x.shape
+    heads = x.view(B, T, 4, 4)
+    product = x @ w
+    annotated: Float[Tensor, "b t"] = x
+    chain = nn.Sequential(nn.Linear(12, 16), nn.Linear(32, 4))
+    return chain(x)
+"""
+
+
+@pytest.mark.parametrize(("rule", "line"), [("SC403", 10), ("SC505", 11), ("SC506", 12), ("SC406", 13)])
+def test_a_shape_conflict_finding_says_how_to_fix_it(rule: str, line: int) -> None:
+    found = _findings(CONFLICTS, rule)
+    assert [d.line for d in found] == [line]
+    assert found[0].hint, f"{rule} gives no hint"
