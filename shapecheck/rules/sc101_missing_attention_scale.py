@@ -50,7 +50,8 @@ class MissingAttentionScale(Rule):
     def check(self, facts: FileFacts) -> Iterator[Report]:
         for event in in_every_context(attention_softmaxes(facts), _unscaled):
             scores = event.tensor(0, "input")
-            head_dim = scores.tag(ScoresTag).head_dim  # known: _unscaled says "cannot tell" otherwise
+            tag = scores.tag(ScoresTag)
+            head_dim = tag.head_dim  # known: _unscaled says "cannot tell" otherwise
             expected = f"sqrt({head_dim})"
             if head_dim.is_const:
                 expected += f" = {head_dim.value ** 0.5:g}"
