@@ -985,3 +985,23 @@ class PatchEmbed(nn.Module):
         return grid
 """
     assert shape(values(source, "PatchEmbed.forward")["grid"]) == "(b, 64, h//16, w//16)"
+
+
+def test_made_up_sizes_are_told_from_sizes_the_code_names():
+    """Rules never judge on a size the engine invented (SC302, SC102): the fact says which those are."""
+    from shapecheck.engine.symbolic.dims import Dim
+
+    source = """
+import torch
+
+
+def f(x, y):
+    b, t, d = x.shape
+    z = y.permute(0, 2, 1)
+    return z
+"""
+    facts = facts_of(source)
+    z = [a.value for run in facts.runs for a in run.assignments if a.name == "z"][0]
+    invented = z.shape.dims[0]
+    assert facts.made_up(invented) and facts.made_up(Dim.sym(f"{invented}|t"))
+    assert not facts.made_up(Dim.sym("t")) and not facts.made_up(Dim.const(64))

@@ -10,7 +10,6 @@ from shapecheck.engine.domain.values import Scale, ScaleTag, ScoresTag, scale_of
 from shapecheck.engine.facts.queries import attention_softmaxes, given, in_every_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
-from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -52,7 +51,7 @@ class WrongAttentionScale(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         events = [e for e in attention_softmaxes(facts) if e.tensor(0, "input").has(ScaleTag)]
-        for event in in_every_context(events, _wrongly_scaled):
+        for event in in_every_context(events, lambda e: _wrongly_scaled(e, facts)):
             problem = _problem(event)
             scale = event.tensor(0, "input").tag(ScaleTag)
             # Reported where the factor was written (``self.scale = dim_head ** -1``): that is the
@@ -72,14 +71,14 @@ def _sdpa_problem(event: OpEvent) -> str | None:
     return _judge(factor, head_dim, query.shape.dim(-3) if query.shape.rank != 3 else None, event.assumptions)
 
 
-def _wrongly_scaled(event: OpEvent) -> bool | None:
+def _wrongly_scaled(event: OpEvent, facts: FileFacts) -> bool | None:
     """True / False when this context can judge the scale; None when it cannot (the factor or the
     head dim is unknown here, or a size the engine had to invent), which vetoes nothing."""
     scores = event.tensor(0, "input")
     tag, scale = scores.tag(ScoresTag), scores.tag(ScaleTag)
     if tag is None or scale is None or scale.factor is None or tag.head_dim is None:
         return None
-    if any(name.startswith(ANONYMOUS_PREFIX) for name in tag.head_dim.symbols()):
+    if facts.made_up(tag.head_dim):
         return None
     return _problem(event) is not None
 

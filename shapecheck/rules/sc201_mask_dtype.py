@@ -113,20 +113,11 @@ def _non_bool_condition(event: OpEvent) -> bool:
     """``torch.where(mask, scores, -inf)`` with a float or integer 0/1 triangle as the mask (three
     arguments: the one-argument form returns indices and takes any tensor). Only a triangle the code
     built is judged: a condition whose dtype comes from farther away (a parameter, a cast in a
-    caller) is left alone, and ``x.where(cond, y)`` (the method, whose receiver is the input) is not
-    this call."""
-    node = event.node
-    if len(event.args) < 3 or not isinstance(node, cst.Call) or _is_method_form(node):
+    caller) is left alone. The engine gives ``x.where(cond, y)`` the same argument order."""
+    if len(event.args) < 3:
         return False
     condition = event.tensor(0, "condition")
     return condition.dtype in ("float", "int") and condition.has(TriangleTag)
-
-
-def _is_method_form(node: cst.Call) -> bool:
-    """``x.where(cond, y)`` rather than ``torch.where(cond, x, y)`` (or ``th.where``)."""
-    return isinstance(node.func, cst.Attribute) and not isinstance(node.func.value, cst.Name) or (
-        isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and len(node.args) == 2
-    )
 
 
 def _float_triangle(event: OpEvent) -> bool:

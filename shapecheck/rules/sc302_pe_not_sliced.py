@@ -18,7 +18,6 @@ from shapecheck.engine.domain.values import (
 from shapecheck.engine.facts.queries import in_some_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.engine.symbolic.dims import Truth, equal
-from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -57,9 +56,7 @@ class PeNotSliced(Rule):
     def check(self, facts: FileFacts) -> Iterator[Report]:
         adds = [e for e in facts.events_of("binary") if getattr(e.kwargs.get("operator"), "value", None) == "add"]
         def known(dim) -> bool:
-            """A sequence length the code computed, not one the engine made up or joined."""
-            names = [part for name in dim.symbols() for part in name.split("|")]
-            return not any(n.startswith(ANONYMOUS_PREFIX) or n in facts.invented_sizes for n in names)
+            return not facts.made_up(dim)
 
         for event in in_some_context(adds, lambda e: _unsliced(e, known) is not None):
             table_index, length, seq = _unsliced(event, known)  # type: ignore[misc]

@@ -222,6 +222,14 @@ class FileFacts:
     invented_sizes: set = field(default_factory=set)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)
 
+    def made_up(self, dim: "Dim") -> bool:
+        """A size the engine had to invent (anonymous ``_``, a fresh ``n37``, or a join of such
+        sizes ``n90|n98``), not one the code computed: never the ground for a finding."""
+        from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX
+
+        parts = (part for name in dim.symbols() for part in name.split("|"))
+        return any(part.startswith(ANONYMOUS_PREFIX) or part in self.invented_sizes for part in parts)
+
     def events_of(self, *ops: str) -> list[OpEvent]:
         """All events of the given canonical ops, in evaluation order."""
         if self._by_op is None:

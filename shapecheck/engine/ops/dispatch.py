@@ -175,7 +175,14 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
     receiver_node = None
     if isinstance(call.node, cst.Call) and isinstance(call.node.func, cst.Attribute):
         receiver_node = call.node.func.value
-    if name in OPS:
+    if name == "where" and len(call.args) == 2:
+        # ``x.where(cond, y)`` is ``torch.where(cond, x, y)``: the op and its event see one order.
+        condition, other = call.args
+        arg_nodes = call.arg_nodes + (None,) * (2 - len(call.arg_nodes))
+        canonical = Call(call.node, (condition, as_tensor(receiver), other), call.kwargs,
+                         (arg_nodes[0], receiver_node, arg_nodes[1]), call.kwarg_nodes)
+        result = apply(interp, name, canonical, frame)
+    elif name in OPS:
         result = apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
     else:
         result = unknown_call(call.with_receiver(receiver, None))

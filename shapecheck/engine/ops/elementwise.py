@@ -177,15 +177,6 @@ def filled_value(value: Value) -> Scale | None:
 @op("where")
 def _where(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     condition, a, b = call.tensor(0), call.arg(1, "input"), call.arg(2, "other")
-    node = call.node
-    if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and len(node.args) == 2
-        and len(call.args) >= 3
-    ):
-        # ``x.where(cond, y)``: the receiver is the input, the first argument the condition.
-        condition, a, b = as_tensor(call.args[1]), call.args[0], call.args[2]
     if not call.has(1, "input"):
         return UNKNOWN
     ta, tb = as_tensor(a), as_tensor(b)
