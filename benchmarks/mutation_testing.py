@@ -16,8 +16,9 @@ runs a new pytest session per mutant: about 3 s here, against 0.3 s). It needs m
 extra). Runs are ``nice``d and single-process: the machine is shared. The score is killed /
 (killed + survived + timeouts); mutants no test reaches ("no tests") count as survivors.
 
-mutmut does not mutate decorated functions: in ``ops/`` the ``@op(...)`` rule bodies stay out of
-the figures, only their undecorated helpers are mutated.
+mutmut does not mutate decorated functions: the ``ops/`` rules are therefore plain functions
+registered by a ``register(rule, "name", ...)`` call after their definitions (no ``@op`` decorator),
+so their bodies are mutated too.
 
 A rule module's mutants share the unmutated engine: its scratch copy keeps each snippet's parse and
 analysis (``RULE_ONLY_CACHE``), so a mutant costs only the rules. Engine modules run without it.

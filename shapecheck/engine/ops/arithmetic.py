@@ -34,7 +34,7 @@ from shapecheck.engine.domain.values import (
     scale_of,
     with_mask,
 )
-from shapecheck.engine.ops.base import Call, _callee_name, broadcast_with_unknown, conflict, keep_scale, lineage, op, unseen
+from shapecheck.engine.ops.base import Call, _callee_name, broadcast_with_unknown, conflict, keep_scale, lineage, register, unseen
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -262,7 +262,6 @@ def tensor_compare(
 _COMPARISON_METHODS = {"eq": "Equal", "ne": "NotEqual", "lt": "LessThan", "gt": "GreaterThan", "le": "LessThanEqual", "ge": "GreaterThanEqual"}
 
 
-@op(*_COMPARISON_METHODS)
 def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``ids.eq(pad_id)``, ``torch.ne(a, b)``: the comparison operators as calls."""
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
@@ -276,3 +275,10 @@ def exponent_of(value: Value) -> Fraction | None:
     scale = scale_of(value)
     number = scale.value if scale is not None else None
     return Fraction(number).limit_denominator(64) if number is not None else None
+
+
+# ------------------------------------------------------------------------------------ registration
+# One line per rule, after the definitions, so that the registry holds each module-level function (no
+# decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
+
+register(_compare_method, *_COMPARISON_METHODS)

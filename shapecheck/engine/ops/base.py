@@ -1,5 +1,5 @@
-"""What every op rule shares: the ``Call`` of evaluated arguments, the ``OPS`` registry and its
-``@op`` decorator, ``apply`` (run a rule and record its ``OpEvent``), conflicts, and the small helpers
+"""What every op rule shares: the ``Call`` of evaluated arguments, the ``OPS`` registry and
+``register``, ``apply`` (run a rule and record its ``OpEvent``), conflicts, and the small helpers
 the rules use (axes, lineage of provenance tags, unification, pieces of split tensors).
 
 This module sits below every op rule and below ``dispatch``: it imports none of them.
@@ -83,13 +83,12 @@ OpRule = Callable[["Interpreter", Call, "Frame"], Value]
 OPS: dict[str, OpRule] = {}
 
 
-def op(*names: str) -> Callable[[OpRule], OpRule]:
-    def register(rule: OpRule) -> OpRule:
-        for name in names:
-            OPS[name] = rule
-        return rule
-
-    return register
+def register(rule: OpRule, *names: str) -> None:
+    """Make ``rule`` the shape rule of each op in ``names``. Rule modules call it once per rule, after
+    their definitions, rather than decorating the rules: mutmut does not mutate decorated functions,
+    and the registry must hold the module-level function (mutmut's trampoline when it runs)."""
+    for name in names:
+        OPS[name] = rule
 
 
 def apply(interp: "Interpreter", name: str, call: Call, frame: "Frame") -> Value:

@@ -5,7 +5,7 @@ to a canonical op name, and ``base.apply`` runs the op's rule and records an ``O
 and method forms share one rule: the receiver of a method becomes argument 0. Operators, attributes
 and subscripts enter here too.
 
-The rules themselves, one small function per op registered with ``@op``, live in the modules of this
+The rules themselves, one small function per op registered with ``base.register``, live in the modules of this
 package by kind (``shapes``, ``elementwise``, ``factories``, ``joins``, ``products``, ``scalars``,
 ``nn_modules``), imported here so that they register themselves. They import only ``base``.
 """

@@ -28,7 +28,7 @@ from shapecheck.engine.ops.base import (
     _callee_name,
     dims_from,
     dtype_class,
-    op,
+    register,
     size_args,
 )
 from shapecheck.engine.symbolic.dims import Dim
@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
 
 
-@op("ones", "zeros", "empty", "rand", "randn", "full")
 def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
     if name == "full":
@@ -60,18 +59,6 @@ def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(shape, dtype_class, tags, call.node)
 
 
-@op("randint")
-def _randint(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    """``torch.randint(high, size)`` / ``torch.randint(low, high, size)``: integer ids of that size."""
-    size = call.kwargs.get("size")
-    if size is None:
-        size = next((value for value in call.args if isinstance(value, TupleValue)), None)
-    sizes = dims_from((size,)) if size is not None else None
-    dtype_class = dtype_class_of_kwarg(call) or "int"
-    return TensorValue(Shape(tuple(sizes)) if sizes is not None else None, dtype_class, (), call.node)
-
-
-@op("ones_like", "zeros_like", "empty_like", "rand_like", "randn_like", "full_like")
 def _factory_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     dtype = call.kwargs.get("dtype")
@@ -83,7 +70,6 @@ def _factory_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(source.shape, dtype.dtype if isinstance(dtype, DtypeValue) else source.dtype, tags, call.node)
 
 
-@op("eye")
 def _eye(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     n = dim_of(call.arg(0, "n"))
     m = dim_of(call.arg(1, "m")) if call.has(1, "m") else n
@@ -95,7 +81,6 @@ def dtype_class_of_kwarg(call: Call) -> str | None:
     return dtype_class(call.kwargs.get("dtype"))
 
 
-@op("arange")
 def _arange(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     positional = [call.arg(i) for i in range(len(call.args))]
     start: Dim | None = Dim.const(0)
@@ -126,7 +111,6 @@ def _arange(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(shape, dtype_class, tags, call.node)
 
 
-@op("tensor")
 def _tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     data = call.arg(0, "data")
     dtype = call.kwargs.get("dtype")
@@ -155,7 +139,6 @@ def _nested_shape(data: Value) -> tuple[list[int], str | None] | None:
     return [len(data.items)] + inner[0][0], element  # type: ignore[index]
 
 
-@op("randint")
 def _randint(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``randint(high, size)`` or ``randint(low, high, size)``: integers of the given size."""
     size = call.kwargs.get("size")
@@ -167,13 +150,25 @@ def _randint(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(Shape(tuple(sizes)) if sizes is not None else None, dtype, (), call.node)
 
 
-@op("randint_like")
 def _randint_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     return TensorValue(source.shape, dtype_class_of_kwarg(call) or source.dtype, (), call.node)
 
 
-@op("randperm")
 def _randperm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     n = dim_of(call.arg(0, "n"))
     return TensorValue(Shape((n,)) if n is not None else None, dtype_class_of_kwarg(call) or "int", (), call.node)
+
+
+# ------------------------------------------------------------------------------------ registration
+# One line per rule, after the definitions, so that the registry holds each module-level function (no
+# decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
+
+register(_factory, "ones", "zeros", "empty", "rand", "randn", "full")
+register(_factory_like, "ones_like", "zeros_like", "empty_like", "rand_like", "randn_like", "full_like")
+register(_eye, "eye")
+register(_arange, "arange")
+register(_tensor, "tensor")
+register(_randint, "randint")
+register(_randint_like, "randint_like")
+register(_randperm, "randperm")

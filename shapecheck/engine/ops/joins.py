@@ -26,7 +26,7 @@ from shapecheck.engine.ops.base import (
     keep_scale,
     lineage,
     norm_axis,
-    op,
+    register,
     same_values,
 )
 from shapecheck.engine.symbolic import shapes as shape_ops
@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 # ------------------------------------------------------------------------------------ join
 
 
-@op("cat")
 def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
@@ -89,7 +88,6 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(shapes[0].with_dim(a, total), dtype, tags, call.node)  # type: ignore[union-attr]
 
 
-@op("stack")
 def _stack(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = _sequence_items(call.arg(0, "tensors"))
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
@@ -132,7 +130,6 @@ def _joined_unknown(value: Value, node: cst.CSTNode) -> TensorValue:
 # ------------------------------------------------------------------------------------ split
 
 
-@op("split", "chunk", "tensor_split")
 def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else "split"
@@ -198,7 +195,6 @@ def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return SplitTuple(None, same_values(source, template_shape), exact=exact)
 
 
-@op("unbind")
 def _unbind(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     axis = int_of(call.arg(1, "dim")) if call.has(1, "dim") else 0
@@ -213,3 +209,13 @@ def _unbind(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if count is not None and 0 < count <= 64:
         return SplitTuple(tuple(_piece(source, rest, i) for i in range(count)), same_values(source, rest), exact=True)
     return SplitTuple(None, same_values(source, rest), exact=True)
+
+
+# ------------------------------------------------------------------------------------ registration
+# One line per rule, after the definitions, so that the registry holds each module-level function (no
+# decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
+
+register(_cat, "cat")
+register(_stack, "stack")
+register(_split, "split", "chunk", "tensor_split")
+register(_unbind, "unbind")

@@ -41,7 +41,7 @@ from shapecheck.engine.ops.base import (
     conflict,
     lineage,
     maybe_positional,
-    op,
+    register,
     unify,
     weight_projection,
 )
@@ -57,7 +57,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 # ------------------------------------------------------------------------------------ matmul
 
 
-@op("matmul", "bmm", "mm")
 def _matmul(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     a, b = call.tensor(0), call.tensor(1)
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
@@ -115,7 +114,6 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
     return result_tensor
 
 
-@op("baddbmm")
 def _baddbmm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     result = matmul_values(interp, call.tensor(1, "batch1"), call.tensor(2, "batch2"), call.node, frame, "baddbmm")
     alpha = call.kwargs.get("alpha")
@@ -124,7 +122,6 @@ def _baddbmm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return result
 
 
-@op("outer", "ger")
 def _outer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     a, b = call.tensor(0), call.tensor(1)
     shape = None
@@ -133,7 +130,6 @@ def _outer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(shape, a.dtype or b.dtype, lineage(a, b), call.node)
 
 
-@op("linear")
 def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     x, weight = call.tensor(0), call.tensor(1, "weight")
 
@@ -150,13 +146,11 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ patterns
 
 
-@op("einsum")
 def _einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     operands = [value for value in call.args if not (isinstance(value, ConstValue) and isinstance(value.value, str))]
     return maybe_positional(einsum(interp, call, frame), operands, call.node)
 
 
-@op("einops.rearrange", "einops.repeat", "einops.reduce")
 def _einops(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
     return einops_call(interp, call, frame)
@@ -165,7 +159,6 @@ def _einops(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ attention, embeddings, losses
 
 
-@op("scaled_dot_product_attention")
 def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     q, k, v = call.tensor(0, "query"), call.tensor(1, "key"), call.tensor(2, "value")
     shape = None
@@ -175,7 +168,6 @@ def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return attended(out, q, call.node).with_tag(KernelLayout(call.node))  # its strides depend on the backend
 
 
-@op("embedding")
 def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     ids, weight = call.tensor(0), call.tensor(1, "weight")
     shape = None
@@ -191,11 +183,25 @@ def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(shape, "float", (TokenEmbeddingTag(call.node, width),), call.node)
 
 
-@op("cross_entropy", "nll_loss")
 def _cross_entropy(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(None, "float", loss_lineage(call.tensor(0, "input")), call.node)
 
 
-@op("multinomial")
 def _multinomial(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(None, "int", (), call.node)
+
+
+# ------------------------------------------------------------------------------------ registration
+# One line per rule, after the definitions, so that the registry holds each module-level function (no
+# decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
+
+register(_matmul, "matmul", "bmm", "mm")
+register(_baddbmm, "baddbmm")
+register(_outer, "outer", "ger")
+register(_linear, "linear")
+register(_einsum, "einsum")
+register(_einops, "einops.rearrange", "einops.repeat", "einops.reduce")
+register(_sdpa, "scaled_dot_product_attention")
+register(_embedding_fn, "embedding")
+register(_cross_entropy, "cross_entropy", "nll_loss")
+register(_multinomial, "multinomial")

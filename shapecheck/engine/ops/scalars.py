@@ -27,7 +27,7 @@ from shapecheck.engine.domain.values import (
     int_of,
     scale_of,
 )
-from shapecheck.engine.ops.base import Call, _callee_name, fresh, op
+from shapecheck.engine.ops.base import Call, _callee_name, fresh, register
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 # ------------------------------------------------------------------------------------ math
 
 
-@op("math.sqrt")
 def _math_sqrt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     scale = scale_of(call.arg(0))
     if scale is None:
@@ -47,12 +46,10 @@ def _math_sqrt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return FloatValue(root) if root is not None else UNKNOWN
 
 
-@op("sqrt_scalar")
 def _sqrt_scalar(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return _math_sqrt(interp, call, frame)
 
 
-@op("math.log")
 def _math_log(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = scale_of(call.arg(0))
     number = value.value if value is not None else None
@@ -66,7 +63,6 @@ def _math_log(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ builtins
 
 
-@op("builtins.int")
 def _int(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = call.arg(0)
     if isinstance(value, IntValue):
@@ -93,7 +89,6 @@ def _float_to_int(scale: Scale, frame: "Frame") -> Value:
     return IntValue(frame.assumptions.simplify(numerator // denominator))
 
 
-@op("builtins.float")
 def _float(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = call.arg(0)
     if isinstance(value, ConstValue) and isinstance(value.value, str):
@@ -110,7 +105,6 @@ def _float(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return FloatValue(scale) if scale is not None else UNKNOWN
 
 
-@op("builtins.len")
 def _len(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = call.arg(0)
     if isinstance(value, TupleValue):
@@ -120,12 +114,10 @@ def _len(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return UNKNOWN
 
 
-@op("builtins.range")
 def _range(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return Repeated(IntValue(fresh(interp, "i")))
 
 
-@op("builtins.min", "builtins.max", "builtins.abs")
 def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     values = [int_of(v) for v in call.args]
     if values and None not in values:
@@ -136,7 +128,6 @@ def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return UNKNOWN
 
 
-@op("builtins.super")
 def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``super()`` in a method: the instance seen through its class's parents."""
     cls = frame.run.cls if frame.run is not None else None
@@ -145,7 +136,6 @@ def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return UNKNOWN
 
 
-@op("torch.finfo")
 def _finfo(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return FinfoValue()
 
@@ -208,3 +198,19 @@ def _concat_sizes(left: Value, right: Value) -> Value | None:
         return UNKNOWN
     shape = Shape(left.shape.dims + tuple(extra), left.shape.variadic) if left.shape is not None else None  # type: ignore[arg-type]
     return ShapeValue(shape, left.source, left.base, left.dropped, left.extra + tuple(extra))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------ registration
+# One line per rule, after the definitions, so that the registry holds each module-level function (no
+# decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
+
+register(_math_sqrt, "math.sqrt")
+register(_sqrt_scalar, "sqrt_scalar")
+register(_math_log, "math.log")
+register(_int, "builtins.int")
+register(_float, "builtins.float")
+register(_len, "builtins.len")
+register(_range, "builtins.range")
+register(_minmax, "builtins.min", "builtins.max", "builtins.abs")
+register(_super, "builtins.super")
+register(_finfo, "torch.finfo")

@@ -33,7 +33,7 @@ from shapecheck.engine.ops.base import (
     fresh,
     lineage,
     norm_axis,
-    op,
+    register,
     read_size,
     same_values,
     size_args,
@@ -51,7 +51,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 # ------------------------------------------------------------------------------------ reshapes
 
 
-@op("view", "reshape")
 def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     if len(call.args) == 2 and isinstance(call.args[1], DtypeValue):
@@ -184,7 +183,6 @@ def _unify_numel(frame: "Frame", source: tuple[Dim, ...], target: tuple[Dim, ...
         frame.assumptions.add_equal(a, b)
 
 
-@op("resize")
 def _resize(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``x.resize_(4, 5)``: the new sizes, whatever the old number of elements."""
     source = call.tensor(0)
@@ -192,7 +190,6 @@ def _resize(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, Shape(tuple(sizes)) if sizes is not None else None)
 
 
-@op("flatten")
 def _flatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     start = int_of(call.arg(1, "start_dim"))
@@ -210,7 +207,6 @@ def _flatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, Shape(shape.dims[:s] + (merged,) + shape.dims[e + 1 :]))
 
 
-@op("unflatten")
 def _unflatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     axis = int_of(call.arg(1, "dim"))
@@ -233,7 +229,6 @@ def _unflatten(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, Shape(shape.dims[:index] + sub.shape.dims + shape.dims[index + 1 :], shape.variadic))
 
 
-@op("squeeze")
 def _squeeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``x.squeeze()`` / ``x.squeeze(dim)`` / ``x.squeeze((d0, d1))``: the shape algebra's
     :func:`shapes.squeeze` (a dim that may or may not be 1 gives an unknown shape)."""
@@ -253,7 +248,6 @@ def _squeeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, shape)
 
 
-@op("unsqueeze")
 def _unsqueeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``x.unsqueeze(dim)``: the shape algebra's :func:`shapes.unsqueeze`."""
     source = call.tensor(0)
@@ -267,7 +261,6 @@ def _unsqueeze(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ axis order
 
 
-@op("transpose")
 def _transpose(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     i, j = int_of(call.arg(1, "dim0")), int_of(call.arg(2, "dim1"))
@@ -288,7 +281,6 @@ def _transpose(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return _mark_transposed(result, source, last_two, order, call.node)
 
 
-@op("T")
 def _dot_t(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     shape = source.shape
@@ -299,7 +291,6 @@ def _dot_t(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return _mark_transposed(result, source, shape.rank == 2, order, call.node)
 
 
-@op("mT")
 def _dot_mt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     shape = shape_ops.transpose(source.shape, -2, -1) if source.shape is not None else None
@@ -308,7 +299,6 @@ def _dot_mt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return _mark_transposed(same_values(source, shape), source, True, order, call.node)
 
 
-@op("t")
 def _dot_t_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return _dot_t(interp, call, frame)
 
@@ -327,7 +317,6 @@ def _target_of_unknown(sizes) -> Shape | None:
     return Shape(tuple(dims))
 
 
-@op("permute")
 def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     order = size_args(call, 1, "dims")
@@ -382,7 +371,6 @@ def _reorder(result: TensorValue, source: TensorValue, order: tuple[int, ...], n
 # ------------------------------------------------------------------------------------ identity and casts
 
 
-@op("detach", "requires_grad_")
 def _same_tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """Ops that return the very tensor (or a view with the same strides)."""
     return call.tensor(0)
@@ -391,21 +379,18 @@ def _same_tensor(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # ------------------------------------------------------------------------------------ identity and casts
 
 
-@op("clone", "cuda", "cpu", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
 def _identity(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """Same values; the layout may be new, so a reordering is forgotten (never guessed)."""
     source = call.tensor(0)
     return source.without(Permuted) if source.has(Permuted) else source
 
 
-@op("scatter", "scatter_", "scatter_add", "scatter_add_", "index_fill", "index_fill_", "masked_scatter")
 def _scatter(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``mask.scatter(1, idx, True)``: some elements replaced, the shape and dtype kept."""
     source = call.tensor(0)
     return TensorValue(source.shape, source.dtype, lineage(source), call.node)
 
 
-@op("fill_", "fill")
 def _fill(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``t.fill_(value)``: the same shape, every element ``value`` (a causal mask built as
     ``torch.empty(n, n).fill_(-inf).triu_(1)``)."""
@@ -415,13 +400,11 @@ def _fill(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return filled.with_tag(FilledTag(value)) if value is not None else filled
 
 
-@op("contiguous")
 def _contiguous(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """Same values in row-major memory: whatever layout the tensor had is gone."""
     return call.tensor(0).without(Permuted, KernelLayout)
 
 
-@op("to", "type")
 def _to(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     for value in list(call.args[1:]) + [call.kwargs.get("dtype", UNKNOWN)]:
@@ -432,7 +415,6 @@ def _to(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return source
 
 
-@op("type_as")
 def _type_as(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(call.tensor(0), call.tensor(0).shape, call.tensor(1).dtype)
 
@@ -458,7 +440,6 @@ OPS["bool"] = partial(_cast, dtype="bool")
 # ------------------------------------------------------------------------------------ broadcasts and repeats
 
 
-@op("expand")
 def _expand(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     sizes = size_args(call, 1)
@@ -478,12 +459,10 @@ def _expand(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, Shape(tuple(dims)))
 
 
-@op("expand_as", "view_as", "reshape_as")
 def _as_other(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(call.tensor(0), call.tensor(1).shape)
 
 
-@op("repeat")
 def _repeat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     sizes = size_args(call, 1, "repeats")
@@ -494,7 +473,6 @@ def _repeat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, Shape(tuple(a * b for a, b in zip(padded, sizes))))
 
 
-@op("repeat_interleave")
 def _repeat_interleave(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     repeats = dim_of(call.arg(1, "repeats"))
@@ -518,7 +496,6 @@ def _repeat_interleave(interp: "Interpreter", call: Call, frame: "Frame") -> Val
 # ------------------------------------------------------------------------------------ size queries
 
 
-@op("size")
 def _size(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     if not call.has(1, "dim"):
@@ -531,14 +508,43 @@ def _size(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return IntValue(dim) if dim is not None else IntValue(read_size(interp))
 
 
-@op("dim", "ndimension")
 def _rank(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     rank = call.tensor(0).rank
     return IntValue(Dim.const(rank)) if rank is not None else UNKNOWN
 
 
-@op("numel")
 def _numel(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = call.tensor(0).shape
     total = shape_ops.numel(shape) if shape is not None else None
     return IntValue(total) if total is not None else UNKNOWN
+
+
+# ------------------------------------------------------------------------------------ registration
+# One line per rule, after the definitions, so that the registry holds each module-level function (no
+# decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
+
+register(_view, "view", "reshape")
+register(_resize, "resize")
+register(_flatten, "flatten")
+register(_unflatten, "unflatten")
+register(_squeeze, "squeeze")
+register(_unsqueeze, "unsqueeze")
+register(_transpose, "transpose")
+register(_dot_t, "T")
+register(_dot_mt, "mT")
+register(_dot_t_method, "t")
+register(_permute, "permute")
+register(_same_tensor, "detach", "requires_grad_")
+register(_identity, "clone", "cuda", "cpu", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
+register(_scatter, "scatter", "scatter_", "scatter_add", "scatter_add_", "index_fill", "index_fill_", "masked_scatter")
+register(_fill, "fill_", "fill")
+register(_contiguous, "contiguous")
+register(_to, "to", "type")
+register(_type_as, "type_as")
+register(_expand, "expand")
+register(_as_other, "expand_as", "view_as", "reshape_as")
+register(_repeat, "repeat")
+register(_repeat_interleave, "repeat_interleave")
+register(_size, "size")
+register(_rank, "dim", "ndimension")
+register(_numel, "numel")
