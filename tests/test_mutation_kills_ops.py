@@ -10,8 +10,8 @@ import textwrap
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import KeyTransposed, Permuted, Reordered
-from shapecheck.engine.domain.values import ScoresTag
+from shapecheck.engine.domain.tags import FilledTag, KeyTransposed, Permuted, Reordered
+from shapecheck.engine.domain.values import PositionTag, ScaleTag, ScoresTag, TokenEmbeddingTag
 
 from test_engine_ops import HEADER, _shape, analyze_src, body, run_of, values_of
 
@@ -248,3 +248,442 @@ def test_a_derived_view_of_one_dim_into_one_size_learns_the_width() -> None:
     )
     assert _shape(values["y"]) == "(b, t, 12)"
     assert [(c.kind, _code(c.node)) for c in conflicts] == [("heads", "x.view(B, T, 5, 2)")]
+
+
+# --- the op rules' own bodies (mutated since the rules are registered without a decorator) -----------
+
+
+def _analysed(code: str):
+    """The values of ``f`` (standard inputs, ``n`` a size the engine cannot read), and the facts."""
+    facts = analyze_src(body("n = B + 0\n" + textwrap.dedent(code)))
+    return {a.name: a.value for a in run_of(facts, "f").assignments}, facts
+
+
+def _shapes_and_dtypes(code: str) -> dict:
+    values, facts = _analysed(code)
+    assert facts.internal_errors == []
+    return {name: (_shape(value), getattr(value, "dtype", None)) for name, value in values.items() if name not in "BTDn"}
+
+
+def test_reshaping_ops_by_keyword_and_by_unreadable_arguments() -> None:
+    """Shapes torch gives (None where the sizes cannot be read or torch raises); the dtype always stays."""
+    assert _shapes_and_dtypes(
+        """
+        a1 = x.flatten(start_dim=1)
+        a2 = x.flatten(end_dim=1)
+        a3 = x.flatten(1, 1)
+        a4 = i.flatten(n)
+        a5 = i.flatten(0, n)
+        a6 = x.flatten(2, 1)
+        a7 = p.flatten(1)
+        b1 = u.squeeze(dim=1)
+        b2 = i.squeeze(n)
+        b3 = u.squeeze((1,))
+        b4 = col.squeeze((n,))
+        c1 = i.unsqueeze(dim=1)
+        c2 = i.unsqueeze(n)
+        c3 = i.unsqueeze(-1)
+        f1 = x.unflatten(dim=1, sizes=(2, -1))
+        f2 = i.unflatten(n, (2, -1))
+        f3 = i.unflatten(5, (2, -1))
+        f4 = r.unflatten(-1, (3, 4))
+        f5 = r.unflatten(2, sizes=(2, 2, 3))
+        f6 = p.unflatten(-1, (2, -1))
+        """
+    ) == {
+        "a1": ("(b, d*t)", "float"),
+        "a2": ("(b*t, d)", "float"),
+        "a3": ("(b, t, d)", "float"),
+        "a4": (None, "int"),
+        "a5": (None, "int"),
+        "a6": (None, "float"),  # start after end: torch raises
+        "a7": (None, "float"),
+        "b1": ("(b, t)", "float"),
+        "b2": (None, "int"),
+        "b3": ("(b, t)", "float"),
+        "b4": (None, "float"),
+        "c1": ("(b, 1, t)", "int"),
+        "c2": (None, "int"),
+        "c3": ("(b, t, 1)", "int"),
+        "f1": ("(b, 2, t//2, d)", "float"),
+        "f2": (None, "int"),
+        "f3": (None, "int"),  # no axis 5: torch raises
+        "f4": ("(b, t, 3, 4)", "float"),
+        "f5": ("(b, t, 2, 2, 3)", "float"),
+        "f6": ("(*, 2, d//2)", "float"),
+    }
+
+
+def test_an_unflatten_that_loses_features_is_a_heads_conflict_and_other_sizes_a_reshape() -> None:
+    values, facts = _analysed(
+        """
+        y = r.unflatten(-1, (5, 2))
+        z = r.unflatten(-1, (5, 3))
+        """
+    )
+    found = [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts]
+    assert found == [
+        ("heads", "unflatten", "r.unflatten(-1, (5, 2))", "cannot unflatten axis -1 of size 12 into (5, 2)"),
+        ("reshape", "unflatten", "r.unflatten(-1, (5, 3))", "cannot unflatten axis -1 of size 12 into (5, 3)"),
+    ]
+    assert (_shape(values["y"]), values["y"].dtype) == (None, "float")
+
+
+def test_axis_order_ops_by_keyword_and_by_unreadable_arguments() -> None:
+    values, facts = _analysed(
+        """
+        d1 = q.transpose(dim0=1, dim1=2)
+        d2 = i.transpose(0, n)
+        d3 = q.transpose(1, dim1=3)
+        d4 = i.transpose(n, 1)
+        e1 = q.permute(dims=(0, 2, 1, 3))
+        e2 = i.permute(n, 0)
+        e3 = i.permute(0, 2)
+        e4 = i.permute(1, -1)
+        e5 = q.permute(0, 1, -1, -2)
+        e6 = q.permute(1, 0, 3, 2)
+        e7 = x.permute(2, 0, 1)
+        e8 = x.permute(0, 2, 1)
+        g1 = md.T
+        g2 = x.T
+        g3 = md.t()
+        g4 = q.mT
+        g5 = md.mT
+        g6 = p.T
+        """
+    )
+    assert facts.internal_errors == []
+    shapes = {name: (_shape(value), value.dtype) for name, value in values.items() if name[0] in "deg"}
+    assert shapes == {
+        "d1": ("(b, t, h, k)", "float"),
+        "d2": (None, "int"),
+        "d3": ("(b, k, t, h)", "float"),
+        "d4": (None, "int"),
+        "e1": ("(b, t, h, k)", "float"),
+        "e2": (None, "int"),
+        "e3": (None, "int"),  # not a permutation of (0, 1): torch raises
+        "e4": (None, "int"),  # axis 1 twice
+        "e5": ("(b, h, k, t)", "float"),
+        "e6": ("(h, b, k, t)", "float"),
+        "e7": ("(d, b, t)", "float"),
+        "e8": ("(b, d, t)", "float"),
+        "g1": ("(d, t)", "float"),
+        "g2": ("(d, t, b)", "float"),
+        "g3": ("(d, t)", "float"),
+        "g4": ("(b, h, k, t)", "float"),
+        "g5": ("(d, t)", "float"),
+        "g6": (None, "float"),
+    }
+    # A transposed key: the last two axes swapped, the batch axes in place.
+    transposed = {name for name, value in values.items() if name[0] in "deg" and value.has(KeyTransposed)}
+    assert transposed == {"e5", "e8", "g1", "g3", "g4", "g5"}
+    orders = {name: values[name].tag(Permuted).order for name in ("d1", "e6", "e7", "g2", "g4", "g5")}
+    assert orders == {"d1": (0, 2, 1, 3), "e6": (1, 0, 3, 2), "e7": (2, 0, 1), "g2": (2, 1, 0), "g4": (0, 1, 3, 2), "g5": (1, 0)}
+    assert _code(values["g4"].tag(Reordered).node) == "q.mT"
+    assert all(not values[name].has(Permuted) for name in ("d2", "e2", "e3", "g6"))
+
+
+def test_an_unreadable_transpose_or_permute_forgets_a_transposed_key() -> None:
+    values, facts = _analysed(
+        """
+        kt = q.transpose(-2, -1)
+        a = kt.transpose(1, n)
+        b = kt.permute(0, n, 2, 3)
+        c = md.T
+        d = c.T
+        """
+    )
+    assert values["kt"].has(KeyTransposed)
+    assert not values["a"].has(KeyTransposed) and not values["b"].has(KeyTransposed)
+    assert (values["a"].dtype, values["b"].dtype) == ("float", "float")
+    assert values["c"].has(KeyTransposed) and not values["d"].has(KeyTransposed)  # transposed back
+    assert _shape(values["d"]) == "(t, d)"
+
+
+def test_dtype_and_identity_ops() -> None:
+    values, facts = _analysed(
+        """
+        h1 = x.to(torch.int64)
+        h2 = x.to(dtype=torch.bool)
+        h3 = i.to("cpu", torch.float16)
+        h4 = i.to(x)
+        h5 = i.to("cpu")
+        h6 = x.type_as(i)
+        h7 = i.type_as(other=x)
+        o1 = col.expand_as(x)
+        o2 = i.view_as(bm)
+        o3 = x.reshape_as(x.transpose(1, 2))
+        k1 = bm.scatter(1, i, True)
+        k2 = i.scatter_add(1, i, i)
+        y = q.permute(0, 2, 1, 3)
+        c1 = y.clone()
+        c2 = y.contiguous()
+        c3 = y.cpu()
+        c4 = y.detach()
+        """
+    )
+    assert facts.internal_errors == []
+    found = {name: (_shape(value), value.dtype) for name, value in values.items() if name[0] in "hok"}
+    assert found == {
+        "h1": ("(b, t, d)", "int"),
+        "h2": ("(b, t, d)", "bool"),
+        "h3": ("(b, t)", "float"),
+        "h4": ("(b, t)", "float"),
+        "h5": ("(b, t)", "int"),
+        "h6": ("(b, t, d)", "int"),
+        "h7": ("(b, t)", "float"),
+        "o1": ("(b, t, d)", "float"),
+        "o2": ("(t, t)", "int"),
+        "o3": ("(b, d, t)", "float"),
+        "k1": ("(t, t)", "bool"),
+        "k2": ("(b, t)", "int"),
+    }
+    assert _code(values["k1"].node) == "bm.scatter(1, i, True)"
+    # A copy is contiguous: the permutation is forgotten; detach returns the very tensor.
+    assert [values[name].has(Permuted) for name in ("y", "c1", "c2", "c3", "c4")] == [True, False, False, False, True]
+    assert _shape(values["c1"]) == "(b, t, h, k)"
+
+
+def test_a_scatter_keeps_the_provenance_of_its_source() -> None:
+    values, facts = _analysed(
+        """
+        emb = nn.Embedding(10, 4)
+        e = emb(i)
+        y = e.scatter(1, i, 0.0)
+        """
+    )
+    kinds = {type(tag).__name__ for tag in values["e"].tags}
+    assert kinds and kinds <= {type(tag).__name__ for tag in values["y"].tags}
+
+
+def test_fill_records_its_value() -> None:
+    values, facts = _analysed(
+        """
+        a = torch.empty(T, T).fill_(0.5)
+        b = torch.empty(T, D).fill_(value=-2.0)
+        """
+    )
+    assert facts.internal_errors == []
+    assert values["a"].tag(FilledTag).value.value == 0.5 and _shape(values["a"]) == "(t, t)"
+    assert values["b"].tag(FilledTag).value.value == -2.0
+    assert _code(values["a"].node) == "torch.empty(T, T).fill_(0.5)"
+
+
+def test_broadcasts_repeats_and_size_queries() -> None:
+    values, facts = _analysed(
+        """
+        l1 = col.expand(-1, -1, 5)
+        l2 = col.expand(4, -1, -1, 5)
+        l3 = p.expand(-1, 3)
+        l4 = col.expand(n, -1, 5)
+        l5 = i.expand(n)
+        l6 = col.expand(-1, 4, -1, 5)
+        m1 = x.repeat(2, 1, 3)
+        m2 = x.repeat(2, 1)
+        m3 = p.repeat(2, 2)
+        m4 = i.repeat(3, 1, 2)
+        m5 = i.repeat(n, 1)
+        r1 = x.repeat_interleave(repeats=2, dim=1)
+        r2 = p.repeat_interleave(2, dim=-1)
+        r3 = p.repeat_interleave(2, dim=0)
+        r4 = p.repeat_interleave(2, dim=-3)
+        r5 = x.repeat_interleave(2, dim=-1)
+        r6 = x.repeat_interleave(2, dim=3)
+        r7 = x.repeat_interleave(3, 0)
+        r8 = x.repeat_interleave(2, dim=n)
+        s1 = x.size(dim=1)
+        s2 = x.size(-1)
+        s4 = x.size()
+        s5 = x.dim()
+        s6 = q.ndimension()
+        s7 = x.numel()
+        s8 = p.dim()
+        s9 = p.numel()
+        """
+    )
+    assert facts.internal_errors == []
+    found = {name: _shape(value) for name, value in values.items() if name[0] in "lmr"}
+    assert found == {
+        "l1": "(b, t, 5)",
+        "l2": "(4, b, t, 5)",
+        "l3": None,
+        "l4": "(b, t, 5)",
+        "l5": "(b)",
+        "l6": None,  # a -1 on a new leading axis: torch raises
+        "m1": "(2*b, t, 3*d)",
+        "m2": None,  # fewer repeats than dims: torch raises
+        "m3": None,
+        "m4": "(3, b, 2*t)",
+        "m5": "(b**2, t)",
+        "r1": "(b, 2*t, d)",
+        "r2": "(*, 2*d)",
+        "r3": None,
+        "r4": None,
+        "r5": "(b, t, 2*d)",
+        "r6": None,
+        "r7": "(3*b, t, d)",
+        "r8": None,
+    }
+    assert {name: values[name].dtype for name in ("l1", "l3", "m2", "m5", "r3", "r6", "r8")} == {
+        "l1": "float", "l3": "float", "m2": "float", "m5": "int", "r3": "float", "r6": "float", "r8": "float"
+    }
+    assert {name: str(values[name].dim) for name in ("s1", "s2", "s5", "s6", "s7")} == {
+        "s1": "t", "s2": "d", "s5": "3", "s6": "4", "s7": "b*d*t"
+    }
+    size = values["s4"]  # x.size(): the sizes, and the tensor they were read from
+    assert (_shape(size), _code(size.source), _shape(size.base)) == ("(b, t, d)", "x", "(b, t, d)")
+    assert getattr(values["s8"], "dim", None) is None and getattr(values["s9"], "dim", None) is None
+
+
+def test_resize_takes_the_new_sizes() -> None:
+    values, facts = _analysed(
+        """
+        a = torch.zeros(B, T, dtype=torch.long).resize_(4, 5)
+        b = torch.zeros(B, T).resize_(n)
+        """
+    )
+    assert (_shape(values["a"]), values["a"].dtype) == ("(4, 5)", "int")
+    assert (_shape(values["b"]), values["b"].dtype) == ("(b)", "float")
+
+
+def test_views_by_dtype_by_keyword_and_of_unreadable_sizes() -> None:
+    values, facts = _analysed(
+        """
+        z = x.foo
+        v1 = i.view(torch.float32)
+        v2 = x.reshape(shape=(B, -1))
+        v3 = x.view(z)
+        v4 = r.view(B, T, 5)
+        v5 = r.view(B, T, 5, 2)
+        """
+    )
+    assert facts.internal_errors == []
+    found = {name: (_shape(values[name]), values[name].dtype) for name in ("v1", "v2", "v3", "v4", "v5")}
+    assert found == {
+        "v1": (None, "float"),  # the bytes read as another dtype: the last size may change
+        "v2": ("(b, d*t)", "float"),
+        "v3": (None, "float"),
+        "v4": (None, "float"),
+        "v5": (None, "float"),
+    }
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts] == [
+        ("reshape", "view", "r.view(B, T, 5)",
+         "cannot view a tensor of shape (b, t, 12) (numel 12*b*t) as (b, t, 5) (numel 5*b*t)"),
+        ("heads", "view", "r.view(B, T, 5, 2)",
+         "the width 12 is not divisible by 5, the head count: 5 heads of 12 // 5 = 2 lose 2 features"),
+    ]
+
+
+def test_axis_ops_on_a_tensor_of_unknown_shape_keep_its_dtype_and_invent_no_layout() -> None:
+    values, facts = _analysed(
+        """
+        w0 = i.flatten(n)
+        w1 = w0.squeeze()
+        w2 = w0.transpose(0, 1)
+        w3 = w0.squeeze(0)
+        kt = q.transpose(2, 3)
+        t5 = torch.zeros(B).resize_(x.foo)
+        """
+    )
+    assert facts.internal_errors == []
+    found = {name: (_shape(values[name]), values[name].dtype) for name in ("w1", "w2", "w3", "t5")}
+    assert found == {"w1": (None, "int"), "w2": (None, "int"), "w3": (None, "int"), "t5": (None, "float")}
+    assert not values["w2"].has(Reordered)  # the rank is unknown: no axis order to record
+    assert values["kt"].has(KeyTransposed)  # axes 2 and 3 of a 4-D tensor are its last two
+
+
+# --- products ----------------------------------------------------------------------------------------
+
+
+def test_baddbmm_is_a_batched_product_and_its_alpha_scales_scores() -> None:
+    values, facts = _analysed(
+        """
+        q3 = q.flatten(0, 1)
+        kt = q3.transpose(1, 2)
+        b1 = torch.baddbmm(torch.empty(T, T), q3, kt, beta=0, alpha=0.125)
+        b2 = torch.baddbmm(torch.empty(T, T), q3, kt)
+        b3 = torch.baddbmm(torch.empty(T, T), batch1=q3, batch2=kt, alpha=0.5)
+        b4 = torch.baddbmm(torch.empty(T, T), q3, md.unsqueeze(0), alpha=0.5)
+        b5 = torch.baddbmm(torch.empty(T, T), r, torch.ones(B, 5, T))
+        """
+    )
+    assert facts.internal_errors == []
+    found = {name: (_shape(values[name]), values[name].dtype) for name in ("b1", "b2", "b3", "b4")}
+    assert found == {
+        "b1": ("(b*h, t, t)", "float"),
+        "b2": ("(b*h, t, t)", "float"),
+        "b3": ("(b*h, t, t)", "float"),
+        "b4": ("(b*h, t, d)", "float"),
+    }
+    assert [values[name].has(ScoresTag) for name in ("b1", "b2", "b3", "b4")] == [True, True, True, False]
+    assert values["b1"].tag(ScoresTag).key_axis == -1 and _shape(values["b1"].tag(ScoresTag).query) == "(b*h, t, k)"
+    scales = {name: values[name].tag(ScaleTag) for name in ("b1", "b2", "b3", "b4")}
+    assert scales["b1"].factor.coef == 0.125 and _code(scales["b1"].node).startswith("torch.baddbmm(")
+    assert scales["b3"].factor.coef == 0.5
+    assert scales["b2"] is None and scales["b4"] is None  # no alpha; alpha on a product that is not scores
+    assert [(c.kind, c.op, _code(c.node)) for c in facts.conflicts] == [
+        ("matmul", "baddbmm", "torch.baddbmm(torch.empty(T, T), r, torch.ones(B, 5, T))"),  # inner 12 vs 5
+    ]
+
+
+def test_outer_products_of_vectors() -> None:
+    values, facts = _analysed(
+        """
+        o1 = torch.outer(v, i[0].float())
+        o2 = torch.ger(v, v)
+        o3 = torch.outer(md, v)
+        o4 = torch.outer(i[0], i[0])
+        o5 = torch.outer(v, md)
+        """
+    )
+    found = {name: (_shape(values[name]), values[name].dtype) for name in ("o1", "o2", "o3", "o4", "o5")}
+    assert found == {
+        "o1": ("(d, t)", "float"),
+        "o2": ("(d, d)", "float"),
+        "o3": (None, "float"),  # torch.outer takes vectors: it raises on a matrix
+        "o4": ("(t, t)", "int"),
+        "o5": (None, "float"),
+    }
+
+
+def test_multinomial_draws_integer_indices() -> None:
+    values, facts = _analysed("m1 = torch.multinomial(logits.softmax(-1), 1)\n")
+    assert (_shape(values["m1"]), values["m1"].dtype) == (None, "int")
+    assert _code(values["m1"].node) == "torch.multinomial(logits.softmax(-1), 1)"
+
+
+def test_functional_embedding_lookups() -> None:
+    values, facts = _analysed(
+        """
+        e1 = F.embedding(i, w)
+        e2 = F.embedding(i, weight=w)
+        e3 = F.embedding(i.flatten(n), w)
+        e4 = F.embedding(i, x.foo)
+        e5 = F.embedding(torch.arange(T), w)
+        e6 = F.embedding(p.long(), w)
+        e7 = F.embedding(torch.arange(T), x.foo)
+        e8 = F.embedding(i, x)
+        """
+    )
+    names = [f"e{k}" for k in range(1, 9)]
+    assert {name: _shape(values[name]) for name in names} == {
+        "e1": "(b, t, e)",
+        "e2": "(b, t, e)",
+        "e3": "(*, e)",  # ids of unknown shape: whatever they are, one row of width e each
+        "e4": None,
+        "e5": "(t, e)",
+        "e6": "(*, d, e)",
+        "e7": None,
+        "e8": None,  # a 3-D weight is no table
+    }
+    assert all(values[name].dtype == "float" for name in names)
+    tokens = {name: values[name].tag(TokenEmbeddingTag) for name in ("e1", "e2", "e4", "e8")}
+    assert [str(tag.width) if tag.width is not None else None for tag in tokens.values()] == ["e", "e", None, None]
+    assert _code(tokens["e1"].node) == "F.embedding(i, w)" and _code(values["e1"].node) == "F.embedding(i, w)"
+    positions = {name: values[name].tag(PositionTag) for name in ("e5", "e7")}
+    assert [(tag.kind, str(tag.full_length), tag.sliced) for tag in positions.values()] == [
+        ("embedding", "d", True),  # the table's rows: how many positions it holds
+        ("embedding", "None", True),
+    ]
+    assert _code(positions["e5"].node) == "F.embedding(torch.arange(T), w)"
+    assert not values["e5"].has(TokenEmbeddingTag) and not values["e1"].has(PositionTag)

@@ -416,7 +416,9 @@ def _to(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _type_as(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return same_values(call.tensor(0), call.tensor(0).shape, call.tensor(1).dtype)
+    """``x.type_as(other)``: x's shape in ``other``'s dtype class (``other`` by position or keyword)."""
+    source = call.tensor(0)
+    return same_values(source, source.shape, call.tensor(1, "other").dtype)
 
 
 def _cast(interp: "Interpreter", call: Call, frame: "Frame", dtype: str) -> Value:
