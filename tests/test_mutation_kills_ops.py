@@ -10,10 +10,12 @@ import textwrap
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import FilledTag, KeyTransposed, Permuted, Reordered
-from shapecheck.engine.domain.values import PositionTag, ScaleTag, ScoresTag, TokenEmbeddingTag
+from shapecheck.engine.domain.tags import AttentionOutputTag, FilledTag, KernelLayout, KeyTransposed, Permuted, Reordered
+from shapecheck.engine.domain.values import PositionTag, ProjectionTag, ScaleTag, ScoresTag, TokenEmbeddingTag
+from shapecheck.engine.facts.training import training_calls
 
 from test_engine_ops import HEADER, _shape, analyze_src, body, run_of, values_of
+from test_engine_training import facts_of as training_facts_of
 
 CODE = cst.Module([])
 
@@ -687,3 +689,97 @@ def test_functional_embedding_lookups() -> None:
     ]
     assert _code(positions["e5"].node) == "F.embedding(torch.arange(T), w)"
     assert not values["e5"].has(TokenEmbeddingTag) and not values["e1"].has(PositionTag)
+
+
+PROJECTIONS = """
+import einops
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 12))
+        self.E = nn.Parameter(torch.randn(100, 12))
+
+    def forward(self, x: Float[Tensor, "b t 12"], p: Float[Tensor, "*batch 12"], ids: Int[Tensor, "b t"],
+                y: Float[Tensor, "b t 5"], z):
+        a1 = F.linear(x, self.W)
+        a2 = F.linear(x, weight=self.W)
+        a3 = F.linear(y, self.W)
+        a4 = torch.mm(p, self.W.T)
+        a5 = torch.bmm(p, x)
+        a6 = F.linear(x, z)
+        e = F.embedding(ids, self.E)
+        pos = F.embedding(torch.arange(5), self.E)
+        s1 = torch.einsum("btd,bsd->bts", e, x)
+        s2 = torch.einsum("btd,bsd->bts", x, z)
+        r1 = einops.rearrange(x, "b t (h d) -> b h t d", h=5)
+        o1 = F.scaled_dot_product_attention(query=e, key=x, value=y)
+        o2 = F.scaled_dot_product_attention(x, e, y)
+        o3 = F.scaled_dot_product_attention(x, y, e)
+        o4 = F.scaled_dot_product_attention(x, x, pos)
+        o5 = F.scaled_dot_product_attention(p, p, p)
+        return a1
+
+
+m = M()
+"""
+
+
+def test_functional_products_read_their_operands_by_position_and_keyword() -> None:
+    facts = analyze_src(HEADER + textwrap.dedent(PROJECTIONS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    shapes = {name: _shape(values[name]) for name in ("a1", "a2", "a3", "a4", "a5", "a6", "s1", "r1", "o1", "o2", "o3", "o5")}
+    assert shapes == {
+        "a1": "(b, t, 8)",
+        "a2": "(b, t, 8)",
+        "a3": "(b, t, 8)",  # the output width holds even when the input width is wrong
+        "a4": "(n1, 8)",  # mm makes the batch of a (*, 12) operand one leading dim
+        "a5": "(max(b,n2), n3, 12)",  # bmm makes p 3-D, (n2, n3, 12); x's t must then be 12
+        "a6": None,
+        "s1": "(b, t, t)",
+        "r1": "(b, 5, t, 2)",
+        "o1": "(b, t, 5)",
+        "o2": "(b, t, 5)",
+        "o3": "(b, t, 12)",
+        "o5": None,
+    }
+    projected = {name: values[name].tag(ProjectionTag) for name in ("a1", "a2", "a3")}
+    assert all(tag is not None and tag.ident == projected["a1"].ident for tag in projected.values())
+    assert _shape(projected["a2"].source) == "(b, t, 12)"  # the projected input
+    assert _code(projected["a1"].node) == "F.linear(x, self.W)"
+    assert not values["a6"].has(ProjectionTag)  # a weight that is no parameter of the model
+    kinds = sorted({(c.kind, c.op, _code(c.node)) for c in facts.conflicts})
+    assert kinds == [
+        ("heads", "rearrange", 'einops.rearrange(x, "b t (h d) -> b h t d", h=5)'),
+        ("linear", "linear", "F.linear(y, self.W)"),
+    ]
+    linear = next(c for c in facts.conflicts if c.kind == "linear")
+    assert linear.detail.startswith("F.linear expects 12 input features")
+    # einsum: an operand the engine cannot see may carry positions; the format string is no operand.
+    assert values["s2"].tag(PositionTag).kind == "unknown" and not values["s1"].has(PositionTag)
+    assert values["s1"].has(TokenEmbeddingTag)
+    # sdpa: what flows in from query, key or value flows out; the output and its layout are the call's.
+    assert [values[name].has(TokenEmbeddingTag) for name in ("o1", "o2", "o3")] == [True, True, True]
+    assert values["o4"].has(PositionTag)
+    attention = values["o1"].tag(AttentionOutputTag)
+    assert _code(attention.node) == "F.scaled_dot_product_attention(query=e, key=x, value=y)"
+    assert _code(values["o1"].tag(KernelLayout).node) == _code(attention.node)
+    assert _code(values["o1"].node) == _code(attention.node)
+
+
+def test_a_loss_keeps_which_model_call_its_logits_came_from_by_keyword_too() -> None:
+    module, facts = training_facts_of(
+        """
+        model = Net()
+        for step in range(10):
+            loss = F.cross_entropy(input=model(ids).flatten(0, 1), target=ids.flatten())
+            loss.backward()
+        """
+    )
+    assert [module.code_for_node(call.node) for call in training_calls(facts)] == ["model(ids)"]
+    losses = [e for e in facts.events if e.op == "cross_entropy"]
+    assert [(e.result.dtype, module.code_for_node(e.result.node)) for e in losses] == [
+        ("float", "F.cross_entropy(input=model(ids).flatten(0, 1), target=ids.flatten())")
+    ]

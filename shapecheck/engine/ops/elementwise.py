@@ -252,7 +252,14 @@ def _reduce(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # One line per rule, after the definitions, so that the registry holds each module-level function (no
 # decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
 
-register(_elementwise, "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "elu", "leaky_relu", "softplus", "mish", "erf", "square", "reciprocal", "sign", "clamp", "clip", "relu_", "gelu_", "nan_to_num", "log1p", "expm1", "hardtanh", "relu6", "selu", "celu", "glu_same", "sigmoid_", "tanh_", "pow_scalar", "round", "floor", "ceil", "cumsum", "cumprod", "roll", "flip", "layer_norm", "rms_norm", "normalize", "group_norm_same")
+register(
+    _elementwise,
+    "relu", "gelu", "silu", "tanh", "sigmoid", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos",
+    "elu", "leaky_relu", "softplus", "mish", "erf", "square", "reciprocal", "sign", "clamp", "clip",
+    "relu_", "gelu_", "nan_to_num", "log1p", "expm1", "hardtanh", "relu6", "selu", "celu", "glu_same",
+    "sigmoid_", "tanh_", "pow_scalar", "round", "floor", "ceil", "cumsum", "cumprod", "roll", "flip",
+    "layer_norm", "rms_norm", "normalize", "group_norm_same",
+)
 register(_pow, "pow")
 register(_binary_tensor, "binary")
 register(_binary_method, "add_fn", "mul_fn", "div_fn", "sub_fn")
@@ -261,4 +268,8 @@ register(_softmax, "softmax", "log_softmax")
 register(_masked_fill, "masked_fill")
 register(_where, "where")
 register(_triangle, "tril", "triu")
-register(_reduce, "sum", "mean", "amax", "amin", "std", "var", "logsumexp", "prod", "norm", "all", "any", "argmax", "argmin", "max", "min", "count_nonzero")
+register(
+    _reduce,
+    "sum", "mean", "amax", "amin", "std", "var", "logsumexp", "prod", "norm", "all", "any", "argmax",
+    "argmin", "max", "min", "count_nonzero",
+)

@@ -538,7 +538,10 @@ register(_dot_t_method, "t")
 register(_permute, "permute")
 register(_same_tensor, "detach", "requires_grad_")
 register(_identity, "clone", "cuda", "cpu", "pin_memory", "dropout", "alpha_dropout", "type_as_same")
-register(_scatter, "scatter", "scatter_", "scatter_add", "scatter_add_", "index_fill", "index_fill_", "masked_scatter")
+register(
+    _scatter,
+    "scatter", "scatter_", "scatter_add", "scatter_add_", "index_fill", "index_fill_", "masked_scatter",
+)
 register(_fill, "fill_", "fill")
 register(_contiguous, "contiguous")
 register(_to, "to", "type")
