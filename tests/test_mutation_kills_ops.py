@@ -10,8 +10,23 @@ import textwrap
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import AttentionOutputTag, FilledTag, KernelLayout, KeyTransposed, Permuted, Reordered
-from shapecheck.engine.domain.values import PositionTag, ProjectionTag, ScaleTag, ScoresTag, TokenEmbeddingTag
+from shapecheck.engine.domain.tags import (
+    AttentionOutputTag,
+    FilledTag,
+    KernelLayout,
+    KeyTransposed,
+    Permuted,
+    Reordered,
+    ShiftTag,
+)
+from shapecheck.engine.domain.values import (
+    PositionTag,
+    ProjectionTag,
+    ScaleTag,
+    ScoresTag,
+    TokenEmbeddingTag,
+    TriangleTag,
+)
 from shapecheck.engine.facts.training import training_calls
 
 from test_engine_ops import HEADER, _shape, analyze_src, body, run_of, values_of
@@ -278,6 +293,10 @@ def test_reshaping_ops_by_keyword_and_by_unreadable_arguments() -> None:
         a5 = i.flatten(0, n)
         a6 = x.flatten(2, 1)
         a7 = p.flatten(1)
+        a8 = i.flatten(start_dim=n)
+        a9 = i.flatten(0, end_dim=n)
+        a10 = x.flatten(5)
+        a11 = i.flatten(n).flatten(0, 1)
         b1 = u.squeeze(dim=1)
         b2 = i.squeeze(n)
         b3 = u.squeeze((1,))
@@ -300,6 +319,10 @@ def test_reshaping_ops_by_keyword_and_by_unreadable_arguments() -> None:
         "a5": (None, "int"),
         "a6": (None, "float"),  # start after end: torch raises
         "a7": (None, "float"),
+        "a8": (None, "int"),
+        "a9": (None, "int"),
+        "a10": (None, "float"),  # no axis 5: torch raises
+        "a11": (None, "int"),
         "b1": ("(b, t)", "float"),
         "b2": (None, "int"),
         "b3": ("(b, t)", "float"),
@@ -783,3 +806,201 @@ def test_a_loss_keeps_which_model_call_its_logits_came_from_by_keyword_too() -> 
     assert [(e.result.dtype, module.code_for_node(e.result.node)) for e in losses] == [
         ("float", "F.cross_entropy(input=model(ids).flatten(0, 1), target=ids.flatten())")
     ]
+
+
+def test_a_matmul_equates_its_inner_dims_and_names_its_conflicts() -> None:
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], w: Float[Tensor, "e f"], v2: Float[Tensor, "g"], y: Float[Tensor, "b t c"],
+              q: Float[Tensor, "b 4 6 8"], k: Float[Tensor, "b 4 6 8"], m: Float[Tensor, "5 3"], r: Float[Tensor, "b t 12"]):
+            B, T, D = x.shape
+            a = x @ w
+            a1 = x.view(B, T, -1, w.shape[0])
+            b = y @ v2
+            b1 = y.view(B, T, -1, v2.shape[0])
+            s1 = q @ k.transpose(1, 3)
+            s2 = torch.matmul(r, m)
+        """
+    )
+    # The product ran, so d == e (and c == g): the -1 of these views is 1.
+    assert [_shape(values[name]) for name in ("a", "a1", "b", "b1")] == ["(b, t, f)", "(b, t, 1, e)", "(b, t)", "(b, t, 1, g)"]
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in conflicts] == [
+        ("key-transpose", "matmul", "q @ k.transpose(1, 3)",
+         "matmul of (b, 4, 6, 8) and (b, 8, 6, 4): inner dims 8 and 6 differ"),  # keys transposed over the wrong axes
+        ("matmul", "matmul", "torch.matmul(r, m)", "matmul of (b, t, 12) and (5, 3): inner dims 12 and 5 differ"),
+    ]
+
+
+def test_a_derived_view_resolves_its_minus_one_with_what_the_path_knows() -> None:
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t c"], r: Float[Tensor, "b t 12"]):
+            B, T, C = x.shape
+            assert C == 12
+            y = x.view(x.size()[:-1] + (5, -1))
+            w = x.view(x.size()[:-1] + (4, -1))
+            z = r.view(r.size()[:-1] + (-1, -1))
+            u = x.unflatten(-1, (5, -1))
+        """
+    )
+    assert [(c.kind, c.op, _code(c.node)) for c in conflicts] == [("reshape", "unflatten", "x.unflatten(-1, (5, -1))")]
+    # c == 12 on this path: 5 does not divide it (torch raises), 4 does; two -1s are never valid.
+    assert {name: _shape(values[name]) for name in "ywz"} == {"y": None, "w": "(b, t, 4, 3)", "z": None}
+    assert all(values[name].dtype == "float" for name in "ywz")
+
+
+# --- indexing ------------------------------------------------------------------------------------------
+
+
+def test_slicing_and_indexing_a_tensor() -> None:
+    """What torch gives for these subscripts (r's last axis is 12); None where the engine cannot tell
+    (a negative start on a symbolic axis, a step on a bounded slice) or torch raises (too many indices,
+    two ellipses, a negative step)."""
+    values, facts = _analysed(
+        """
+        c1 = r[..., 4:]
+        c2 = r[..., -4:]
+        c3 = r[..., 20:]
+        c4 = r[..., -20:]
+        c5 = r[..., :5]
+        c6 = r[..., :20]
+        c7 = r[..., 2:5]
+        c8 = r[..., 5:2]
+        c9 = r[..., :-1]
+        c10 = r[..., 2:-1]
+        c11 = r[..., -3:-1]
+        c12 = r[..., ::2]
+        c13 = r[..., ::5]
+        c14 = r[..., 1::2]
+        c15 = r[..., ::-1]
+        c16 = r[..., -3:5]
+        c17 = r[..., :-20]
+        s1 = x[:, 1:]
+        s2 = x[:, :-1]
+        s3 = x[:, 2:-1]
+        s4 = x[:, :T]
+        s5 = x[:, ::2]
+        s6 = x[:, 0:]
+        s7 = x[:, 3:]
+        s8 = x[:, -3:]
+        s9 = x[:, 1:T]
+        s10 = x[:, ::1]
+        s11 = x[:, :n]
+        s12 = x[:, n:]
+        s13 = x[:, :-1:2]
+        k1 = x[0]
+        k2 = x[:, 0]
+        k3 = x[..., 0]
+        k4 = x[None]
+        k5 = x[:, None]
+        k6 = x[..., None]
+        k7 = x[0, 0, 0, 0]
+        k8 = x[..., ..., 0]
+        k9 = x[i]
+        k10 = x[:, :, :, None]
+        k11 = x[None, ..., None]
+        k12 = x[0, ..., 1:]
+        k13 = x[n]
+        v1 = p[..., 0]
+        v2 = p[..., :4]
+        v3 = p[0]
+        v4 = p[None, ..., 0]
+        v5 = p[0, ..., 0]
+        v6 = p[..., 0, 0]
+        v7 = p[..., None]
+        v8 = p[..., 1:]
+        """
+    )
+    assert facts.internal_errors == []
+    assert {name: _shape(value) for name, value in values.items() if name[0] in "cskv"} == {
+        "c1": "(b, t, 8)", "c2": "(b, t, 4)", "c3": "(b, t, 0)", "c4": None, "c5": "(b, t, 5)",
+        "c6": "(b, t, 12)", "c7": "(b, t, 3)", "c8": "(b, t, 0)", "c9": "(b, t, 11)", "c10": "(b, t, 9)",
+        "c11": None, "c12": "(b, t, 6)", "c13": "(b, t, 3)", "c14": None, "c15": None, "c16": None,
+        "c17": "(b, t, 0)",
+        "s1": "(b, t-1, d)", "s2": "(b, t-1, d)", "s3": "(b, t-3, d)", "s4": "(b, t, d)",
+        "s5": "(b, (t+1)//2, d)", "s6": "(b, t, d)", "s7": "(b, t-3, d)", "s8": None, "s9": "(b, t-1, d)",
+        "s10": "(b, t, d)", "s11": "(b, b, d)", "s12": "(b, t-b, d)", "s13": None,
+        "k1": "(t, d)", "k2": "(b, d)", "k3": "(b, t)", "k4": "(1, b, t, d)", "k5": "(b, 1, t, d)",
+        "k6": "(b, t, d, 1)", "k7": None, "k8": None, "k9": None, "k10": "(b, t, d, 1)",
+        "k11": "(1, b, t, d, 1)", "k12": "(t, d-1)", "k13": "(t, d)",
+        "v1": "(*)", "v2": "(*, 4)", "v3": None, "v4": "(*)", "v5": None, "v6": None, "v7": "(*, d, 1)",
+        "v8": "(*, d-1)",
+    }
+    assert all(value.dtype == "float" for name, value in values.items() if name[0] in "cskv")
+    # A next-token shift drops one position at one end: ``1:`` or ``:-1``, nothing else.
+    shifted = {name for name, value in values.items() if name[0] in "cskv" and value.has(ShiftTag)}
+    assert shifted == {"c9", "s1", "s2", "k12", "v8"}
+    assert _code(values["s1"].tag(ShiftTag).node) == "x[:, 1:]" and _code(values["s1"].node) == "x[:, 1:]"
+
+
+INDEXED = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(12, 36)
+        self.layers = nn.ModuleList([nn.Linear(12, 12) for _ in range(3)])
+        self.heads = nn.ModuleDict({"a": nn.Linear(12, 4), "b": nn.Linear(12, 5)})
+        self.register_buffer("mask", torch.tril(torch.ones(16, 16)).view(1, 1, 16, 16))
+
+    def forward(self, x: Float[Tensor, "b t 12"], k: int, opts: dict):
+        B, T, C = x.size()
+        a1 = x.shape[1:]
+        a2 = x.shape[:-1]
+        a3 = x.shape[::2]
+        a4 = x.size()[-1]
+        a5 = x.shape[5]
+        a7 = x.shape[0:k]
+        a8 = x.shape[-2:]
+        a9 = x.shape[:-5]
+        t1 = (x, x[0], x[0, 0])
+        t2 = t1[1]
+        t3 = t1[-1]
+        t4 = t1[3]
+        t5 = t1[1:]
+        t6 = t1[k:]
+        parts = self.qkv(x).split(12, dim=2)
+        p1 = parts[0]
+        p2 = parts[1:]
+        p3 = parts[-1]
+        l1 = self.layers[0](x)
+        l2 = self.heads["b"](x)
+        l3 = self.heads["c"]
+        d1 = {"ctx": x}["ctx"]
+        d2 = {"ctx": x}["other"]
+        m1 = self.mask[:, :, :T, :T]
+        m2 = self.mask[0, 0]
+        fused = self.qkv(x).view(B, T, 3, 12).permute(2, 0, 1, 3)
+        f0 = fused[0]
+        f1 = fused[1]
+        return x
+
+
+m = M()
+"""
+
+
+def test_indexing_sizes_tuples_pieces_and_containers() -> None:
+    facts = analyze_src(HEADER + textwrap.dedent(INDEXED))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    sizes = {name: [str(item.dim) for item in values[name].items] for name in ("a1", "a8")}
+    assert sizes == {"a1": ["t", "12"], "a8": ["t", "12"]}
+    assert _shape(values["a2"]) == "(b, t)" and _shape(values["a2"].base) == "(b, t, 12)"
+    assert values["a2"].dropped == 1
+    assert str(values["a4"].dim) == "12"
+    assert str(values["a5"].dim) not in ("b", "t", "12")  # no axis 5: a size of its own
+    assert not hasattr(values["a3"], "items") and not hasattr(values["a7"], "items")  # unknown
+    assert not hasattr(values["a9"], "shape")  # more dims dropped than x has: torch gives (), unknown here
+    assert [_shape(values[name]) for name in ("t2", "t3")] == ["(t, 12)", "(12)"]
+    assert not hasattr(values["t4"], "shape") and not hasattr(values["t6"], "items")
+    assert [_shape(item) for item in values["t5"].items] == ["(t, 12)", "(12)"]
+    assert [_shape(values[name]) for name in ("p1", "p3", "l1", "l2", "d1")] == [
+        "(b, t, 12)", "(b, t, 12)", "(b, t, 12)", "(b, t, 5)", "(b, t, 12)"
+    ]
+    assert len(values["p2"].items) == 2
+    assert not hasattr(values["d2"], "shape") and not hasattr(values["l3"], "shape")
+    # A slice of a triangle is a sliced triangle; a picked piece of a fused projection is that piece.
+    assert values["m1"].tag(TriangleTag).sliced and _shape(values["m1"]) == "(1, 1, t, t)"
+    assert not values["m2"].tag(TriangleTag).sliced and _shape(values["m2"]) == "(16, 16)"
+    parts = [values[name].tag(ProjectionTag).part for name in ("f0", "f1", "p1", "p3")]
+    assert parts[0] != parts[1] and parts[0][-1:] == (0,) and parts[1][-1:] == (1,)
