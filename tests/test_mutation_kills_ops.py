@@ -41,6 +41,7 @@ def _code(node: cst.CSTNode | None) -> str | None:
 
 def _run(src: str, func: str = "f"):
     facts = analyze_src(HEADER + textwrap.dedent(src))
+    assert facts.internal_errors == []  # an op rule that raises gives up silently: never in these tests
     return {a.name: a.value for a in run_of(facts, func).assignments}, facts.conflicts
 
 
@@ -1004,3 +1005,37 @@ def test_indexing_sizes_tuples_pieces_and_containers() -> None:
     assert not values["m2"].tag(TriangleTag).sliced and _shape(values["m2"]) == "(16, 16)"
     parts = [values[name].tag(ProjectionTag).part for name in ("f0", "f1", "p1", "p3")]
     assert parts[0] != parts[1] and parts[0][-1:] == (0,) and parts[1][-1:] == (1,)
+
+
+def test_a_matmul_with_an_operand_of_unknown_shape() -> None:
+    values, conflicts = _run(
+        """
+        def f(z, z2, q: Float[Tensor, "b h t k"], ids: Int[Tensor, "b t"]):
+            te = F.embedding(ids, torch.randn(10, 8))
+            u1 = torch.matmul(z, z2)
+            u2 = z @ q
+            u3 = z @ q.transpose(-2, -1)
+            u4 = te @ torch.randn(8, 3)
+            u5 = torch.randn(3, 8) @ te.transpose(1, 2)
+            s = q @ q.transpose(-2, -1)
+            p = s.softmax(-1)
+            o1 = p @ q
+            o2 = p @ q.transpose(-2, -1)
+        """
+    )
+    assert conflicts == []
+    shapes = {name: _shape(values[name]) for name in ("u2", "u3", "u4", "u5", "o1", "o2")}
+    assert shapes == {
+        "u2": "(*, _, _, k)",  # whatever z is, the product ends in q's last dim after q's batch dims
+        "u3": "(*, _, _, t)",
+        "u4": "(b, t, 3)",
+        "u5": "(b, 3, t)",
+        "o1": "(b, h, t, k)",
+        "o2": "(b, h, t, t)",
+    }
+    assert values["u2"].dtype == "float" and _code(values["u2"].node) == "z @ q"
+    assert values["u4"].has(TokenEmbeddingTag) and values["u5"].has(TokenEmbeddingTag)  # from either side
+    assert str(values["u3"].tag(ScoresTag).head_dim) == "k"  # the key's contracted dim when the query is unknown
+    assert str(values["s"].tag(ScoresTag).head_dim) == "k"
+    # Probabilities times anything are an attention output, never new scores.
+    assert values["o2"].has(AttentionOutputTag) and not values["o2"].has(ScoresTag)
