@@ -370,6 +370,8 @@ def test_axis_order_ops_by_keyword_and_by_unreadable_arguments() -> None:
         e6 = q.permute(1, 0, 3, 2)
         e7 = x.permute(2, 0, 1)
         e8 = x.permute(0, 2, 1)
+        e9 = x.permute(-3, -1, -2)
+        e10 = x.permute(3, 1, 2)
         g1 = md.T
         g2 = x.T
         g3 = md.t()
@@ -393,6 +395,8 @@ def test_axis_order_ops_by_keyword_and_by_unreadable_arguments() -> None:
         "e6": ("(h, b, k, t)", "float"),
         "e7": ("(d, b, t)", "float"),
         "e8": ("(b, d, t)", "float"),
+        "e9": ("(b, d, t)", "float"),
+        "e10": (None, "float"),  # no axis 3: torch raises
         "g1": ("(d, t)", "float"),
         "g2": ("(d, t, b)", "float"),
         "g3": ("(d, t)", "float"),
@@ -402,7 +406,7 @@ def test_axis_order_ops_by_keyword_and_by_unreadable_arguments() -> None:
     }
     # A transposed key: the last two axes swapped, the batch axes in place.
     transposed = {name for name, value in values.items() if name[0] in "deg" and value.has(KeyTransposed)}
-    assert transposed == {"e5", "e8", "g1", "g3", "g4", "g5"}
+    assert transposed == {"e5", "e8", "e9", "g1", "g3", "g4", "g5"}
     orders = {name: values[name].tag(Permuted).order for name in ("d1", "e6", "e7", "g2", "g4", "g5")}
     assert orders == {"d1": (0, 2, 1, 3), "e6": (1, 0, 3, 2), "e7": (2, 0, 1), "g2": (2, 1, 0), "g4": (0, 1, 3, 2), "g5": (1, 0)}
     assert _code(values["g4"].tag(Reordered).node) == "q.mT"
@@ -1039,3 +1043,19 @@ def test_a_matmul_with_an_operand_of_unknown_shape() -> None:
     assert str(values["s"].tag(ScoresTag).head_dim) == "k"
     # Probabilities times anything are an attention output, never new scores.
     assert values["o2"].has(AttentionOutputTag) and not values["o2"].has(ScoresTag)
+
+
+def test_transposes_of_a_tensor_of_unknown_rank() -> None:
+    values, conflicts = _run(
+        """
+        def f(z, v: Float[Tensor, "d"]):
+            kt = z.transpose(-2, -1)
+            a = kt.T
+            b = z.mT
+            c = v.mT
+        """
+    )
+    assert values["kt"].has(KeyTransposed)  # the last two axes, whatever the rank
+    assert not values["a"].has(KeyTransposed)  # .T of an unknown rank: which axes it swaps is unknown
+    assert not values["b"].has(Reordered) and not values["c"].has(Reordered)  # no axis order to record
+    assert values["b"].has(KeyTransposed)
