@@ -1059,3 +1059,19 @@ def test_transposes_of_a_tensor_of_unknown_rank() -> None:
     assert not values["a"].has(KeyTransposed)  # .T of an unknown rank: which axes it swaps is unknown
     assert not values["b"].has(Reordered) and not values["c"].has(Reordered)  # no axis order to record
     assert values["b"].has(KeyTransposed)
+
+
+def test_mm_and_bmm_fix_the_rank_of_either_operand() -> None:
+    values, conflicts = _run(
+        """
+        def f(z, md: Float[Tensor, "t d"], p: Float[Tensor, "*batch 12"], q: Float[Tensor, "b h t k"],
+              x: Float[Tensor, "b t 12"]):
+            a = torch.mm(md, p)
+            c = torch.bmm(x, p)
+            u = torch.matmul(z, q)
+        """
+    )
+    # mm: p is (n, 12) and its n is md's d; bmm: p is (n2, n3, 12), and x's 12 must be n3.
+    assert {name: _shape(values[name]) for name in "acu"} == {"a": "(t, 12)", "c": "(max(b,n2), t, 12)", "u": "(*, _, _, k)"}
+    maybe = values["u"].tag(PositionTag)  # z may carry positions the engine cannot see
+    assert maybe.kind == "unknown" and _code(maybe.node) == "torch.matmul(z, q)"
