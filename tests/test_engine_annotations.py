@@ -253,6 +253,7 @@ def test_to_shape_treepath_names_unify_within_one_annotation():
         ("Key", None),
         ("Long", None),  # not a jaxtyping name
         ("jaxtyping.Float32", "float"),
+        ("jaxtyping._array_types.Bool", "bool"),  # only the last part of a dotted name counts
         ("nonsense", None),
     ],
 )
