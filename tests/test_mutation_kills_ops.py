@@ -1014,7 +1014,8 @@ def test_indexing_sizes_tuples_pieces_and_containers() -> None:
 def test_a_matmul_with_an_operand_of_unknown_shape() -> None:
     values, conflicts = _run(
         """
-        def f(z, z2, q: Float[Tensor, "b h t k"], ids: Int[Tensor, "b t"]):
+        def f(z, z2, q: Float[Tensor, "b h t k"], ids: Int[Tensor, "b t"], md: Float[Tensor, "t d"],
+              e: Float[Tensor, "b t k"]):
             te = F.embedding(ids, torch.randn(10, 8))
             u1 = torch.matmul(z, z2)
             u2 = z @ q
@@ -1025,9 +1026,13 @@ def test_a_matmul_with_an_operand_of_unknown_shape() -> None:
             p = s.softmax(-1)
             o1 = p @ q
             o2 = p @ q.transpose(-2, -1)
+            u7 = z @ md.T
+            u8 = z @ e.transpose(1, 2)
         """
     )
     assert conflicts == []
+    # The query unknown: the head dim is the contracted dim of the transposed key, at any rank.
+    assert [str(values[name].tag(ScoresTag).head_dim) for name in ("u7", "u8")] == ["d", "k"]
     shapes = {name: _shape(values[name]) for name in ("u2", "u3", "u4", "u5", "o1", "o2")}
     assert shapes == {
         "u2": "(*, _, _, k)",  # whatever z is, the product ends in q's last dim after q's batch dims
