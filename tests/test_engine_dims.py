@@ -724,3 +724,14 @@ def test_property_divides_is_sound():
                 assert x.fn(env) % y.fn(env) == 0, (str(y.dim), str(x.dim), env)
             elif verdict is F:
                 assert x.fn(env) % y.fn(env) != 0, (str(y.dim), str(x.dim), env)
+
+
+def test_floor_division_and_modulo_atoms_compare_by_kind_and_operands() -> None:
+    """The opaque atoms behind ``a // b`` and ``a % b``: equal when kind and operands are, with a
+    ``repr`` that names the kind (mutation testing found neither pinned)."""
+    from shapecheck.engine.symbolic.dims import _Opaque
+
+    a, b = sym("a"), sym("b")
+    floor, same, mod = _Opaque("//", a, b), _Opaque("//", a, b), _Opaque("%", a, b)
+    assert not (floor != same) and floor != mod and floor != _Opaque("//", b, a)
+    assert (repr(floor), repr(mod)) == ("FloorDiv(Dim('a'), Dim('b'))", "Mod(Dim('a'), Dim('b'))")
