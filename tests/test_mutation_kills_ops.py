@@ -491,11 +491,13 @@ def test_fill_records_its_value() -> None:
         """
         a = torch.empty(T, T).fill_(0.5)
         b = torch.empty(T, D).fill_(value=-2.0)
+        c = torch.empty(T, D).fill_(x.foo)
         """
     )
     assert facts.internal_errors == []
     assert values["a"].tag(FilledTag).value.value == 0.5 and _shape(values["a"]) == "(t, t)"
     assert values["b"].tag(FilledTag).value.value == -2.0
+    assert not values["c"].has(FilledTag) and _shape(values["c"]) == "(t, d)"  # a value it cannot read
     assert _code(values["a"].node) == "torch.empty(T, T).fill_(0.5)"
 
 
@@ -513,6 +515,10 @@ def test_broadcasts_repeats_and_size_queries() -> None:
         m3 = p.repeat(2, 2)
         m4 = i.repeat(3, 1, 2)
         m5 = i.repeat(n, 1)
+        m6 = x.repeat(repeats=(2, 1, 1))
+        m7 = x.repeat(x.foo)
+        l7 = col.expand(x.foo)
+        f1 = x.unflatten(1, (-1, -1))
         r1 = x.repeat_interleave(repeats=2, dim=1)
         r2 = p.repeat_interleave(2, dim=-1)
         r3 = p.repeat_interleave(2, dim=0)
@@ -532,7 +538,7 @@ def test_broadcasts_repeats_and_size_queries() -> None:
         """
     )
     assert facts.internal_errors == []
-    found = {name: _shape(value) for name, value in values.items() if name[0] in "lmr"}
+    found = {name: _shape(value) for name, value in values.items() if name[0] in "lmr" and name != "f1"}
     assert found == {
         "l1": "(b, t, 5)",
         "l2": "(4, b, t, 5)",
@@ -545,6 +551,9 @@ def test_broadcasts_repeats_and_size_queries() -> None:
         "m3": None,
         "m4": "(3, b, 2*t)",
         "m5": "(b**2, t)",
+        "m6": "(2*b, t, d)",
+        "m7": None,
+        "l7": None,
         "r1": "(b, 2*t, d)",
         "r2": "(*, 2*d)",
         "r3": None,
@@ -562,7 +571,8 @@ def test_broadcasts_repeats_and_size_queries() -> None:
     }
     size = values["s4"]  # x.size(): the sizes, and the tensor they were read from
     assert (_shape(size), _code(size.source), _shape(size.base)) == ("(b, t, d)", "x", "(b, t, d)")
-    assert getattr(values["s8"], "dim", None) is None and getattr(values["s9"], "dim", None) is None
+    assert not hasattr(values["s8"], "dim") and not hasattr(values["s9"], "dim")  # unknown, not a size
+    assert [(_shape(values[name]), values[name].dtype) for name in ("m7", "l7", "f1")] == [(None, "float")] * 3
 
 
 def test_resize_takes_the_new_sizes() -> None:
