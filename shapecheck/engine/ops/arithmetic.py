@@ -94,9 +94,12 @@ def tensor_binary(
             other = right if tensor is a else left
             origin = other.node if isinstance(other, FloatValue) else None
             previous = tensor.tag(ScaleTag)
+            written = None
             if previous is not None:
+                written = _times(previous.readable, factor) if previous.factor is None or factor is None else None
                 factor = previous.factor * factor if previous.factor is not None and factor is not None else None
-                origin = None  # two applications make the factor: no one place to edit
+                if previous.readable is not None:
+                    origin = None  # two applications make the factor: no one place to edit
             # A number keeps the shape; a value that may be a tensor (a parameter, an unknown) may
             # broadcast it to something larger.
             known_number = is_scalar(other) or (isinstance(other, TensorValue) and other.rank == 0)
@@ -104,7 +107,7 @@ def tensor_binary(
             kept = replace(tensor, shape=kept_shape, dtype=dtype, node=node)
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
-            return kept.with_tag(ScaleTag(factor, node, origin))
+            return kept.with_tag(ScaleTag(factor, node, origin, written))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
     if scores_side is not None and operator in ("add", "sub"):
@@ -276,3 +279,10 @@ def exponent_of(value: Value) -> Fraction | None:
     scale = scale_of(value)
     number = scale.value if scale is not None else None
     return Fraction(number).limit_denominator(64) if number is not None else None
+
+
+def _times(a: Scale | None, b: Scale | None) -> Scale | None:
+    """The product of the readable factors; None when neither is readable."""
+    if a is None:
+        return b
+    return a if b is None else a * b
