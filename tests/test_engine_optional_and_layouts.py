@@ -471,3 +471,117 @@ def test_a_lookup_without_a_function_fallback_stays_unknown():
     unscaled = twin(source, "torch.matmul(query, key.transpose(2, 3)) * scaling", "torch.matmul(query, key.transpose(2, 3))")
     # Only the standalone run of the helper is left, where the head dim is unknown: no claim.
     assert findings(unscaled) == []
+
+
+# --- keys transposed over the wrong axes, with less known about the query ---------------------------
+
+POOLED_QUERY = """
+import torch
+from torch import nn
+from somewhere import LinearNorm
+
+class AttentionSubsample(nn.Module):
+    def __init__(self, dim=128, key_dim=16, num_heads=8, resolution=7):
+        super().__init__()
+        self.num_heads, self.key_dim = num_heads, key_dim
+        self.scale = key_dim ** -0.5
+        self.kv = nn.Linear(dim, 2 * key_dim * num_heads)
+        self.q = LinearNorm(dim, key_dim * num_heads)
+        self.resolution = resolution
+
+    def forward(self, x):
+        B, N, C = x.shape
+        k, v = self.kv(x).view(B, N, self.num_heads, -1).split([self.key_dim, self.key_dim], dim=3)
+        k = k.permute(0, 2, 1, 3)
+        v = v.permute(0, 2, 1, 3)
+        q = self.q(x[:, :self.resolution ** 2]).view(B, self.resolution ** 2, self.num_heads, self.key_dim).permute(0, 2, 1, 3)
+        attn = (q @ k.transpose(-2, -1)) * self.scale
+        attn = attn.softmax(dim=-1)
+        return (attn @ v).transpose(1, 2).reshape(B, -1, self.num_heads * self.key_dim)
+"""
+
+
+def test_a_key_transposed_over_heads_and_tokens_against_a_pooled_query_is_reported():
+    buggy = twin(POOLED_QUERY, "k.transpose(-2, -1)", "k.transpose(1, 2)")
+    assert [code for code, _ in findings(buggy)] == ["SC504"]
+    assert findings(POOLED_QUERY) == []
+
+
+def test_a_key_transposed_over_the_wrong_axes_against_a_query_of_unknown_shape_is_reported():
+    source = """
+    import torch
+    from torch import nn
+
+    class Attention(nn.Module):
+        def __init__(self, dim=128, num_heads=8):
+            super().__init__()
+            self.num_heads, self.head_dim = num_heads, dim // num_heads
+            self.q = nn.Linear(dim, dim)
+            self.kv = nn.Linear(dim, 2 * dim)
+
+        def forward(self, x, cls_token):
+            B, N, C = x.shape
+            k, v = self.kv(x).reshape(B, N, 2, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+            q = self.q(cls_token)
+            attn = q @ k.transpose(-2, -1)
+            return attn.softmax(dim=-1) @ v
+    """
+    buggy = twin(source, "k.transpose(-2, -1)", "k.transpose(1, 2)")
+    found = findings(buggy)
+    assert [code for code, _ in found] == ["SC504"]
+    message = [d.message for d in lint_source(textwrap.dedent(buggy), "idiom.py").diagnostics][0]
+    assert "None" not in message
+    assert [code for code, _ in findings(source) if code == "SC504"] == []
+
+
+def test_transposing_the_last_two_axes_of_a_fused_three_dim_key_is_right():
+    source = """
+    import torch
+    from torch import nn
+
+    class Fused(nn.Module):
+        def __init__(self, dim=128, num_heads=8):
+            super().__init__()
+            self.num_heads, self.head_dim = num_heads, dim // num_heads
+            self.qkv = nn.Linear(dim, 3 * dim)
+
+        def forward(self, x):
+            B, N, C = x.shape
+            q, k, v = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4).reshape(3, B * self.num_heads, N, -1).unbind(0)
+            attn = (q * self.head_dim ** -0.5) @ k.transpose(1, 2)
+            return attn.softmax(dim=-1) @ v
+    """
+    assert findings(source) == []
+
+
+def test_an_embedding_broadcast_over_the_patches_is_a_bias_not_the_tokens():
+    """A per-tile embedding of aspect-ratio ids, reshaped to ``(n, tiles, 1, d)`` and added to
+    the patches: the stream is still the patches (which got their positions elsewhere), so no
+    missing-positional-encoding finding comes from the ids."""
+    source = """
+    import torch
+    from torch import nn
+
+    class AspectRatioEmbedding(nn.Module):
+        def __init__(self, max_id=8, tiles=4, d=64):
+            super().__init__()
+            self.tiles, self.d = tiles, d
+            self.embedding = nn.Embedding(max_id + 1, tiles * d)
+
+        def forward(self, patches, aspect_ratio_ids):
+            e = self.embedding(aspect_ratio_ids).reshape(-1, self.tiles, 1, self.d)
+            return patches + e
+
+    class Encoder(nn.Module):
+        def __init__(self, tiles=4, patches=16, d=64):
+            super().__init__()
+            self.aspect = AspectRatioEmbedding(tiles=tiles, d=d)
+            self.attn = nn.MultiheadAttention(d, 4, batch_first=True)
+            self.tiles, self.patches, self.d = tiles, patches, d
+
+        def forward(self, x, aspect_ratio_ids):
+            x = self.aspect(x.reshape(-1, self.tiles, self.patches, self.d), aspect_ratio_ids)
+            x = x.reshape(-1, self.patches, self.d)
+            return self.attn(x, x, x)[0]
+    """
+    assert [code for code, _ in findings(source) if code == "SC303"] == []

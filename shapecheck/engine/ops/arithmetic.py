@@ -75,6 +75,12 @@ def tensor_binary(
     shape = _result_shape(interp, operator, left, right, a, b, node, frame)
     dtype = _result_dtype(operator, left, right, a, b)
     result = TensorValue(shape, dtype, lineage(a, b), node)
+    if operator in ("add", "sub") and left_tensor and right_tensor:
+        for side, other in ((a, b), (b, a)):
+            if side.has(TokenEmbeddingTag) and not other.has(TokenEmbeddingTag) and _broadcasts_over(side, other):
+                # An embedding broadcast over the other's axes (a per-tile or per-example
+                # embedding, ``(n, tiles, 1, d)`` added to patches) is a bias, not the tokens.
+                result = result.without(TokenEmbeddingTag)
     if operator in ("add", "sub") and not result.has(PositionTag) and any(unseen(v) for v in (left, right)):
         # Added to something the engine cannot see (a parameter, an unknown call's result): that
         # may carry positions (a positional table passed in, a relative bias), so say "maybe".
@@ -286,3 +292,14 @@ def _times(a: Scale | None, b: Scale | None) -> Scale | None:
     if a is None:
         return b
     return a if b is None else a * b
+
+
+def _broadcasts_over(side: TensorValue, other: TensorValue) -> bool:
+    """``side`` has a size-1 axis where ``other`` has a size known not to be 1 (aligned from the
+    right): adding it repeats it along that axis."""
+    if side.shape is None or other.shape is None:
+        return False
+    for mine, theirs in zip(reversed(side.shape.dims), reversed(other.shape.dims)):
+        if mine.is_const and mine.value == 1 and not (theirs.is_const and theirs.value == 1):
+            return True
+    return False

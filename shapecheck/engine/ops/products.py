@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.tags import (
+    CauseTag,
     AttentionOutputTag,
     KernelLayout,
     KeyTransposed,
@@ -73,7 +74,25 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
     shape = None
     if a.shape is not None and b.shape is not None:
         inner_a, inner_b = a.shape.dim(-1), b.shape.dim(-2) if (b.shape.rank or 2) >= 2 else b.shape.dim(-1)
-        if _untransposed_right(interp, a.shape, b.shape, frame) and misplaced_key_transpose(a, b, frame.assumptions) is None:
+        misplaced_key = misplaced_key_transpose(a, b, frame.assumptions)
+        if misplaced_key is not None and equal(inner_a, inner_b, frame.assumptions) is Truth.UNKNOWN:
+            # The shapes may still fit (the head count equal to the head dim), but the key's
+            # feature axis is not the one contracted: scores over the wrong axes (SC504).
+            conflict(
+                interp,
+                "key-transpose",
+                node,
+                f"matmul of {a.shape} and {b.shape}: the key is transposed over the wrong axes; "
+                f"it contracts {inner_a} with {inner_b}",
+                frame,
+                name,
+            )
+            inner_a = inner_b = None
+        elif (
+            misplaced_key is None
+            and not any(x.has(ProbsTag) or x.has(ScoresTag) or x.has(CauseTag) for x in (a, b))
+            and _untransposed_right(interp, a.shape, b.shape, frame)
+        ):  # attention weights, or shapes from a suspect op, are not a query and a key
             conflict(
                 interp,
                 "matmul",
@@ -140,7 +159,8 @@ def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame
         return False
     if equal(last_a, rows_b, frame.assumptions) is not Truth.UNKNOWN:
         return False
-    return (last_a.is_const or _named(interp, last_a)) and _named(interp, rows_b)
+    rows_a = a.dims[-2]  # the query's own rows are known too: a made-up shape says nothing
+    return (last_a.is_const or _named(interp, last_a)) and _named(interp, rows_b) and (rows_a.is_const or _named(interp, rows_a))
 
 
 def _named(interp: "Interpreter", dim: Dim) -> bool:
