@@ -29,8 +29,10 @@ class PeConcatenated(Rule):
     ## What it does
     Finds `torch.cat` along the feature (last) axis of a token-embedding tensor and a positional
     tensor (a positional table, a position embedding looked up with `arange` indices, or a
-    sinusoidal table). Token embeddings and positional information are recognised by where they
-    came from, not by their names.
+    sinusoidal table), and of any tensor and a per-token table built with a batch axis of 1,
+    `(1, max_len, d)`, which was made to be broadcast-added (`torch.cat` does not broadcast).
+    Token embeddings and positional information are recognised by where they came from, not by
+    their names.
 
     ## Why is this bad?
     Concatenation doubles the feature width: the next layer built for `d_model` crashes with
@@ -60,7 +62,7 @@ class PeConcatenated(Rule):
         for event in in_some_context(facts.events_of("cat"), _concatenates_positions):
             yield Report(
                 event.node,
-                "positional encoding concatenated to the token embeddings along the feature axis; "
+                "positional encoding concatenated to the token features along the feature axis; "
                 "this doubles the width instead of adding position information",
                 hint="add them: tok + pos",
                 fix=_fix(event),
