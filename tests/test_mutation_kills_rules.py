@@ -383,3 +383,158 @@ def test_SC502_SC503_a_layout_bug_downstream_of_a_reported_conflict_is_a_follow_
     assert [(d.line, d.code) for d in result.diagnostics] == [(18, "SC505")]
     alone = lint_source(code, "snippet.py", {rule})
     assert [(d.line, d.code) for d in alone.diagnostics] == [(7, rule)]  # found, and dropped as a follow-on
+
+
+#: Every call below was run against torch 2.13: a, d, e, f and i work, b, c, g, h and j raise.
+SC202_MHA = """import torch
+import torch.nn as nn
+
+
+class Layers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq_first = nn.MultiheadAttention(32, 4)
+        self.batch_first = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x, y, u):
+        # x: (T=5, B=3, 32) seq-first; y: (B=3, T=5, 32) batch-first; u: (T=5, 32) unbatched
+        a = self.seq_first(x, x, x, attn_mask=torch.zeros(12, 5, 5, dtype=torch.bool))
+        b = self.seq_first(query=x, key=x, value=x,
+                           attn_mask=torch.zeros(20, 5, 5, dtype=torch.bool))
+        c = self.seq_first(x, x, x, None, True, torch.zeros(20, 5, 5, dtype=torch.bool))
+        d = self.batch_first(y, y, y, attn_mask=torch.zeros(12, 5, 5, dtype=torch.bool))
+        e = self.seq_first(u, u, u, attn_mask=torch.zeros(4, 5, 5, dtype=torch.bool))
+        f = self.seq_first(x, x, x, attn_mask=torch.zeros(5, 5, dtype=torch.bool))
+        g = self.seq_first(x, x, x,
+                           key_padding_mask=torch.zeros(3, 1, 5, dtype=torch.bool))
+        h = self.seq_first(x, x, x, torch.zeros(3, 1, 5, dtype=torch.bool))
+        i = self.seq_first(x, x, x, key_padding_mask=torch.zeros(3, 5, dtype=torch.bool))
+        j = self.seq_first(x, x, x, attn_mask=torch.zeros(3, 4, 5, 5, dtype=torch.bool))
+        return a, b, c, d, e, f, g, h, i, j
+
+
+if __name__ == "__main__":
+    out = Layers()(torch.randn(5, 3, 32), torch.randn(3, 5, 32), torch.randn(5, 32))
+"""
+
+
+def _where(code: str, found) -> list[tuple[int, str]]:
+    """(line, the source text from the finding's column on) of each finding."""
+    lines = code.splitlines()
+    return sorted((d.line, lines[d.line - 1][d.span.column - 1:].split(",")[0]) for d in found)
+
+
+def test_SC202_multihead_attention_masks_by_keyword_and_position_and_the_batch_axis() -> None:
+    found = _findings(SC202_MHA, "SC202")
+    # a seq-first layer's batch is axis 1 of the query (3 * 4 heads = 12, not 5 * 4); a batch-first
+    # layer's is axis 0; an unbatched query takes a (num_heads, L, S) mask; 2-D masks and (B, S)
+    # padding masks are right. Reported at the mask given by keyword, at the call when positional.
+    assert _where(SC202_MHA, found) == [
+        (15, "torch.zeros(20"),
+        (16, "self.seq_first(x"),
+        (21, "torch.zeros(3"),
+        (22, "self.seq_first(x"),
+        (24, "torch.zeros(3"),
+    ]
+    by_line = {d.line: d for d in found}
+    assert "batch * num_heads = 12" in by_line[15].message and "not 20" in by_line[15].message
+    assert "(3, 1, 5)" in by_line[21].message and "rank 3" in by_line[21].message
+    assert "rank 4" in by_line[24].message
+    assert all(d.hint for d in found)
+
+
+SC202_BUFFERS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def full_length(q: Float[Tensor, "b h 16 8"], k: Float[Tensor, "b h 16 8"]):
+    causal = torch.tril(torch.ones(16, 16))
+    return torch.softmax((q @ k.transpose(-2, -1) / 8 ** 0.5).masked_fill(causal == 0, float("-inf")), dim=-1)
+
+
+def invented_length(q: Float[Tensor, "b h _ 8"], k: Float[Tensor, "b h _ 8"]):
+    causal = torch.tril(torch.ones(16, 16))
+    return torch.softmax((q @ k.transpose(-2, -1) / 8 ** 0.5).masked_fill(causal == 0, float("-inf")), dim=-1)
+
+
+def any_length(q: Float[Tensor, "b h t 8"], k: Float[Tensor, "b h t 8"]):
+    causal = torch.tril(torch.ones(16, 16))
+    scores = q @ k.transpose(-2, -1) / 8 ** 0.5
+    return torch.softmax(scores.masked_fill(causal == 0, float("-inf")), dim=-1)
+"""
+
+
+def test_SC202_an_unsliced_buffer_is_judged_by_the_key_length() -> None:
+    # a 16 x 16 buffer against 16 keys fits (the heads axis is not the key length); against a length
+    # the engine had to invent (`_`) there is no evidence; against any length t it needs slicing,
+    # reported at the mask argument
+    found = _findings(SC202_BUFFERS, "SC202")
+    assert _where(SC202_BUFFERS, found) == [(20, "causal == 0")]
+    assert "16 x 16" in found[0].message and "(b, h, t, t)" in found[0].message and found[0].hint
+
+
+SC202_BIAS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def add_bias(scores, bias):
+    return scores + bias
+
+
+def attend(q: Float[Tensor, "b h 16 64"], k: Float[Tensor, "b h 16 64"], v: Float[Tensor, "b h 16 64"]):
+    scores = q @ k.transpose(-2, -1) / 8.0
+    first = add_bias(scores, torch.zeros(32, 32))
+    second = add_bias(scores, torch.zeros(8, 8))
+    third = scores + torch.zeros(4, 4)
+    return torch.softmax(first + second + third, dim=-1) @ v
+"""
+
+
+def test_SC202_every_mask_that_cannot_broadcast_is_reported_once() -> None:
+    # the helper's sum conflicts in two contexts (one finding there), and the later sum still counts
+    found = _findings(SC202_BIAS, "SC202")
+    assert [d.line for d in found] == [8, 15]
+    assert all("cannot broadcast" in d.message and d.hint for d in found)
+
+
+SC301_FIXES = """import torch
+import torch.nn as nn
+
+
+class Embed(nn.Module):
+    def __init__(self, vocab=100, width=32, block=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Embedding(block, width)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        tok, pos = self.tokens(ids), self.positions(torch.arange(t)).expand(b, t, -1)
+        by_keyword = torch.cat(tensors=[tok, pos], dim=-1)
+        wrapped = (torch.cat((tok, pos), -1)).sum(-1)
+        three = torch.cat([tok, pos, pos], dim=2)
+        parts = [tok, pos]
+        listed = torch.cat(parts, dim=-1)
+        return by_keyword, wrapped, three, listed
+
+
+if __name__ == "__main__":
+    out = Embed()(torch.randint(0, 100, (2, 16)))
+"""
+
+
+def test_SC301_fix_keeps_parentheses_and_keyword_tensors_and_leaves_other_cats_alone() -> None:
+    from shapecheck.fixes import fix_module
+
+    result = lint_source(SC301_FIXES, "snippet.py", {"SC301"})
+    assert result.error is None, result.error
+    fixes = {d.line: d.fix for d in result.diagnostics}
+    assert sorted(fixes) == [14, 15, 16, 18]  # every concatenation of the positions is reported
+    assert fixes[16] is None and fixes[18] is None  # three tensors, or a list built elsewhere: no fix
+    assert all(fixes[line].message for line in (14, 15))
+    fixed = fix_module(result.module, SC301_FIXES, result.diagnostics).fixed.splitlines()
+    assert fixed[13:15] == ["        by_keyword = tok + pos", "        wrapped = (tok + pos).sum(-1)"]
