@@ -538,3 +538,36 @@ def test_SC301_fix_keeps_parentheses_and_keyword_tensors_and_leaves_other_cats_a
     assert all(fixes[line].message for line in (14, 15))
     fixed = fix_module(result.module, SC301_FIXES, result.diagnostics).fixed.splitlines()
     assert fixed[13:15] == ["        by_keyword = tok + pos", "        wrapped = (tok + pos).sum(-1)"]
+
+
+SC205_FIXES = """import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b h t 16"], k: Float[Tensor, "b h t 16"], v: Float[Tensor, "b h t 16"]):
+    t = q.size(-2)
+    scores = q @ k.transpose(-2, -1) / 4.0
+    first = scores.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 0), float("-inf"))
+    second = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(0), float("-inf"))
+    third = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(), float("-inf"))
+    allowed = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tril(torch.ones(t, t, dtype=torch.bool), -1))
+    return first.softmax(-1) @ v + second.softmax(-1) @ v + third.softmax(-1) @ v + allowed
+"""
+
+
+def test_SC205_fix_sets_the_diagonal_where_it_is_given_and_never_on_a_lower_triangle() -> None:
+    from shapecheck.fixes import fix_module
+
+    result = lint_source(SC205_FIXES, "snippet.py")
+    assert result.error is None, result.error
+    found = [d for d in result.diagnostics if d.code == "SC205"]
+    assert [d.line for d in found] == [10, 11, 12, 13]
+    # SDPA's allowed set tril(-1): a lower triangle, where diagonal=1 would be wrong, so no fix
+    assert [d.fix is not None for d in found] == [True, True, True, False]
+    fixed = fix_module(result.module, SC205_FIXES, found).fixed.splitlines()
+    assert "torch.triu(torch.ones(t, t, dtype=torch.bool), 1)" in fixed[9]  # the positional diagonal
+    assert "dtype=torch.bool).triu(1)" in fixed[10]  # the method's first argument
+    assert "dtype=torch.bool).triu(diagonal=1)" in fixed[11]  # none given: added by keyword
+    assert "torch.tril(torch.ones(t, t, dtype=torch.bool), -1)" in fixed[12]
