@@ -571,3 +571,59 @@ def test_SC205_fix_sets_the_diagonal_where_it_is_given_and_never_on_a_lower_tria
     assert "dtype=torch.bool).triu(1)" in fixed[10]  # the method's first argument
     assert "dtype=torch.bool).triu(diagonal=1)" in fixed[11]  # none given: added by keyword
     assert "torch.tril(torch.ones(t, t, dtype=torch.bool), -1)" in fixed[12]
+
+
+#: Runs under torch 2.13 as written (every method is called in __main__).
+SC303_SITES = """import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Blocks(nn.Module):
+    def __init__(self, vocab=100, width=32, block=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Parameter(torch.zeros(1, block, width))
+        self.mha = nn.MultiheadAttention(width, 4, batch_first=True)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(width, 4, batch_first=True), 1)
+
+    def scores_by_keyword(self, ids):
+        x = self.tokens(ids)
+        return torch.softmax(input=x @ x.transpose(-2, -1) / math.sqrt(32), dim=-1) @ x
+
+    def features_softmax(self, ids):
+        return torch.softmax(self.tokens(ids), dim=-1)
+
+    def sdpa_by_keyword(self, ids):
+        x = self.tokens(ids)
+        return F.scaled_dot_product_attention(query=x, key=x, value=x)
+
+    def mha_by_keyword(self, ids):
+        x = self.tokens(ids)
+        return self.mha(query=x, key=x, value=x)[0]
+
+    def sdpa_positions_in_the_key(self, ids):
+        x = self.tokens(ids)
+        keys = x + self.positions[:, : ids.size(1)]
+        return F.scaled_dot_product_attention(x, key=keys, value=x)
+
+    def mha_positions_in_the_key(self, ids):
+        x = self.tokens(ids)
+        keys = x + self.positions[:, : ids.size(1)]
+        return self.mha(x, key=keys, value=x)[0]
+
+
+if __name__ == "__main__":
+    model, ids = Blocks(), torch.randint(0, 100, (2, 16))
+    for method in (model.scores_by_keyword, model.features_softmax, model.sdpa_by_keyword, model.mha_by_keyword,
+                   model.sdpa_positions_in_the_key, model.mha_positions_in_the_key):
+        method(ids)
+"""
+
+
+def test_SC303_attention_inputs_by_keyword_and_positions_that_come_in_through_the_key() -> None:
+    # softmax(input=scores), SDPA(query=...) and MultiheadAttention(query=...) over bare token
+    # embeddings are reported; a softmax over embedding features is not attention; positions added
+    # to the key (given by keyword) reach the attention, so those two stay clean
+    assert _lines(SC303_SITES, "SC303") == [16, 23, 27]
