@@ -613,11 +613,16 @@ class Blocks(nn.Module):
         keys = x + self.positions[:, : ids.size(1)]
         return self.mha(x, key=keys, value=x)[0]
 
+    def positional_keys(self, ids):
+        x = self.tokens(ids)
+        keys = x + self.positions[:, : ids.size(1)]
+        return F.scaled_dot_product_attention(x, keys, x) + self.mha(x, keys, x)[0]
+
 
 if __name__ == "__main__":
     model, ids = Blocks(), torch.randint(0, 100, (2, 16))
     for method in (model.scores_by_keyword, model.features_softmax, model.sdpa_by_keyword, model.mha_by_keyword,
-                   model.sdpa_positions_in_the_key, model.mha_positions_in_the_key):
+                   model.sdpa_positions_in_the_key, model.mha_positions_in_the_key, model.positional_keys):
         method(ids)
 """
 
@@ -625,5 +630,5 @@ if __name__ == "__main__":
 def test_SC303_attention_inputs_by_keyword_and_positions_that_come_in_through_the_key() -> None:
     # softmax(input=scores), SDPA(query=...) and MultiheadAttention(query=...) over bare token
     # embeddings are reported; a softmax over embedding features is not attention; positions added
-    # to the key (given by keyword) reach the attention, so those two stay clean
+    # to the key (by keyword or by position) reach the attention, so those stay clean
     assert _lines(SC303_SITES, "SC303") == [16, 23, 27]
