@@ -632,3 +632,47 @@ def test_SC303_attention_inputs_by_keyword_and_positions_that_come_in_through_th
     # embeddings are reported; a softmax over embedding features is not attention; positions added
     # to the key (by keyword or by position) reach the attention, so those stay clean
     assert _lines(SC303_SITES, "SC303") == [16, 23, 27]
+
+
+#: Runs under torch 2.13 as written.
+SC401_KEYWORDS = """import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ByKeyword(nn.Module):
+    def __init__(self, width=32):
+        super().__init__()
+        self.qk = nn.Linear(width, width)
+        self.v = nn.Linear(width, width)
+        self.temperature = torch.ones(1)
+
+    def forward(self, x):
+        q = self.qk(x)
+        k = self.qk(x)
+        return F.scaled_dot_product_attention(query=q, key=k, value=self.v(x)) * self.temperature
+
+
+class SoftmaxByKeyword(nn.Module):
+    def __init__(self, width=32):
+        super().__init__()
+        self.qk = nn.Linear(width, width)
+        self.v = nn.Linear(width, width)
+
+    def forward(self, x):
+        q = self.qk(x)
+        k = self.qk(x)
+        return torch.softmax(input=q @ k.transpose(-2, -1) / math.sqrt(32), dim=-1) @ self.v(x)
+
+
+if __name__ == "__main__":
+    x = torch.randn(2, 5, 32)
+    ByKeyword()(x), SoftmaxByKeyword()(x)
+"""
+
+
+def test_SC401_query_and_key_given_by_keyword() -> None:
+    # SDPA(query=, key=) and softmax(input=scores) with q and k from one Linear: reported at the key's
+    # projection; a plain tensor attribute (not a parameter) next to them is no binding of a weight
+    assert _lines(SC401_KEYWORDS, "SC401") == [16, 28]

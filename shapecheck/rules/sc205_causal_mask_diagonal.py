@@ -14,7 +14,7 @@ from shapecheck.engine.domain.values import (
     TriangleTag,
 )
 from shapecheck.engine.facts.queries import attention_facts, given, mask_applications
-from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.facts.records import FileFacts
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
