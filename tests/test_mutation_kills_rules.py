@@ -676,3 +676,32 @@ def test_SC401_query_and_key_given_by_keyword() -> None:
     # SDPA(query=, key=) and softmax(input=scores) with q and k from one Linear: reported at the key's
     # projection; a plain tensor attribute (not a parameter) next to them is no binding of a weight
     assert _lines(SC401_KEYWORDS, "SC401") == [16, 28]
+
+
+#: 512 features in 6 heads: torch's view raises (512 // 6 * 6 = 510).
+SC402_SPLIT = """import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, width=512, heads=6):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(width, width)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        return self.q(x).view(b, t, self.heads, c // self.heads)
+
+
+if __name__ == "__main__":
+    out = Attention()(torch.randn(2, 8, 512))
+"""
+
+
+def test_SC402_an_uneven_split_in_one_file_names_no_other_place_and_says_how_to_fix_it() -> None:
+    (found,) = _findings(SC402_SPLIT, "SC402")
+    assert found.line == 13  # the head split
+    assert "512" in found.message and "6" in found.message
+    assert "(the head split" not in found.message  # the evidence is in this file: no "in other.py:N"
+    assert found.hint
