@@ -706,3 +706,33 @@ def test_SC402_an_uneven_split_in_one_file_names_no_other_place_and_says_how_to_
         assert "512 is not divisible by 6" in finding.message
         assert "(the head split" not in finding.message  # the evidence is in this file: no "in other.py:N"
         assert finding.hint
+
+
+SC504_RANK_3 = """import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, width=16):
+        super().__init__()
+        self.q = nn.Linear(width, width)
+        self.k = nn.Linear(width, width)
+
+    def forward(self, x):
+        q, k = self.q(x), self.k(x)
+        return torch.softmax(q @ k.transpose(0, 1) / 4.0, dim=-1)
+
+
+if __name__ == "__main__":
+    out = Attention()(torch.randn(16, 10, 16))
+"""
+
+
+def test_SC504_message_gives_the_key_with_its_last_two_axes_swapped() -> None:
+    from conftest import REPO, lint_shipped_file
+
+    bug = lint_shipped_file(REPO / "examples" / "bugs" / "sc504_wrong_key_transpose.py")
+    (four_d,) = [d for d in bug.diagnostics if d.code == "SC504"]
+    assert "key (2, 4, 10, 16)" in four_d.message and four_d.message.endswith("swapped, (2, 4, 16, 10)")
+    (three_d,) = _findings(SC504_RANK_3, "SC504")
+    assert "key (16, 10, 16)" in three_d.message and three_d.message.endswith("swapped, (16, 16, 10)")
