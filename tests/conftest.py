@@ -6,7 +6,7 @@ import functools
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +73,64 @@ def run_subprocess(args: Sequence[str], cwd: Path, env: dict[str, str] | None = 
         text=True,
         timeout=120,
     )
+
+
+def run_forked(
+    args: Sequence[str], cwd: Path, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m shapecheck ARGS`` in a fork of this test process: a process of its own (its own
+    ``sys.modules``, ``sys.path``, environment, exit code and standard streams), without the 3 s of
+    a fresh interpreter importing torch. For tests of what a program run does, not of interpreter
+    start-up (``run_subprocess`` for those)."""
+    return in_fork(lambda: main(list(args)), [sys.executable, "-m", "shapecheck", *args], cwd, stdin, env)
+
+
+def in_fork(
+    body: Callable[[], int | None], command: Sequence[str], cwd: Path, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``body`` in a forked child with its own standard streams; its return value (or
+    ``SystemExit``) is the exit code, an uncaught exception prints a traceback and exits with 70."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        streams = {name: Path(scratch) / name for name in ("stdin", "stdout", "stderr")}
+        streams["stdin"].write_text(stdin)
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            code = 70
+            try:
+                os.chdir(cwd)
+                os.environ.pop("SHAPECHECK_DEBUG", None)
+                os.environ.update(env or {})
+                for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT), (2, "stderr", os.O_WRONLY | os.O_CREAT)):
+                    opened = os.open(streams[name], mode, 0o600)
+                    os.dup2(opened, fd)
+                    os.close(opened)
+                sys.stdin = open(0, encoding="utf-8", closefd=False)
+                sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+                sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+                try:
+                    code = body() or 0
+                except SystemExit as exit:
+                    code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+            except BaseException:  # noqa: BLE001 - report anything to the parent, never return into pytest
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    try:
+                        stream.flush()
+                    except BaseException:  # noqa: BLE001
+                        pass
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        return subprocess.CompletedProcess(
+            list(command),
+            os.waitstatus_to_exitcode(status),
+            streams["stdout"].read_text(),
+            streams["stderr"].read_text(),
+        )
 
 
 def assert_no_traceback(*texts: str) -> None:

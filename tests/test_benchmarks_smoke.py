@@ -157,9 +157,9 @@ def test_project_runs_on_a_folder(bench, corpus_dir: Path) -> None:
 
 
 def test_project_synthetic_memory_runs() -> None:
-    completed = run("project.py", "--synthetic", "12")
+    completed = run("project.py", "--synthetic", "6")
     assert completed.returncode == 0, completed.stderr
-    assert "peak RSS" in completed.stdout and "12 files" in completed.stdout
+    assert "peak RSS" in completed.stdout and "6 files" in completed.stdout
 
 
 @pytest.mark.parametrize(

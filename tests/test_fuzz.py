@@ -12,7 +12,6 @@ import random
 import re
 from pathlib import Path
 
-import hypothesmith
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -31,14 +30,29 @@ def assert_robust(source: str, name: str = "fuzz.py") -> None:
     assert result.internal_errors == [], "\n".join(result.internal_errors) + "\n--- source:\n" + source
 
 
+def _grammar_programs() -> st.SearchStrategy[str]:
+    """hypothesmith's strategies, built when a test first draws from them: importing hypothesmith
+    and building its parser of the Python grammar takes seconds, which every test process would
+    otherwise pay at collection."""
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
+
+def _node_programs() -> st.SearchStrategy[str]:
+    import hypothesmith
+
+    return hypothesmith.from_node()
+
+
 @FUZZ
-@given(hypothesmith.from_grammar())
+@given(st.deferred(_grammar_programs))
 def test_grammar_generated_programs(program: str) -> None:
     assert_robust("import torch\nimport torch.nn as nn\n" + program)
 
 
 @settings(FUZZ, max_examples=3)  # from_node is slow to generate
-@given(hypothesmith.from_node())
+@given(st.deferred(_node_programs))
 def test_node_generated_programs(program: str) -> None:
     assert_robust("import torch\n" + program)
 

@@ -311,3 +311,428 @@ def test_a_shape_conflict_finding_says_how_to_fix_it(rule: str, line: int) -> No
     found = _findings(CONFLICTS, rule)
     assert [d.line for d in found] == [line]
     assert found[0].hint, f"{rule} gives no hint"
+
+
+LAYOUT_BLOCK = """
+import torch
+import torch.nn as nn
+
+
+def HELPER
+
+
+class Attention(nn.Module):
+    def __init__(self, width=64, heads=4):
+        super().__init__()
+        self.proj = nn.Linear(IN_WIDTH, width)
+        self.heads = heads
+
+    def forward(self, x):
+        b, t, c = x.shape
+        p = self.proj(x)
+        return CALL
+
+
+if __name__ == "__main__":
+    out = Attention()(torch.randn(2, 8, 64))
+"""
+
+#: rule -> (its helper, the calls of it in forward); the helper's line is 7, the projection's 18. The
+#: first call is right (a head-major (b, h * t, d) tensor split back; heads moved next to head_dim
+#: before merging), the second is the bug.
+LAYOUT_HELPERS = {
+    "SC503": (
+        "split(x, b, t, h):\n    return x.view(b, h, t, -1)",
+        "split(p.view(b, t, self.heads, -1).transpose(1, 2).reshape(b, self.heads * t, -1), b, t, self.heads), "
+        "split(p, b, t, self.heads)",
+    ),
+    "SC502": (
+        "merge(x, b, t):\n    return x.reshape(b, t, -1)",
+        "merge(p.view(b, t, self.heads, -1), b, t), merge(p.view(b, t, self.heads, -1).transpose(1, 2), b, t)",
+    ),
+}
+
+
+def _layout_block(rule: str, in_width: str) -> str:
+    helper, call = LAYOUT_HELPERS[rule]
+    return LAYOUT_BLOCK.replace("HELPER", helper).replace("CALL", call).replace("IN_WIDTH", in_width)
+
+
+@pytest.mark.parametrize("rule", ["SC502", "SC503"])
+def test_SC502_SC503_a_helper_is_judged_in_the_context_that_knows_its_shapes(rule: str) -> None:
+    # the helper is met in a right context first, then in a wrong one: the finding is the wrong
+    # context's, on the helper's line (the first context the helper is met in is not the verdict)
+    found = _findings(_layout_block(rule, "width"), rule)
+    assert [d.line for d in found] == [7]
+    assert found[0].hint, "the finding says how to fix it"
+    if rule == "SC503":  # the facts of the message: the time and head counts of the source and result
+        assert "time=8" in found[0].message and "heads=4" in found[0].message
+        assert "(batch, 8, 4, head_dim)" in found[0].message
+    else:
+        assert "heads=4" in found[0].message and "time=8" in found[0].message
+        assert "(batch, 8, 4, head_dim)" in found[0].message
+
+
+@pytest.mark.parametrize("rule", ["SC502", "SC503"])
+def test_SC502_SC503_a_layout_bug_downstream_of_a_reported_conflict_is_a_follow_on(rule: str) -> None:
+    # the projection is built 32 wide and given 64: that conflict is the root finding; the layout
+    # bug after it reads the projection's output, so it is not reported again with all rules on
+    code = _layout_block(rule, "width // 2")
+    result = lint_source(code, "snippet.py")
+    assert result.error is None, result.error
+    assert [(d.line, d.code) for d in result.diagnostics] == [(18, "SC505")]
+    alone = lint_source(code, "snippet.py", {rule})
+    assert [(d.line, d.code) for d in alone.diagnostics] == [(7, rule)]  # found, and dropped as a follow-on
+
+
+#: Every call below was run against torch 2.13: a, d, e, f and i work, b, c, g, h and j raise.
+SC202_MHA = """import torch
+import torch.nn as nn
+
+
+class Layers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq_first = nn.MultiheadAttention(32, 4)
+        self.batch_first = nn.MultiheadAttention(32, 4, batch_first=True)
+
+    def forward(self, x, y, u):
+        # x: (T=5, B=3, 32) seq-first; y: (B=3, T=5, 32) batch-first; u: (T=5, 32) unbatched
+        a = self.seq_first(x, x, x, attn_mask=torch.zeros(12, 5, 5, dtype=torch.bool))
+        b = self.seq_first(query=x, key=x, value=x,
+                           attn_mask=torch.zeros(20, 5, 5, dtype=torch.bool))
+        c = self.seq_first(x, x, x, None, True, torch.zeros(20, 5, 5, dtype=torch.bool))
+        d = self.batch_first(y, y, y, attn_mask=torch.zeros(12, 5, 5, dtype=torch.bool))
+        e = self.seq_first(u, u, u, attn_mask=torch.zeros(4, 5, 5, dtype=torch.bool))
+        f = self.seq_first(x, x, x, attn_mask=torch.zeros(5, 5, dtype=torch.bool))
+        g = self.seq_first(x, x, x,
+                           key_padding_mask=torch.zeros(3, 1, 5, dtype=torch.bool))
+        h = self.seq_first(x, x, x, torch.zeros(3, 1, 5, dtype=torch.bool))
+        i = self.seq_first(x, x, x, key_padding_mask=torch.zeros(3, 5, dtype=torch.bool))
+        j = self.seq_first(x, x, x, attn_mask=torch.zeros(3, 4, 5, 5, dtype=torch.bool))
+        return a, b, c, d, e, f, g, h, i, j
+
+
+if __name__ == "__main__":
+    out = Layers()(torch.randn(5, 3, 32), torch.randn(3, 5, 32), torch.randn(5, 32))
+"""
+
+
+def _where(code: str, found) -> list[tuple[int, str]]:
+    """(line, the source text from the finding's column on) of each finding."""
+    lines = code.splitlines()
+    return sorted((d.line, lines[d.line - 1][d.span.column - 1:].split(",")[0]) for d in found)
+
+
+def test_SC202_multihead_attention_masks_by_keyword_and_position_and_the_batch_axis() -> None:
+    found = _findings(SC202_MHA, "SC202")
+    # a seq-first layer's batch is axis 1 of the query (3 * 4 heads = 12, not 5 * 4); a batch-first
+    # layer's is axis 0; an unbatched query takes a (num_heads, L, S) mask; 2-D masks and (B, S)
+    # padding masks are right. Reported at the mask given by keyword, at the call when positional.
+    assert _where(SC202_MHA, found) == [
+        (15, "torch.zeros(20"),
+        (16, "self.seq_first(x"),
+        (21, "torch.zeros(3"),
+        (22, "self.seq_first(x"),
+        (24, "torch.zeros(3"),
+    ]
+    by_line = {d.line: d for d in found}
+    assert "batch * num_heads = 12" in by_line[15].message and "not 20" in by_line[15].message
+    assert "(3, 1, 5)" in by_line[21].message and "rank 3" in by_line[21].message
+    assert "rank 4" in by_line[24].message
+    assert all(d.hint for d in found)
+
+
+SC202_BUFFERS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def full_length(q: Float[Tensor, "b h 16 8"], k: Float[Tensor, "b h 16 8"]):
+    causal = torch.tril(torch.ones(16, 16))
+    return torch.softmax((q @ k.transpose(-2, -1) / 8 ** 0.5).masked_fill(causal == 0, float("-inf")), dim=-1)
+
+
+def invented_length(q: Float[Tensor, "b h _ 8"], k: Float[Tensor, "b h _ 8"]):
+    causal = torch.tril(torch.ones(16, 16))
+    return torch.softmax((q @ k.transpose(-2, -1) / 8 ** 0.5).masked_fill(causal == 0, float("-inf")), dim=-1)
+
+
+def any_length(q: Float[Tensor, "b h t 8"], k: Float[Tensor, "b h t 8"]):
+    causal = torch.tril(torch.ones(16, 16))
+    scores = q @ k.transpose(-2, -1) / 8 ** 0.5
+    return torch.softmax(scores.masked_fill(causal == 0, float("-inf")), dim=-1)
+"""
+
+
+def test_SC202_an_unsliced_buffer_is_judged_by_the_key_length() -> None:
+    # a 16 x 16 buffer against 16 keys fits (the heads axis is not the key length); against a length
+    # the engine had to invent (`_`) there is no evidence; against any length t it needs slicing,
+    # reported at the mask argument
+    found = _findings(SC202_BUFFERS, "SC202")
+    assert _where(SC202_BUFFERS, found) == [(20, "causal == 0")]
+    assert "16 x 16" in found[0].message and "(b, h, t, t)" in found[0].message and found[0].hint
+
+
+SC202_BIAS = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def add_bias(scores, bias):
+    return scores + bias
+
+
+def attend(q: Float[Tensor, "b h 16 64"], k: Float[Tensor, "b h 16 64"], v: Float[Tensor, "b h 16 64"]):
+    scores = q @ k.transpose(-2, -1) / 8.0
+    first = add_bias(scores, torch.zeros(32, 32))
+    second = add_bias(scores, torch.zeros(8, 8))
+    third = scores + torch.zeros(4, 4)
+    return torch.softmax(first + second + third, dim=-1) @ v
+"""
+
+
+def test_SC202_every_mask_that_cannot_broadcast_is_reported_once() -> None:
+    # the helper's sum conflicts in two contexts (one finding there), and the later sum still counts
+    found = _findings(SC202_BIAS, "SC202")
+    assert [d.line for d in found] == [8, 15]
+    assert all("cannot broadcast" in d.message and d.hint for d in found)
+
+
+SC301_FIXES = """import torch
+import torch.nn as nn
+
+
+class Embed(nn.Module):
+    def __init__(self, vocab=100, width=32, block=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Embedding(block, width)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        tok, pos = self.tokens(ids), self.positions(torch.arange(t)).expand(b, t, -1)
+        by_keyword = torch.cat(tensors=[tok, pos], dim=-1)
+        wrapped = (torch.cat((tok, pos), -1)).sum(-1)
+        three = torch.cat([tok, pos, pos], dim=2)
+        parts = [tok, pos]
+        listed = torch.cat(parts, dim=-1)
+        return by_keyword, wrapped, three, listed
+
+
+if __name__ == "__main__":
+    out = Embed()(torch.randint(0, 100, (2, 16)))
+"""
+
+
+def test_SC301_fix_keeps_parentheses_and_keyword_tensors_and_leaves_other_cats_alone() -> None:
+    from shapecheck.fixes import fix_module
+
+    result = lint_source(SC301_FIXES, "snippet.py", {"SC301"})
+    assert result.error is None, result.error
+    fixes = {d.line: d.fix for d in result.diagnostics}
+    assert sorted(fixes) == [14, 15, 16, 18]  # every concatenation of the positions is reported
+    assert fixes[16] is None and fixes[18] is None  # three tensors, or a list built elsewhere: no fix
+    assert all(fixes[line].message for line in (14, 15))
+    fixed = fix_module(result.module, SC301_FIXES, result.diagnostics).fixed.splitlines()
+    assert fixed[13:15] == ["        by_keyword = tok + pos", "        wrapped = (tok + pos).sum(-1)"]
+
+
+SC205_FIXES = """import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b h t 16"], k: Float[Tensor, "b h t 16"], v: Float[Tensor, "b h t 16"]):
+    t = q.size(-2)
+    scores = q @ k.transpose(-2, -1) / 4.0
+    first = scores.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 0), float("-inf"))
+    second = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(0), float("-inf"))
+    third = scores.masked_fill(torch.ones(t, t, dtype=torch.bool).triu(), float("-inf"))
+    allowed = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tril(torch.ones(t, t, dtype=torch.bool), -1))
+    return first.softmax(-1) @ v + second.softmax(-1) @ v + third.softmax(-1) @ v + allowed
+"""
+
+
+def test_SC205_fix_sets_the_diagonal_where_it_is_given_and_never_on_a_lower_triangle() -> None:
+    from shapecheck.fixes import fix_module
+
+    result = lint_source(SC205_FIXES, "snippet.py")
+    assert result.error is None, result.error
+    found = [d for d in result.diagnostics if d.code == "SC205"]
+    assert [d.line for d in found] == [10, 11, 12, 13]
+    # SDPA's allowed set tril(-1): a lower triangle, where diagonal=1 would be wrong, so no fix
+    assert [d.fix is not None for d in found] == [True, True, True, False]
+    fixed = fix_module(result.module, SC205_FIXES, found).fixed.splitlines()
+    assert "torch.triu(torch.ones(t, t, dtype=torch.bool), 1)" in fixed[9]  # the positional diagonal
+    assert "dtype=torch.bool).triu(1)" in fixed[10]  # the method's first argument
+    assert "dtype=torch.bool).triu(diagonal=1)" in fixed[11]  # none given: added by keyword
+    assert "torch.tril(torch.ones(t, t, dtype=torch.bool), -1)" in fixed[12]
+
+
+#: Runs under torch 2.13 as written (every method is called in __main__).
+SC303_SITES = """import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Blocks(nn.Module):
+    def __init__(self, vocab=100, width=32, block=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Parameter(torch.zeros(1, block, width))
+        self.mha = nn.MultiheadAttention(width, 4, batch_first=True)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(width, 4, batch_first=True), 1)
+
+    def scores_by_keyword(self, ids):
+        x = self.tokens(ids)
+        return torch.softmax(input=x @ x.transpose(-2, -1) / math.sqrt(32), dim=-1) @ x
+
+    def features_softmax(self, ids):
+        return torch.softmax(self.tokens(ids), dim=-1)
+
+    def sdpa_by_keyword(self, ids):
+        x = self.tokens(ids)
+        return F.scaled_dot_product_attention(query=x, key=x, value=x)
+
+    def mha_by_keyword(self, ids):
+        x = self.tokens(ids)
+        return self.mha(query=x, key=x, value=x)[0]
+
+    def sdpa_positions_in_the_key(self, ids):
+        x = self.tokens(ids)
+        keys = x + self.positions[:, : ids.size(1)]
+        return F.scaled_dot_product_attention(x, key=keys, value=x)
+
+    def mha_positions_in_the_key(self, ids):
+        x = self.tokens(ids)
+        keys = x + self.positions[:, : ids.size(1)]
+        return self.mha(x, key=keys, value=x)[0]
+
+    def positional_keys(self, ids):
+        x = self.tokens(ids)
+        keys = x + self.positions[:, : ids.size(1)]
+        return F.scaled_dot_product_attention(x, keys, x) + self.mha(x, keys, x)[0]
+
+
+if __name__ == "__main__":
+    model, ids = Blocks(), torch.randint(0, 100, (2, 16))
+    for method in (model.scores_by_keyword, model.features_softmax, model.sdpa_by_keyword, model.mha_by_keyword,
+                   model.sdpa_positions_in_the_key, model.mha_positions_in_the_key, model.positional_keys):
+        method(ids)
+"""
+
+
+def test_SC303_attention_inputs_by_keyword_and_positions_that_come_in_through_the_key() -> None:
+    # softmax(input=scores), SDPA(query=...) and MultiheadAttention(query=...) over bare token
+    # embeddings are reported; a softmax over embedding features is not attention; positions added
+    # to the key (by keyword or by position) reach the attention, so those stay clean
+    assert _lines(SC303_SITES, "SC303") == [16, 23, 27]
+
+
+#: Runs under torch 2.13 as written.
+SC401_KEYWORDS = """import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ByKeyword(nn.Module):
+    def __init__(self, width=32):
+        super().__init__()
+        self.qk = nn.Linear(width, width)
+        self.v = nn.Linear(width, width)
+        self.temperature = torch.ones(1)
+
+    def forward(self, x):
+        q = self.qk(x)
+        k = self.qk(x)
+        return F.scaled_dot_product_attention(query=q, key=k, value=self.v(x)) * self.temperature
+
+
+class SoftmaxByKeyword(nn.Module):
+    def __init__(self, width=32):
+        super().__init__()
+        self.qk = nn.Linear(width, width)
+        self.v = nn.Linear(width, width)
+
+    def forward(self, x):
+        q = self.qk(x)
+        k = self.qk(x)
+        return torch.softmax(input=q @ k.transpose(-2, -1) / math.sqrt(32), dim=-1) @ self.v(x)
+
+
+if __name__ == "__main__":
+    x = torch.randn(2, 5, 32)
+    ByKeyword()(x), SoftmaxByKeyword()(x)
+"""
+
+
+def test_SC401_query_and_key_given_by_keyword() -> None:
+    # SDPA(query=, key=) and softmax(input=scores) with q and k from one Linear: reported at the key's
+    # projection; a plain tensor attribute (not a parameter) next to them is no binding of a weight
+    assert _lines(SC401_KEYWORDS, "SC401") == [16, 28]
+
+
+#: 512 features in 6 heads: torch's view raises (512 // 6 * 6 = 510).
+SC402_SPLIT = """import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, width=512, heads=6):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(width, width)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        return self.q(x).view(b, t, self.heads, c // self.heads)
+
+
+if __name__ == "__main__":
+    out = Attention()(torch.randn(2, 8, 512))
+"""
+
+
+def test_SC402_an_uneven_split_in_one_file_names_no_other_place_and_says_how_to_fix_it() -> None:
+    found = _findings(SC402_SPLIT, "SC402")
+    assert 13 in [d.line for d in found]  # the head split (the construction on line 17 may be reported too)
+    for finding in found:
+        assert "512 is not divisible by 6" in finding.message
+        assert "(the head split" not in finding.message  # the evidence is in this file: no "in other.py:N"
+        assert finding.hint
+
+
+SC504_RANK_3 = """import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, width=16):
+        super().__init__()
+        self.q = nn.Linear(width, width)
+        self.k = nn.Linear(width, width)
+
+    def forward(self, x):
+        q, k = self.q(x), self.k(x)
+        return torch.softmax(q @ k.transpose(0, 1) / 4.0, dim=-1)
+
+
+if __name__ == "__main__":
+    out = Attention()(torch.randn(16, 10, 16))
+"""
+
+
+def test_SC504_message_gives_the_key_with_its_last_two_axes_swapped() -> None:
+    from conftest import REPO, lint_shipped_file
+
+    bug = lint_shipped_file(REPO / "examples" / "bugs" / "sc504_wrong_key_transpose.py")
+    (four_d,) = [d for d in bug.diagnostics if d.code == "SC504"]
+    assert "key (2, 4, 10, 16)" in four_d.message and four_d.message.endswith("swapped, (2, 4, 16, 10)")
+    (three_d,) = _findings(SC504_RANK_3, "SC504")
+    assert "key (16, 10, 16)" in three_d.message and three_d.message.endswith("swapped, (16, 16, 10)")

@@ -130,3 +130,62 @@ def test_scores_plus_a_mask_of_the_wrong_shape_is_a_mask_finding() -> None:
         return torch.softmax(scores, dim=-1) @ v
     """
     assert findings(source) == [(line_of(source, "+ bias"), "SC202")]
+
+
+MIXER = """
+import torch
+import torch.nn as nn
+
+
+class Mixer(nn.Module):
+    def __init__(self, vocab=100, width=64, block=32):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Embedding(block, width)
+        self.proj = nn.Linear(width, width)
+
+    def project(self, h):
+        return self.proj(h)
+
+    def forward(self, ids, other):
+        b, t = ids.shape
+        pos = torch.arange(t)
+        x = torch.cat([self.tokens(ids), self.positions(pos).expand(b, t, -1)], dim=-1)
+        FIRST
+        SECOND
+        return y + z
+
+
+if __name__ == "__main__":
+    out = Mixer()(torch.randint(0, 100, (2, 16)), torch.randn(2, 16, OTHER_WIDTH))
+"""
+
+
+def _mixer(first: str, second: str, other_width: int) -> str:
+    return MIXER.replace("FIRST", first).replace("SECOND", second).replace("OTHER_WIDTH", str(other_width))
+
+
+def test_helper_met_only_downstream_of_the_root_is_not_reported() -> None:
+    # both calls give `project` the doubled width of the cat: its conflict follows from the cat in
+    # every context, so only the cat is reported
+    source = _mixer("y = self.project(x)", "z = self.project(x)", 64)
+    assert findings(source) == [(line_of(source, "torch.cat"), "SC301")]
+
+
+def test_helper_wrong_in_a_context_of_its_own_is_reported_in_either_call_order() -> None:
+    # `project` conflicts twice: once downstream of the reported cat, once on a 32-wide input of its
+    # own. Its causes are the intersection over both contexts (empty), so it is a root finding; the
+    # union, or the causes of only the first or only the last context, would drop it.
+    for first, second in [("y = self.project(x)", "z = self.project(other)"),
+                          ("z = self.project(other)", "y = self.project(x)")]:
+        source = _mixer(first, second, 32)
+        assert findings(source) == [
+            (line_of(source, "return self.proj(h)"), "SC505"),
+            (line_of(source, "torch.cat"), "SC301"),
+        ], (first, second)
+
+
+def test_helper_given_a_right_width_in_its_other_context_stays_downstream() -> None:
+    # the other context is correct (64 wide): no conflict there, so the only conflict's causes hold
+    source = _mixer("y = self.project(x)", "z = self.project(other)", 64)
+    assert findings(source) == [(line_of(source, "torch.cat"), "SC301")]

@@ -5,13 +5,20 @@ from __future__ import annotations
 import pytest
 
 torch = pytest.importorskip("torch")
-import torch._dynamo  # noqa: E402
-from torch._dynamo.utils import counters  # noqa: E402
 
 from reference_model import MiniGPT  # noqa: E402
 from shapecheck.runtime import ShapeCheckError  # noqa: E402
 
 torch.set_num_threads(1)
+
+
+@pytest.fixture(autouse=True)
+def dynamo():
+    """torch._dynamo, imported by the tests that use it (seconds of import: not at collection, in every
+    test process)."""
+    import torch._dynamo
+
+    return torch._dynamo
 
 
 @pytest.fixture
@@ -21,6 +28,8 @@ def model():
 
 
 def test_compiled_checked_model_has_one_graph_and_no_breaks(model):
+    from torch._dynamo.utils import counters
+
     assert type(model).forward.__shapecheck_checked__  # the forward really is a checked wrapper
     idx = torch.randint(0, 17, (2, 8))
     torch._dynamo.reset()

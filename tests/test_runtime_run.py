@@ -63,21 +63,10 @@ def program(tmp_path: Path) -> Path:
 
 
 def run(program: Path, *args: str, stdin: str = "hello\n", env: dict[str, str] | None = None):
-    import os
-    import subprocess
+    """``shapecheck run ARGS`` in a process of its own (a fork of this one: torch is already imported)."""
+    from conftest import run_forked
 
-    from conftest import REPO
-
-    environment = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "shapecheck", "run", *args],
-        cwd=program,
-        env=environment,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_forked(["run", *args], cwd=program, stdin=stdin, env=env)
 
 
 def test_arguments_stdin_stdout_and_exit_code_pass_through(program: Path):

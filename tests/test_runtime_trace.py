@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from conftest import run_subprocess  # noqa: E402
+from conftest import run_forked  # noqa: E402
 
 import shapecheck  # noqa: E402
 from reference_model import MiniGPT  # noqa: E402
@@ -73,8 +73,9 @@ def test_mermaid_and_rich_renderings(model):
 
 
 def test_trace_command(cli, tmp_path):
-    """End to end in a subprocess (text); the mermaid rendering of the same command in this process."""
-    done = run_subprocess(
+    """End to end in a process of its own (text; a fork of this one, torch already imported); the
+    mermaid rendering of the same command in this process."""
+    done = run_forked(
         ["trace", "reference_model:MiniGPT", "--kwargs", "vocab_size=65", "d_model=32", "n_heads=4", "n_layers=1",
          "max_len=16", "--input", "idx: int64[2, 16]", "--device", "meta"],
         cwd=tmp_path,

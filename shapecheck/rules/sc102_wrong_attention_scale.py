@@ -76,7 +76,7 @@ def _wrongly_scaled(event: OpEvent, facts: FileFacts) -> bool | None:
     head dim is unknown here, or a size the engine had to invent), which vetoes nothing."""
     scores = event.tensor(0, "input")
     tag, scale = scores.tag(ScoresTag), scores.tag(ScaleTag)
-    if tag is None or scale is None or scale.factor is None or tag.head_dim is None:
+    if tag is None or scale is None or scale.readable is None or tag.head_dim is None:
         return None
     if facts.made_up(tag.head_dim):
         return None
@@ -86,10 +86,12 @@ def _wrongly_scaled(event: OpEvent, facts: FileFacts) -> bool | None:
 def _problem(event: OpEvent) -> str | None:
     scores = event.tensor(0, "input")
     tag, scale = scores.tag(ScoresTag), scores.tag(ScaleTag)
-    if tag is None or scale is None or scale.factor is None or tag.head_dim is None:
+    if tag is None or scale is None or scale.readable is None or tag.head_dim is None:
         return None
     heads = scores.shape.dim(-3) if scores.shape is not None else None
-    return _judge(scale.factor, tag.head_dim, heads, event.assumptions)
+    # A factor the code wrote is judged even after a layer with its own gain (QK-norm) or a scalar
+    # the engine cannot read: ``dim_head ** -1`` is the wrong formula whatever came before it.
+    return _judge(scale.readable, tag.head_dim, heads, event.assumptions)
 
 
 def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str | None:

@@ -12,10 +12,9 @@ from shapecheck.engine.domain.values import (
     ScoresTag,
     TensorValue,
     TriangleTag,
-    scale_of,
 )
 from shapecheck.engine.facts.queries import attention_facts, given, mask_applications
-from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.facts.records import FileFacts
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -87,11 +86,6 @@ class CausalMaskDiagonal(Rule):
                 hint="the blocked set of a causal mask is triu(..., diagonal=1)",
                 fix=_fix(triangle),
             )
-
-
-def _large_negative(event: OpEvent) -> bool:
-    fill = scale_of(event.arg(2, "value"))
-    return fill is not None and fill.value is not None and fill.value <= -1e4
 
 
 def _blocks_diagonal(mask: TensorValue, triangle: TriangleTag, true_blocks: bool) -> bool:

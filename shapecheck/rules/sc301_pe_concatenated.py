@@ -29,8 +29,10 @@ class PeConcatenated(Rule):
     ## What it does
     Finds `torch.cat` along the feature (last) axis of a token-embedding tensor and a positional
     tensor (a positional table, a position embedding looked up with `arange` indices, or a
-    sinusoidal table). Token embeddings and positional information are recognised by where they
-    came from, not by their names.
+    sinusoidal table), and of any tensor and a per-token table built with a batch axis of 1,
+    `(1, max_len, d)`, which was made to be broadcast-added (`torch.cat` does not broadcast).
+    Token embeddings and positional information are recognised by where they came from, not by
+    their names.
 
     ## Why is this bad?
     Concatenation doubles the feature width: the next layer built for `d_model` crashes with
@@ -60,7 +62,7 @@ class PeConcatenated(Rule):
         for event in in_some_context(facts.events_of("cat"), _concatenates_positions):
             yield Report(
                 event.node,
-                "positional encoding concatenated to the token embeddings along the feature axis; "
+                "positional encoding concatenated to the token features along the feature axis; "
                 "this doubles the width instead of adding position information",
                 hint="add them: tok + pos",
                 fix=_fix(event),
@@ -72,9 +74,12 @@ def _concatenates_positions(event: OpEvent) -> bool:
     if not isinstance(items, TupleValue) or len(items.items) < 2:
         return False
     tensors = [as_tensor(item) for item in items.items]
-    tokens = [t for t in tensors if _token_features(t) and not _positional(t)]
     positions = [t for t in tensors if _positional(t) and not t.has(TokenEmbeddingTag)]
-    if not tokens or not positions:
+    others = [t for t in tensors if not any(t is p for p in positions)]
+    tokens = [t for t in others if _token_features(t, positions)]
+    if not positions or not others:
+        return False
+    if not tokens and not (len(tensors) == 2 and _made_to_broadcast(positions[0])):
         return False
     axis = int_of(event.arg(1, "dim")) if event.has_arg(1, "dim") else 0
     if axis is None:
@@ -85,13 +90,34 @@ def _concatenates_positions(event: OpEvent) -> bool:
     return len(ranks) == 1 and None not in ranks and axis == next(iter(ranks)) - 1  # type: ignore[operator]
 
 
-def _token_features(tensor: TensorValue) -> bool:
-    """Token embeddings whose last axis is still the embedding's feature axis."""
-    tag = tensor.tag(TokenEmbeddingTag)
-    if tag is None or tag.width is None or tensor.shape is None:
+def _made_to_broadcast(table: TensorValue) -> bool:
+    """A table of one row per token built with a batch axis of 1, ``(1, max_len, d)``, concatenated
+    to one other tensor: it was made to be added (by
+    broadcasting) to a batch of token features. ``torch.cat`` does not broadcast, so whatever the
+    other operand is, concatenating this table along the features is a bug; a table meant to be
+    concatenated is expanded to the batch first (``pos.expand(b, -1, -1)``), which this is not."""
+    shape = table.shape
+    if shape is None or shape.variadic or shape.rank != 3:
         return False
-    last = tensor.shape.dim(-1)
-    return last is not None and equal(last, tag.width) is Truth.TRUE
+    first = shape.dims[0]
+    return first.is_const and first.value == 1
+
+
+def _token_features(tensor: TensorValue, positions: list[TensorValue]) -> bool:
+    """Token embeddings whose last axis is still the embedding's feature axis: known from their
+    shape, or, when the shape was lost on the way, from a positional operand as wide as the
+    embedding (built to be added to it)."""
+    tag = tensor.tag(TokenEmbeddingTag)
+    if tag is None or tag.width is None:
+        return False
+    if tensor.shape is None:
+        return any(_last_is(position, tag.width) for position in positions)
+    return _last_is(tensor, tag.width)
+
+
+def _last_is(tensor: TensorValue, width: object) -> bool:
+    last = tensor.shape.dim(-1) if tensor.shape is not None else None
+    return last is not None and equal(last, width) is Truth.TRUE  # type: ignore[arg-type]
 
 
 def _positional(tensor: TensorValue) -> bool:

@@ -17,7 +17,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.facts.queries import in_some_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
-from shapecheck.engine.symbolic.dims import Truth, equal
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -85,8 +85,29 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
             continue
         if not known(seq):
             continue  # a length the engine made up says nothing about the table
+        if _same_formula(seq, length):
+            continue
         return index, length, seq
     return None
+
+
+def _same_formula(seq, length) -> bool:
+    """The sequence length is the table's length computed from the input's sizes instead of the
+    configured ones: ``(height // p) * (width // p) + 1`` patches against a table of
+    ``(image_size // p) ** 2 + 1``. The table was made for exactly that many tokens, and the code
+    checks the input size (or interpolates the table) where it reads it, so this is not an
+    unsliced maximum-length table. Two plain sizes (``T`` against ``max_len``) are not a formula."""
+    if seq.name is not None or length.name is not None or seq.is_const or length.is_const:
+        return False
+    common = Dim.sym("size")
+    try:
+        left = seq.substitute({symbol: common for symbol in seq.symbols()})
+        right = length.substitute({symbol: common for symbol in length.symbols()})
+    except (ZeroDivisionError, ValueError, ArithmeticError):
+        return False
+    except Exception:  # DimTooComplex: no claim
+        return False
+    return equal(left, right) is Truth.TRUE
 
 
 def _table_length(table: TensorValue, other: TensorValue):

@@ -67,7 +67,8 @@ class SharedQKWeights(Rule):
                     continue
                 reported.add(id(shared.ident))
                 key_projection = key.tag(ProjectionTag)
-                where = _second_binding(facts, shared.ident) or key_projection.node or tag_node(event)
+                # the key's projection always has its call node: it is where the finding goes
+                where = _second_binding(facts, shared.ident) or key_projection.node
                 label = shared.ident.label
                 yield Report(
                     where,
@@ -76,13 +77,6 @@ class SharedQKWeights(Rule):
                     hint="give the key its own projection (a separate nn.Linear / nn.Parameter)",
                 )
                 break
-
-
-def tag_node(event):
-    """Where the scores were computed (the product), or the attention call itself."""
-    if event.op == "scaled_dot_product_attention":
-        return event.node
-    return event.tensor(0, "input").tag(ScoresTag).node
 
 
 def _shared(query: TensorValue, key: TensorValue) -> ProjectionTag | None:

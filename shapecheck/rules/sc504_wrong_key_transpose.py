@@ -59,9 +59,10 @@ class WrongKeyTranspose(Rule):
             reported.add(layout.node)
             original = layout.source.shape if layout.source is not None else None
             before = f" {original}" if original is not None else ""
+            query_shape = f" {query.shape}" if query.shape is not None else ""
             yield Report(
                 layout.node,
-                f"the key{before} is reordered to axis order {layout.order}, giving {key.shape}, so q {query.shape} @ k "
+                f"the key{before} is reordered to axis order {layout.order}, giving {key.shape}, so q{query_shape} @ k "
                 f"contracts {key.shape.dims[-2]} instead of the key's feature dim: expected the last two axes "  # type: ignore[union-attr]
                 f"swapped, {_expected(original)}",
                 hint="transpose the last two axes: k.transpose(-2, -1)",

@@ -20,7 +20,9 @@ class Arguments:
     kwarg_nodes: dict[str, "cst.CSTNode"]
 
     def arg(self, index: int, name: str | None = None) -> Value:
-        """An argument given by position or by keyword (UNKNOWN when absent)."""
+        """An argument given by position or by keyword (UNKNOWN when absent). torch takes numpy's
+        ``axis=`` / ``keepdims=`` for ``dim=`` / ``keepdim=``."""
+        name = _alias(name, self.kwargs)
         if name is not None and name in self.kwargs:
             return self.kwargs[name]
         if 0 <= index < len(self.args):
@@ -28,12 +30,14 @@ class Arguments:
         return UNKNOWN
 
     def has_arg(self, index: int, name: str | None = None) -> bool:
+        name = _alias(name, self.kwargs)
         return (name is not None and name in self.kwargs) or 0 <= index < len(self.args)
 
     def has(self, index: int, name: str | None = None) -> bool:
         return self.has_arg(index, name)
 
     def arg_node(self, index: int, name: str | None = None) -> "cst.CSTNode | None":
+        name = _alias(name, self.kwarg_nodes)
         if name is not None and name in self.kwarg_nodes:
             return self.kwarg_nodes[name]
         if 0 <= index < len(self.arg_nodes):
@@ -42,3 +46,14 @@ class Arguments:
 
     def tensor(self, index: int, name: str | None = None) -> TensorValue:
         return as_tensor(self.arg(index, name))
+
+
+_NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def _alias(name: str | None, given: "dict") -> str | None:
+    """``dim`` when given as ``dim``, else numpy's ``axis`` when that was given instead."""
+    if name is None or name in given:
+        return name
+    alias = _NUMPY_NAMES.get(name)
+    return alias if alias is not None and alias in given else name

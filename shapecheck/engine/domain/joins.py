@@ -13,7 +13,9 @@ from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
 from shapecheck.engine.domain.tags import Permuted, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
+    ConstValue,
     IntValue,
+    Opaque,
     TensorValue,
     TupleValue,
     Value,
@@ -29,6 +31,19 @@ def join_values(left: Value, right: Value) -> Value:
         return join_tensors(left, right)
     if isinstance(left, IntValue) and isinstance(right, IntValue):
         return left if left.dim == right.dim else UNKNOWN
+    # An optional tensor (``self.pos_embed = nn.Parameter(...) if n else None``): the code that uses
+    # it runs only where it is a tensor (``if self.pos_embed is not None:``), so it is the tensor.
+    if isinstance(left, TensorValue) and _is_none(right):
+        return left
+    if isinstance(right, TensorValue) and _is_none(left):
+        return right
+    # ``if position_ids is None: position_ids = self.position_ids[:, :t]`` run standalone: the
+    # parameter is whatever callers pass, the fallback says what it stands for. The provenance is
+    # kept (unioned, as between two tensors); the shape and dtype are the callers'.
+    if isinstance(left, Opaque) and isinstance(right, TensorValue):
+        left, right = right, left
+    if isinstance(left, TensorValue) and isinstance(right, Opaque):
+        return TensorValue(None, None, left.tags, left.node)
     if isinstance(left, TupleValue) and isinstance(right, TupleValue) and len(left.items) == len(right.items):
         return TupleValue(tuple(join_values(a, b) for a, b in zip(left.items, right.items)))
     try:
@@ -37,6 +52,10 @@ def join_values(left: Value, right: Value) -> Value:
     except Exception:  # pragma: no cover - defensive: exotic equality
         return UNKNOWN
     return UNKNOWN
+
+
+def _is_none(value: Value) -> bool:
+    return isinstance(value, ConstValue) and value.value is None
 
 
 def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:

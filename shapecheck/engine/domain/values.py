@@ -274,6 +274,14 @@ class ScaleTag:
     factor: Scale | None  # None: a scalar the engine cannot read (a parameter, a buffer)
     node: "cst.CSTNode"
     origin: "cst.CSTNode | None" = field(default=None, compare=False)
+    # When ``factor`` is None: the product of the factors the code wrote and the engine could read
+    # (``q = self.q_norm(q) * dim_head ** -1`` wrote dim_head ** -1 after a norm's own gain).
+    written: Scale | None = field(default=None, compare=False)
+
+    @property
+    def readable(self) -> Scale | None:
+        """The factor, or what of it the code wrote in numbers the engine reads."""
+        return self.factor if self.factor is not None else self.written
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, LayerOutputTag, Permuted, Reordered
+from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, KeyTransposed, LayerOutputTag, Permuted, Reordered
 from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
 from shapecheck.engine.facts.records import OpEvent
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
@@ -153,13 +153,20 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
     if layout is None or layout.rank < 3 or layout.contracts_features() or a.has(ProbsTag):
         return None
     query, key = fixed_dims(a.shape, layout.rank), fixed_dims(b.shape, layout.rank)
+    if query is None and key is not None and layout.order[-1] == layout.rank - 1:
+        # A query of unknown shape against a key projection whose features are still last, so
+        # that its axis -2 (the one contracted) is a head or token axis: both are projections
+        # (never attention weights), so the query contracts its features with something else.
+        return layout if a.has(ProjectionTag) and b.has(ProjectionTag) and not a.has(KeyTransposed) else None
     if query is None or key is None:
         return None
     feature = key[layout.order.index(layout.rank - 1)]
     if not _is(query[-1], feature, assumptions):
         return None
     source = fixed_dims(layout.source.shape, layout.rank) if layout.source is not None else None
-    same_shape = source is not None and all(_is(x, y, assumptions) for x, y in zip(query, source))
+    # Shaped like the key: the same batch and head axes and the same feature size; the sequence
+    # lengths may differ (cross-attention, a query pooled to fewer tokens).
+    same_shape = source is not None and all(_is(x, y, assumptions) for x, y in zip(query[:-2], source[:-2]))
     # The left operand is a query: a projection (its last axis is features), or shaped like the
     # key. Attention weights (whose last axis is key positions) times values never qualify, even
     # when the engine did not recognise them as probabilities.

@@ -270,6 +270,8 @@ class StatementExecutor:
         value = self.eval(test.left, frame) if isinstance(test.left, (cst.Name, cst.Attribute)) else None
         if not isinstance(value, (TensorValue, ObjectValue, ModuleValue)):
             return None
+        if not frame.run.inlined and _optional_parameter(value, frame.run.node):
+            return None  # ``mask: Tensor | None = None`` standalone: callers may leave it out
         return isinstance(comparison.operator, cst.IsNot)
 
     def _snapshot_run(self, frame: Frame, body: Sequence[cst.BaseStatement]) -> None:
@@ -373,7 +375,8 @@ class StatementExecutor:
             if isinstance(owner, ObjectValue):
                 name = target.attr.value
                 dispatch.label_module(value, f"{_target_text(target)}")
-                owner.attrs[name] = value
+                if not _optional_reset(owner.attrs.get(name), value):
+                    owner.attrs[name] = value
                 self.facts.attribute_assignments.append(
                     AttributeAssignment(owner.cls, name, statement, value, frame.run)
                 )
@@ -480,3 +483,21 @@ def _block_raises(statements: Sequence[cst.BaseStatement]) -> bool:
 
 def _target_text(target: cst.BaseExpression) -> str:
     return dotted_name(target) or "<target>"
+
+
+def _optional_reset(current: Value | None, value: Value) -> bool:
+    """``if n: self.pos_embed = nn.Parameter(...)`` / ``else: self.pos_embed = None``: an optional
+    tensor or layer. Attributes are not forked per branch, so the ``None`` would erase the tensor
+    that the code guarded by ``if self.pos_embed is not None:`` uses; it keeps the tensor instead."""
+    return isinstance(current, (TensorValue, ModuleValue)) and isinstance(value, ConstValue) and value.value is None
+
+
+def _optional_parameter(value: Value, function: cst.FunctionDef | None) -> bool:
+    """``value`` is still what the annotation of a parameter defaulting to ``None`` gave it."""
+    if not isinstance(value, TensorValue) or not isinstance(function, cst.FunctionDef):
+        return False
+    params = function.params
+    for param in (*params.params, *params.kwonly_params, *params.posonly_params):
+        if param.annotation is not None and value.node is param.annotation and param.default is not None:
+            return isinstance(param.default, cst.Name) and param.default.value == "None"
+    return False

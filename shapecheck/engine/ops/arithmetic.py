@@ -75,6 +75,12 @@ def tensor_binary(
     shape = _result_shape(interp, operator, left, right, a, b, node, frame)
     dtype = _result_dtype(operator, left, right, a, b)
     result = TensorValue(shape, dtype, lineage(a, b), node)
+    if operator in ("add", "sub") and left_tensor and right_tensor:
+        for side, other in ((a, b), (b, a)):
+            if side.has(TokenEmbeddingTag) and not other.has(TokenEmbeddingTag) and _broadcasts_over(side, other):
+                # An embedding broadcast over the other's axes (a per-tile or per-example
+                # embedding, ``(n, tiles, 1, d)`` added to patches) is a bias, not the tokens.
+                result = result.without(TokenEmbeddingTag)
     if operator in ("add", "sub") and not result.has(PositionTag) and any(unseen(v) for v in (left, right)):
         # Added to something the engine cannot see (a parameter, an unknown call's result): that
         # may carry positions (a positional table passed in, a relative bias), so say "maybe".
@@ -94,9 +100,12 @@ def tensor_binary(
             other = right if tensor is a else left
             origin = other.node if isinstance(other, FloatValue) else None
             previous = tensor.tag(ScaleTag)
+            written = None
             if previous is not None:
+                written = _times(previous.readable, factor) if previous.factor is None or factor is None else None
                 factor = previous.factor * factor if previous.factor is not None and factor is not None else None
-                origin = None  # two applications make the factor: no one place to edit
+                if previous.readable is not None:
+                    origin = None  # two applications make the factor: no one place to edit
             # A number keeps the shape; a value that may be a tensor (a parameter, an unknown) may
             # broadcast it to something larger.
             known_number = is_scalar(other) or (isinstance(other, TensorValue) and other.rank == 0)
@@ -104,7 +113,7 @@ def tensor_binary(
             kept = replace(tensor, shape=kept_shape, dtype=dtype, node=node)
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
-            return kept.with_tag(ScaleTag(factor, node, origin))
+            return kept.with_tag(ScaleTag(factor, node, origin, written))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
     if scores_side is not None and operator in ("add", "sub"):
@@ -275,6 +284,24 @@ def exponent_of(value: Value) -> Fraction | None:
     scale = scale_of(value)
     number = scale.value if scale is not None else None
     return Fraction(number).limit_denominator(64) if number is not None else None
+
+
+def _times(a: Scale | None, b: Scale | None) -> Scale | None:
+    """The product of the readable factors; None when neither is readable."""
+    if a is None:
+        return b
+    return a if b is None else a * b
+
+
+def _broadcasts_over(side: TensorValue, other: TensorValue) -> bool:
+    """``side`` has a size-1 axis where ``other`` has a size known not to be 1 (aligned from the
+    right): adding it repeats it along that axis."""
+    if side.shape is None or other.shape is None:
+        return False
+    for mine, theirs in zip(reversed(side.shape.dims), reversed(other.shape.dims)):
+        if mine.is_const and mine.value == 1 and not (theirs.is_const and theirs.value == 1):
+            return True
+    return False
 
 
 # ------------------------------------------------------------------------------------ registration

@@ -174,6 +174,26 @@ def size_args(call: Call, start: int, name: str = "size") -> list[Dim] | None:
     return dims_from(call.args[start:])
 
 
+def size_args_inventing(interp: "Interpreter", call: Call, start: int) -> list[Dim] | None:
+    """``size_args`` of a factory, where an unknown scalar among several sizes
+    (``zeros(1, num_patches, d)`` with ``num_patches`` unseen) becomes a made-up size instead of
+    erasing the shape: the rank and the other sizes are still known. A lone unknown argument may
+    be a whole shape, and a starred one any number of sizes, so those stay unknown."""
+    sizes = size_args(call, start)
+    if sizes is not None or "size" in call.kwargs or "*" in call.kwargs:
+        return sizes
+    values = call.args[start:]
+    if len(values) < 2 or any(isinstance(value, (TupleValue, ShapeValue, TensorValue)) for value in values):
+        return None
+    dims = []
+    for value in values:
+        dim = dim_of(value)
+        if dim is None:  # torch takes a shape alone, so each of several arguments is one size
+            dim = Dim.sym(interp.fresh_name("n", use_target=False))
+        dims.append(dim)
+    return dims
+
+
 def norm_axis(axis: int, rank: int | None) -> int | None:
     if rank is None:
         return axis if axis < 0 else None
@@ -488,6 +508,7 @@ def weight_projection(a: TensorValue, b: TensorValue, node: cst.CSTNode | None =
 
 def combined_scale(*tensors: TensorValue) -> ScaleTag | None:
     factor: Scale | None = Scale()
+    written: Scale | None = None
     node = None
     origins = []
     for tensor in tensors:
@@ -495,14 +516,18 @@ def combined_scale(*tensors: TensorValue) -> ScaleTag | None:
         if tag is None:
             continue
         node = tag.node
-        origins.append(tag.origin)
+        readable = tag.readable
+        if readable is not None:
+            origins.append(tag.origin)  # a norm's own gain is nowhere a user edits the scale
+        if readable is not None:
+            written = readable if written is None else written * readable
         if tag.factor is None or factor is None:
             factor = None
         else:
             factor = factor * tag.factor
     if node is None:
         return None
-    return ScaleTag(factor, node, origins[0] if len(origins) == 1 else None)
+    return ScaleTag(factor, node, origins[0] if len(origins) == 1 else None, written if factor is None else None)
 
 
 def element_symbol(interp: "Interpreter", tensor: TensorValue) -> Dim:

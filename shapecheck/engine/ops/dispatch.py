@@ -106,7 +106,25 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
         return apply(interp, "einops." + qualname.rsplit(".", 1)[-1], call, frame)
     if qualname.startswith("jaxtyping."):
         return UNKNOWN
+    fallback = registry_fallback(qualname.rsplit(".", 1)[-1], call)
+    if fallback is not None:
+        return fallback
     return unknown_call(call)
+
+
+#: Lookups in a table of implementations with a fallback: ``table.get(key, default)`` and
+#: transformers' ``ALL_ATTENTION_FUNCTIONS.get_interface(config._attn_implementation, eager)``.
+REGISTRY_LOOKUPS = ("get", "get_interface")
+
+
+def registry_fallback(name: str, call: Call) -> Value | None:
+    """A lookup in a table the engine cannot see, with a function of the project as its fallback:
+    the fallback is the implementation the engine can follow (the eager, reference one), so calls
+    of the result are analysed as calls of it."""
+    if name not in REGISTRY_LOOKUPS or len(call.args) != 2 or call.kwargs:
+        return None
+    default = call.args[1]
+    return default if isinstance(default, FunctionValue) else None
 
 
 QUALIFIED = {
@@ -185,7 +203,7 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
     elif name in OPS:
         result = apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
     else:
-        result = unknown_call(call.with_receiver(receiver, None))
+        result = registry_fallback(name, call) or unknown_call(call.with_receiver(receiver, None))
     if in_place and isinstance(receiver_node, cst.Name) and isinstance(result, TensorValue):
         frame.env[receiver_node.value] = result
     return result

@@ -30,6 +30,7 @@ from shapecheck.engine.ops.base import (
     dtype_class,
     register,
     size_args,
+    size_args_inventing,
 )
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
@@ -43,7 +44,7 @@ def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if name == "full":
         sizes = dims_from((call.arg(0, "size"),))
     else:
-        sizes = size_args(call, 0)
+        sizes = size_args_inventing(interp, call, 0)
     dtype_class = dtype_class_of_kwarg(call) or ("float" if name != "full" else None)
     if name == "full" and dtype_class is None:
         fill = call.arg(1, "fill_value")

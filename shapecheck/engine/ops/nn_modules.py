@@ -78,6 +78,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "Transformer": ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
                     "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first"),
     "Parameter": ("data", "requires_grad"),
+    "Buffer": ("data", "persistent"),
     "Sequential": (),
     "ModuleList": ("modules",),
     "ModuleDict": ("modules",),
@@ -115,6 +116,9 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
         data = as_tensor(call.arg(0, "data"))
         ident = ModuleIdent("nn.Parameter(...)", call.node)
         return TensorValue(data.shape, data.dtype or "float", lineage(data) + (ParameterTag(ident, data.shape),), call.node)
+    if kind == "Buffer" or kind == "parameter.Buffer":
+        # ``nn.Buffer(torch.arange(n).expand((1, -1)))`` (torch >= 2.5): the tensor, as registered.
+        return call.arg(0, "data")
     if kind.endswith("generate_square_subsequent_mask"):
         size = dim_of(call.arg(0, "sz"))
         shape = Shape((size, size)) if size is not None else None

@@ -166,6 +166,46 @@ def _attention_role(
     return result
 
 
+def einops_einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``einops.einsum(q, k, "b h i d, b h j d -> b h i j")``: the pattern comes last and names
+    axes with words. It is rewritten to torch's form (one letter per name) and read as ``einsum``."""
+    *operands, pattern = call.args if call.args else (None,)
+    equation = _letters_equation(pattern.value) if isinstance(pattern, ConstValue) and isinstance(pattern.value, str) else None
+    if equation is None:
+        return TensorValue(None, None, lineage(*(as_tensor(o) for o in operands)), call.node)
+    rewritten = Call(call.node, (ConstValue(equation), *operands), {}, (None, *call.arg_nodes[: len(operands)]))
+    return einsum(interp, rewritten, frame)
+
+
+def _letters_equation(pattern: str) -> str | None:
+    """``"b h i d, b h j d -> b h i j"`` -> ``"abcd,abed->abce"``; None for anything else."""
+    if pattern.count("->") != 1:
+        return None
+    letters: dict[str, str] = {}
+    alphabet = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    sides = []
+    for side in pattern.split("->"):
+        terms = []
+        for term in side.split(","):
+            tokens = re.findall(r"\.\.\.|[A-Za-z_][A-Za-z0-9_]*|\S", term)
+            out = ""
+            for token in tokens:
+                if token == "...":
+                    out += "..."
+                elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token):
+                    if token not in letters:
+                        letter = next(alphabet, None)
+                        if letter is None:
+                            return None
+                        letters[token] = letter
+                    out += letters[token]
+                else:
+                    return None  # a group, a number: not a plain einsum
+            terms.append(out)
+        sides.append(",".join(terms))
+    return "->".join(sides)
+
+
 # ---------------------------------------------------------------------------------------- einops
 
 

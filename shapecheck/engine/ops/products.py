@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.tags import (
+    CauseTag,
     AttentionOutputTag,
     KernelLayout,
     KeyTransposed,
@@ -45,9 +46,10 @@ from shapecheck.engine.ops.base import (
     unify,
     weight_projection,
 )
-from shapecheck.engine.ops.patterns import einops_call, einsum
+from shapecheck.engine.ops.patterns import einops_call, einops_einsum, einsum
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -71,6 +73,35 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
     shape = None
     if a.shape is not None and b.shape is not None:
         inner_a, inner_b = a.shape.dim(-1), b.shape.dim(-2) if (b.shape.rank or 2) >= 2 else b.shape.dim(-1)
+        misplaced_key = misplaced_key_transpose(a, b, frame.assumptions)
+        if misplaced_key is not None and equal(inner_a, inner_b, frame.assumptions) is Truth.UNKNOWN:
+            # The shapes may still fit (the head count equal to the head dim), but the key's
+            # feature axis is not the one contracted: scores over the wrong axes (SC504).
+            conflict(
+                interp,
+                "key-transpose",
+                node,
+                f"matmul of {a.shape} and {b.shape}: the key is transposed over the wrong axes; "
+                f"it contracts {inner_a} with {inner_b}",
+                frame,
+                name,
+            )
+            inner_a = inner_b = None
+        elif (
+            misplaced_key is None
+            and not any(x.has(ProbsTag) or x.has(ScoresTag) or x.has(CauseTag) for x in (a, b))
+            and _untransposed_right(interp, a.shape, b.shape, frame)
+        ):  # attention weights, or shapes from a suspect op, are not a query and a key
+            conflict(
+                interp,
+                "matmul",
+                node,
+                f"matmul of {a.shape} and {b.shape}: both end in {inner_a}, so the right operand is not "
+                f"transposed; it contracts {inner_a} with {inner_b}",
+                frame,
+                name,
+            )
+            inner_a = inner_b = None  # no assumption that the key length is the head dim
         if inner_a is not None and inner_b is not None:
             unify(frame, inner_a, inner_b)
         result = shape_ops.matmul(a.shape, b.shape, frame.assumptions)
@@ -114,6 +145,33 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
     return result_tensor
 
 
+def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame") -> bool:
+    """``q @ k`` with ``q`` (..., t, d) and ``k`` (..., s, d): both operands end in the same dim,
+    and the right one's rows are another size the code named, so the product runs only if the key
+    length happens to equal the head dim: the right operand was meant to be transposed. The rows
+    must be a size the code named (the head dim may be a number). A square right operand,
+    ``(d, d)``, or rows of unknown size stay unjudged."""
+    if a.rank is None and not a.variadic or len(a.dims) < 2 or len(b.dims) < 2:
+        return False
+    last_a, last_b, rows_b = a.dims[-1], b.dims[-1], b.dims[-2]
+    if equal(last_a, last_b, frame.assumptions) is not Truth.TRUE:
+        return False
+    if equal(last_a, rows_b, frame.assumptions) is not Truth.UNKNOWN:
+        return False
+    rows_a = a.dims[-2]  # the query's own rows are known too: a made-up shape says nothing
+    return (last_a.is_const or _named(interp, last_a)) and _named(interp, rows_b) and (rows_a.is_const or _named(interp, rows_a))
+
+
+def _named(interp: "Interpreter", dim: Dim) -> bool:
+    """A size the code named (``N``, ``C // H``, ``config.hidden_size``): not a number, and not
+    one the engine made up or could not tell between paths."""
+    if dim.is_const or not dim.symbols():
+        return False
+    return not any(
+        shape_ops.is_anonymous(Dim.sym(symbol)) or symbol in interp.invented or "|" in symbol for symbol in dim.symbols()
+    )
+
+
 def _baddbmm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     result = matmul_values(interp, call.tensor(1, "batch1"), call.tensor(2, "batch2"), call.node, frame, "baddbmm")
     alpha = call.kwargs.get("alpha")
@@ -149,6 +207,11 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     operands = [value for value in call.args if not (isinstance(value, ConstValue) and isinstance(value.value, str))]
     return maybe_positional(einsum(interp, call, frame), operands, call.node)
+
+
+def _einops_einsum(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    operands = [value for value in call.args if not (isinstance(value, ConstValue) and isinstance(value.value, str))]
+    return maybe_positional(einops_einsum(interp, call, frame), operands, call.node)
 
 
 def _einops(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
@@ -200,6 +263,7 @@ register(_baddbmm, "baddbmm")
 register(_outer, "outer", "ger")
 register(_linear, "linear")
 register(_einsum, "einsum")
+register(_einops_einsum, "einops.einsum")
 register(_einops, "einops.rearrange", "einops.repeat", "einops.reduce")
 register(_sdpa, "scaled_dot_product_attention")
 register(_embedding_fn, "embedding")

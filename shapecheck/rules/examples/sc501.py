@@ -206,7 +206,7 @@ class SelfAttention(nn.Module):
     def forward(self, hidden_states):
         b, t, _ = hidden_states.size()
         q = self.query(hidden_states).view(b, t, self.heads, self.head_dim).permute(0, 2, 1, 3)
-        context = torch.matmul(q.softmax(-1), q)
+        context = q * q.softmax(-1)
         return context.permute(0, 2, 1, 3).reshape(b, t, self.heads * self.head_dim)
 '''),
     ("view that only splits an axis after a transpose (strides allow it)", '''\

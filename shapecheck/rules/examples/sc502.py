@@ -198,7 +198,7 @@ class SelfAttention(nn.Module):
     def forward(self, hidden_states):
         b, t, _ = hidden_states.size()
         q = self.query(hidden_states).view(b, t, self.heads, self.head_dim).permute(0, 2, 1, 3)
-        context = torch.matmul(q.softmax(-1), q)
+        context = q * q.softmax(-1)
         context = context.permute(0, 2, 1, 3).contiguous()
         new_shape = context.size()[:-2] + (self.all_head_size,)
         return context.view(new_shape)
