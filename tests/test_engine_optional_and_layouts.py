@@ -585,3 +585,40 @@ def test_an_embedding_broadcast_over_the_patches_is_a_bias_not_the_tokens():
             return self.attn(x, x, x)[0]
     """
     assert [code for code, _ in findings(source) if code == "SC303"] == []
+
+
+def test_a_layer_built_on_one_path_only_keeps_both_paths_of_its_none_test():
+    """timm's EVA: a fused qkv Linear or three projections, chosen in __init__; forward tests
+    ``if self.qkv is not None``. Both forward paths are analysed, so a bug in either is found."""
+    source = """
+    import torch
+    from torch import nn
+
+    class Attention(nn.Module):
+        def __init__(self, dim=256, num_heads=8, qkv_fused=True):
+            super().__init__()
+            self.num_heads = num_heads
+            if qkv_fused:
+                self.qkv = nn.Linear(dim, dim * 3)
+                self.q_proj = self.k_proj = self.v_proj = None
+            else:
+                self.qkv = None
+                self.q_proj = nn.Linear(dim, dim)
+                self.k_proj = nn.Linear(dim, dim)
+                self.v_proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            B, N, C = x.shape
+            if self.qkv is not None:
+                q, k, v = self.qkv(x).reshape(B, N, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
+            else:
+                q = self.q_proj(x).reshape(B, N, self.num_heads, -1).transpose(1, 2)
+                k = self.k_proj(x).reshape(B, N, self.num_heads, -1).transpose(1, 2)
+                v = self.v_proj(x).reshape(B, N, self.num_heads, -1).transpose(1, 2)
+            attn = (q @ k.transpose(-2, -1)) * (C // self.num_heads) ** -0.5
+            return (attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, N, C)
+    """
+    assert findings(source) == []
+    buggy = twin(source, "k = self.k_proj(x).reshape(B, N, self.num_heads, -1).transpose(1, 2)",
+                 "k = self.k_proj(x).reshape(B, self.num_heads, N, -1)")
+    assert [code for code, _ in findings(buggy)] == ["SC503"]

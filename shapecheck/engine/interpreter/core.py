@@ -139,6 +139,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.invented: set[str] = facts.invented_sizes  # names of the sizes fresh_name made up
         self.depth_limit = MAX_INLINE_DEPTH
         self.nested_classes: set[str] = set()  # classes instantiated by another class of the file
+        # (id of an object, attribute) set to None on one path and to a tensor or layer on another:
+        # ``if self.qkv is not None:`` stays undecided for them (see statements._none_test).
+        self.optional_attributes: set[tuple[int, str]] = set()
         self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:

@@ -270,6 +270,10 @@ class StatementExecutor:
         value = self.eval(test.left, frame) if isinstance(test.left, (cst.Name, cst.Attribute)) else None
         if not isinstance(value, (TensorValue, ObjectValue, ModuleValue)):
             return None
+        if isinstance(test.left, cst.Attribute):
+            owner = self.eval(test.left.value, frame)
+            if (id(owner), test.left.attr.value) in self.optional_attributes:
+                return None  # a layer built on one path only (``self.qkv = ... if fused else None``)
         if not frame.run.inlined and _optional_parameter(value, frame.run.node):
             return None  # ``mask: Tensor | None = None`` standalone: callers may leave it out
         return isinstance(comparison.operator, cst.IsNot)
@@ -375,7 +379,10 @@ class StatementExecutor:
             if isinstance(owner, ObjectValue):
                 name = target.attr.value
                 dispatch.label_module(value, f"{_target_text(target)}")
-                if not _optional_reset(owner.attrs.get(name), value):
+                current = owner.attrs.get(name)
+                if _optional(current, value) or _optional(value, current):
+                    self.optional_attributes.add((id(owner), name))
+                if not _optional(current, value):
                     owner.attrs[name] = value
                 self.facts.attribute_assignments.append(
                     AttributeAssignment(owner.cls, name, statement, value, frame.run)
@@ -485,10 +492,11 @@ def _target_text(target: cst.BaseExpression) -> str:
     return dotted_name(target) or "<target>"
 
 
-def _optional_reset(current: Value | None, value: Value) -> bool:
+def _optional(current: Value | None, value: Value | None) -> bool:
     """``if n: self.pos_embed = nn.Parameter(...)`` / ``else: self.pos_embed = None``: an optional
     tensor or layer. Attributes are not forked per branch, so the ``None`` would erase the tensor
-    that the code guarded by ``if self.pos_embed is not None:`` uses; it keeps the tensor instead."""
+    that the code guarded by ``if self.pos_embed is not None:`` uses; it keeps the tensor instead,
+    and the attribute is recorded as optional so that such tests keep both branches."""
     return isinstance(current, (TensorValue, ModuleValue)) and isinstance(value, ConstValue) and value.value is None
 
 
