@@ -622,3 +622,29 @@ def test_a_layer_built_on_one_path_only_keeps_both_paths_of_its_none_test():
     buggy = twin(source, "k = self.k_proj(x).reshape(B, N, self.num_heads, -1).transpose(1, 2)",
                  "k = self.k_proj(x).reshape(B, self.num_heads, N, -1)")
     assert [code for code, _ in findings(buggy)] == ["SC503"]
+
+
+def test_a_query_divided_by_a_tensor_of_unknown_shape_may_be_scaled():
+    """DeBERTa: ``query_layer / scaled_size_sqrt(query_layer, factor)`` with the helper out of
+    sight; a missing-scale finding needs scores the engine knows were not scaled."""
+    source = """
+    import torch
+    from torch import nn
+    from somewhere import scaled_size_sqrt
+
+    class Attention(nn.Module):
+        def __init__(self, dim=256, heads=8):
+            super().__init__()
+            self.heads = heads
+            self.q = nn.Linear(dim, dim)
+            self.k = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q = self.q(x).view(b, t, self.heads, -1).transpose(1, 2)
+            k = self.k(x).view(b, t, self.heads, -1).transpose(1, 2)
+            q = q / scaled_size_sqrt(q, 2)
+            return torch.matmul(q, k.transpose(-1, -2)).softmax(dim=-1)
+    """
+    assert findings(source) == []
+    assert [code for code, _ in findings(twin(source, "q = q / scaled_size_sqrt(q, 2)", "q = q"))] == ["SC101"]

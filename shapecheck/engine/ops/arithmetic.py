@@ -114,6 +114,10 @@ def tensor_binary(
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
             return kept.with_tag(ScaleTag(factor, node, origin, written))
+        if operator == "truediv" and left_tensor and right_tensor and b.shape is None and not a.has(ScaleTag):
+            # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
+            # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled".
+            result = result.with_tag(ScaleTag(None, node))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
     if scores_side is not None and operator in ("add", "sub"):
