@@ -50,31 +50,9 @@ class MaskDtype(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         for event in in_some_context(facts.events_of("masked_fill"), _non_bool_mask):
-            mask = event.tensor(1, "mask")
-            node = event.arg_node(1, "mask")
-            fix = None
-            if isinstance(node, cst.BaseExpression):
-                fix = Fix("convert the mask with .bool()", (Edit(node, _as_bool(node)),))
-            yield Report(
-                node if node is not None else event.node,
-                f"masked_fill needs a bool mask but this mask is {mask.dtype} "
-                f"{'(a 0/1 triangle) ' if mask.has(TriangleTag) else ''}and raises a RuntimeError",
-                hint="append .bool() to the mask",
-                fix=fix,
-            )
+            yield _non_bool_report(event, 1, "mask", "masked_fill needs a bool mask", "mask")
         for event in in_some_context(facts.events_of("where"), _non_bool_condition):
-            mask = event.tensor(0, "condition")
-            node = event.arg_node(0, "condition")
-            fix = None
-            if isinstance(node, cst.BaseExpression):
-                fix = Fix("convert the condition with .bool()", (Edit(node, _as_bool(node)),))
-            yield Report(
-                node if node is not None else event.node,
-                f"torch.where needs a bool condition but this mask is {mask.dtype} "
-                f"{'(a 0/1 triangle) ' if mask.has(TriangleTag) else ''}and raises a RuntimeError",
-                hint="append .bool() to the mask",
-                fix=fix,
-            )
+            yield _non_bool_report(event, 0, "condition", "torch.where needs a bool condition", "condition")
         attention = facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
         for event, name, index in _integer_masks(attention):
             node = event.kwarg_nodes.get(name) or event.arg_node(index, name) or event.node
@@ -107,6 +85,22 @@ def _integer_masks(events: list[OpEvent]):
 def _non_bool_mask(event: OpEvent) -> bool:
     mask = event.tensor(1, "mask")
     return mask.dtype in ("float", "int")
+
+
+def _non_bool_report(event: OpEvent, index: int, name: str, needs: str, what: str) -> Report:
+    """A float or integer mask given where a bool one is required, with the ``.bool()`` fix."""
+    mask = event.tensor(index, name)
+    node = event.arg_node(index, name)
+    fix = None
+    if isinstance(node, cst.BaseExpression):
+        fix = Fix(f"convert the {what} with .bool()", (Edit(node, _as_bool(node)),))
+    return Report(
+        node if node is not None else event.node,
+        f"{needs} but this mask is {mask.dtype} "
+        f"{'(a 0/1 triangle) ' if mask.has(TriangleTag) else ''}and raises a RuntimeError",
+        hint="append .bool() to the mask",
+        fix=fix,
+    )
 
 
 def _non_bool_condition(event: OpEvent) -> bool:

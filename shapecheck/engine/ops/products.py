@@ -163,13 +163,11 @@ def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame
 
 
 def _named(interp: "Interpreter", dim: Dim) -> bool:
-    """A size the code named (``N``, ``C // H``, ``config.hidden_size``): not a number, and not
-    one the engine made up or could not tell between paths."""
+    """A size the code named (``N``, ``C // H``, ``config.hidden_size``): not a number, not one the
+    engine made up (``FileFacts.made_up``), and not a join of two paths' sizes (``a|b``)."""
     if dim.is_const or not dim.symbols():
         return False
-    return not any(
-        shape_ops.is_anonymous(Dim.sym(symbol)) or symbol in interp.invented or "|" in symbol for symbol in dim.symbols()
-    )
+    return not interp.facts.made_up(dim) and not any("|" in symbol for symbol in dim.symbols())
 
 
 def _baddbmm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
