@@ -20,6 +20,7 @@ from torch import Tensor, nn  # noqa: E402
 import shapecheck  # noqa: E402
 from shapecheck.runtime import ShapeCheckError, ShapeCheckWarning, checked, checking, enabled, set_enabled  # noqa: E402
 from shapecheck.runtime.errors import where_defined  # noqa: E402
+from conftest import in_fork  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -228,22 +229,21 @@ def test_context_manager_and_flag_turn_checks_off_and_back_on():
 
 
 def test_environment_variable_returns_functions_unchanged_and_install_does_nothing(tmp_path):
-    code = textwrap.dedent(
-        """
-        import sys
-        from shapecheck.runtime import checked, install, enabled
+    def body() -> None:
+        from shapecheck.runtime import install
+
         def f(x: int) -> int:
             return x
+
         class C:
             def m(self, x: int) -> int:
                 return x
+
         method = C.m
         print(checked(f) is f, checked(C) is C and C.m is method, install("nothing_here") is None, enabled())
-        print(len([f for f in sys.meta_path if type(f).__name__ == "CheckingFinder"]))
-        """
-    )
-    env = {**os.environ, "SHAPECHECK_RUNTIME": "0", "PYTHONPATH": os.path.dirname(os.path.dirname(shapecheck.__file__))}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        print(len([finder for finder in sys.meta_path if type(finder).__name__ == "CheckingFinder"]))
+
+    done = in_fork(body, ["python", "-c", "..."], tmp_path, env={"SHAPECHECK_RUNTIME": "0"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "True", "False", "0"]
 
