@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -69,16 +68,6 @@ def bench(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
     return call
 
 
-def run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(BENCHMARKS / script), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-
-
 def test_throughput_runs_on_a_folder(bench, corpus_dir: Path) -> None:
     completed = bench("throughput.py", "--dir", str(corpus_dir), "--limit", "3", "--runs", "1", "--min-lines", "1")
     assert completed.returncode == 0, completed.stderr
@@ -115,7 +104,7 @@ def test_mutants_parse_and_differ(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     mutation = importlib.import_module("mutation")
     path = tmp_path / "modeling_a.py"
     path.write_text(ATTENTION)
-    specs, sites, broken = mutation.find_mutants(("c", str(path), "modeling_a.py", tuple(sorted(mutation.OPERATORS)), 5, 0))
+    specs, _sites, broken = mutation.find_mutants(("c", str(path), "modeling_a.py", tuple(sorted(mutation.OPERATORS)), 5, 0))
     assert specs and not broken
     for spec in specs:
         source = mutation.mutant_source(spec)
@@ -129,8 +118,8 @@ def test_shapes_coverage_exits_cleanly(bench, corpus_dir: Path) -> None:
     assert completed.returncode == 0, completed.stderr
 
 
-def test_workflow_speed_runs_on_a_folder(corpus_dir: Path) -> None:
-    completed = run("workflow_speed.py", "--dir", str(corpus_dir), "--max-jobs", "2")
+def test_workflow_speed_runs_on_a_folder(bench, corpus_dir: Path) -> None:
+    completed = bench("workflow_speed.py", "--dir", str(corpus_dir), "--max-jobs", "2")
     assert completed.returncode == 0, completed.stderr
     assert "cold / warm" in completed.stdout and "| 2 |" in completed.stdout
 
@@ -156,8 +145,8 @@ def test_project_runs_on_a_folder(bench, corpus_dir: Path) -> None:
     assert "whole / per-file:" in completed.stdout
 
 
-def test_project_synthetic_memory_runs() -> None:
-    completed = run("project.py", "--synthetic", "6")
+def test_project_synthetic_memory_runs(bench) -> None:
+    completed = bench("project.py", "--synthetic", "6")
     assert completed.returncode == 0, completed.stderr
     assert "peak RSS" in completed.stdout and "6 files" in completed.stdout
 
