@@ -37,6 +37,7 @@ from shapecheck.engine.domain.values import (
     ObjectValue,
     Opaque,
     QualifiedValue,
+    TensorValue,
     TupleValue,
     Value,
     known_sizes,
@@ -68,7 +69,7 @@ MAX_INLINE_DEPTH = 6
 #: A call passing ``**kwargs`` is followed only this close to the run that started the analysis: each
 #: class's own run follows its children's delegation, and a model does not re-inline its whole
 #: depth through every wrapper (which made analysis quadratic in depth on Hugging Face models).
-MAX_OPEN_KWARGS_DEPTH = 1
+MAX_OPEN_KWARGS_DEPTH = 6
 #: Calls into another project module are inlined up to this depth: each importer analyses imported
 #: code with its own arguments, so this bounds the work an import adds to a file (the imported
 #: module's own lint analyses it in full).
@@ -142,6 +143,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         # (id of an object, attribute) set to None on one path and to a tensor or layer on another:
         # ``if self.qkv is not None:`` stays undecided for them (see statements._none_test).
         self.optional_attributes: set[tuple[int, str]] = set()
+        # ids of the annotations of parameters that default to None (``mask: Tensor | None = None``),
+        # read standalone: the tensor they give may be None, wherever it is passed on to.
+        self.optional_annotations: set[int] = set()
         self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:
@@ -312,8 +316,13 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
 
     def _default_binding(self, param: cst.Param, standalone: bool, is_init: bool, names: dict[str, Dim]) -> Value:
         name = param.name.value
+        defaults_to_none = isinstance(param.default, cst.Name) and param.default.value == "None"
+        if defaults_to_none and not standalone:
+            return ConstValue(None)  # left out by the caller: the default, whatever the annotation says
         annotated = annotation_value(self.imports, param.annotation, names)
         if annotated is not None:
+            if defaults_to_none and isinstance(annotated, TensorValue):
+                self.optional_annotations.add(id(annotated.node))
             return annotated
         if param.default is not None:
             default = literal_value(param.default)
@@ -328,6 +337,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             if not standalone:
                 return default if default is not None else UNKNOWN
         return Opaque(name)
+
+    def maybe_none(self, value: Value) -> bool:
+        """``value`` is still the tensor a ``T | None = None`` parameter's annotation gave it (in
+        this run or passed on from the run that bound it): it may be None."""
+        return isinstance(value, TensorValue) and id(value.node) in self.optional_annotations
 
     # ------------------------------------------------------------------ project names
 

@@ -274,8 +274,8 @@ class StatementExecutor:
             owner = self.eval(test.left.value, frame)
             if (id(owner), test.left.attr.value) in self.optional_attributes:
                 return None  # a layer built on one path only (``self.qkv = ... if fused else None``)
-        if not frame.run.inlined and _optional_parameter(value, frame.run.node):
-            return None  # ``mask: Tensor | None = None`` standalone: callers may leave it out
+        if self.maybe_none(value):
+            return None  # ``mask: Tensor | None = None`` read standalone: callers may leave it out
         return isinstance(comparison.operator, cst.IsNot)
 
     def _snapshot_run(self, frame: Frame, body: Sequence[cst.BaseStatement]) -> None:
@@ -291,7 +291,9 @@ class StatementExecutor:
             names.update(branch.env)
         merged: dict[str, Value] = {}
         for name in names:
-            values = [branch.env.get(name, UNKNOWN) for branch in live]
+            # A name one path never binds is unbound there: code that reads it after the branch runs
+            # only on the paths that bound it (a read of an unbound name raises).
+            values = [branch.env[name] for branch in live if name in branch.env]
             value = values[0]
             for other in values[1:]:
                 value = join_values(value, other)
@@ -498,14 +500,3 @@ def _optional(current: Value | None, value: Value | None) -> bool:
     that the code guarded by ``if self.pos_embed is not None:`` uses; it keeps the tensor instead,
     and the attribute is recorded as optional so that such tests keep both branches."""
     return isinstance(current, (TensorValue, ModuleValue)) and isinstance(value, ConstValue) and value.value is None
-
-
-def _optional_parameter(value: Value, function: cst.FunctionDef | None) -> bool:
-    """``value`` is still what the annotation of a parameter defaulting to ``None`` gave it."""
-    if not isinstance(value, TensorValue) or not isinstance(function, cst.FunctionDef):
-        return False
-    params = function.params
-    for param in (*params.params, *params.kwonly_params, *params.posonly_params):
-        if param.annotation is not None and value.node is param.annotation and param.default is not None:
-            return isinstance(param.default, cst.Name) and param.default.value == "None"
-    return False

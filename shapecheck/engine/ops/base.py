@@ -417,6 +417,10 @@ def unpack(value: Value, count: int) -> list[Value]:
             missing = count - len(shape.dims)
             return [UNKNOWN] * missing + [IntValue(d) for d in shape.dims]
         return [UNKNOWN] * count
+    if isinstance(value, TensorValue) and value.shape is None:
+        # ``x, cache = layer(x)`` with ``layer`` a callee the engine cannot see: a tuple or a tensor
+        # split along its first axis, either way each item is computed from what went in.
+        return [TensorValue(None, None, value.tags, value.node) for _ in range(count)]
     if isinstance(value, TensorValue) and value.shape is not None and not value.shape.variadic and value.shape.rank:
         leading = value.shape.dims[0]
         if leading.is_const and leading.value == count:

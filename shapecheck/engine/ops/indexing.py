@@ -39,8 +39,9 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
         return _index_tensor(interp, base, elements, frame, node)
     if isinstance(base, Opaque) and (len(elements) >= 2 or any(_adds_axis(element.slice) for element in elements)):
         # ``tgt[:, 1:]`` / ``x[..., None]`` of a parameter: only an array takes several axes or None;
-        # its shape stays unknown.
-        return _index_tensor(interp, TensorValue(None, None, (), node), elements, frame, node)
+        # its shape stays unknown. One array per parameter, so that two windows cut from it
+        # (``x[:, :-1]``, ``x[:, 1:]``) are windows of the same sequence.
+        return _index_tensor(interp, _array_of(interp, base, node), elements, frame, node)
     if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
         if isinstance(base, ShapeValue) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
             return _slice_shape(interp, base, elements[0].slice, frame)
@@ -156,6 +157,16 @@ def _index_tensor(
             else:
                 parts.append(("unknown", None))
     return _apply_parts(interp, base, parts, node)
+
+
+def _array_of(interp: "Interpreter", base: Opaque, node: cst.CSTNode) -> TensorValue:
+    """The tensor of unknown shape a parameter indexed as an array stands for, the same one each time."""
+    table = interp.__dict__.setdefault("_opaque_arrays", {})
+    entry = table.get(id(base))
+    if entry is None or entry[0] is not base:
+        entry = (base, TensorValue(None, None, (), node))
+        table[id(base)] = entry
+    return entry[1]
 
 
 def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> Value:

@@ -79,6 +79,15 @@ def _is_last_axis(base: TensorValue, axis: int | None, count: int) -> bool:
     return not shape.variadic and shape.rank == axis + 1
 
 
+def _batch_first_time_axis(base: TensorValue, axis: int | None, axes: list) -> bool:
+    """``x[:, a:b]`` of a tensor of unknown rank: the batch kept whole, a window of the time axis
+    (batch-first sequences: ids ``(b, t)`` or features ``(b, t, d)``)."""
+    if base.shape is not None or axis != 1 or len(axes) != 2:
+        return False
+    first_axis, (kind, value) = axes[0]
+    return first_axis == 0 and kind == "slice" and _full(value)
+
+
 def _full(value: object) -> bool:
     lower, upper, step = value  # type: ignore[misc]
     return lower is None and upper is None and step is None
@@ -125,7 +134,7 @@ def after_index(
     if len(touched) != 1 or touched[0][1][0] != "slice" or base.dtype not in ("int", None):
         return tags
     axis, (_, bounds) = touched[0]
-    if not _is_last_axis(base, axis, len(axes)):
+    if not (_is_last_axis(base, axis, len(axes)) or _batch_first_time_axis(base, axis, axes)):
         return tags
     window = _window(bounds, _axis_dim(base, axis))
     if window is None:
