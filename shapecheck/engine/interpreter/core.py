@@ -66,10 +66,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
 
 MAX_INLINE_DEPTH = 6
-#: A call passing ``**kwargs`` is followed only this close to the run that started the analysis: each
-#: class's own run follows its children's delegation, and a model does not re-inline its whole
-#: depth through every wrapper (which made analysis quadratic in depth on Hugging Face models).
-MAX_OPEN_KWARGS_DEPTH = 6
 #: Calls into another project module are inlined up to this depth: each importer analyses imported
 #: code with its own arguments, so this bounds the work an import adds to a file (the imported
 #: module's own lint analyses it in full).
@@ -453,7 +449,6 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             frame.depth >= limit
             or node in self.call_stack
             or "*" in call.kwargs
-            or ("**" in call.kwargs and frame.depth > MAX_OPEN_KWARGS_DEPTH)
         ):
             forget_modes(frame, call, passed_only=False)  # a callee not followed may switch any model
             return dispatch.unknown_call(call)
