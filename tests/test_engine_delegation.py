@@ -4,7 +4,10 @@ layer -> attention -> attention function), and optional inputs passed on down th
 The root model's run follows the whole chain, so the token embeddings it builds reach the scores;
 an input that may be None (``input_ids: Tensor | None = None``, read standalone) stays "maybe None"
 in every callee it is passed to, so a guard such as ``if input_ids is not None and inputs_embeds
-is not None: raise`` does not end the run. Written from scratch in the Hugging Face style.
+is not None: raise`` does not end the run. Also: windows cut from one parameter, names bound on one
+path, an unseen callee's tuple, and attention processors (plain classes whose ``__call__`` takes the
+attention module by annotation). Written from scratch in the Hugging Face, x-transformers and
+diffusers styles.
 """
 
 from __future__ import annotations
@@ -250,3 +253,58 @@ def test_the_items_of_an_unseen_callees_tuple_are_computed_from_its_inputs():
     assert cross_entropy and cross_entropy[0].tensor(0, "input").has(SequenceOriginTag)
     assert codes(source) == []
     assert codes(source.replace("ids[:, :-1], ids[:, 1:]", "ids[:, :-1], ids[:, :-1]")) == ["SC603"]
+
+
+# --- an attention processor: a plain class whose __call__ takes the attention module ------------
+
+PROCESSOR = """
+import math
+import torch
+from torch import nn
+
+
+class JointAttention(nn.Module):
+    def __init__(self, query_dim, heads=8, dim_head=64, processor=None):
+        super().__init__()
+        self.heads = heads
+        self.inner_dim = heads * dim_head
+        self.to_q = nn.Linear(query_dim, self.inner_dim)
+        self.to_k = nn.Linear(query_dim, self.inner_dim)
+        self.to_v = nn.Linear(query_dim, self.inner_dim)
+        self.to_out = nn.Linear(self.inner_dim, query_dim)
+        self.processor = processor if processor is not None else JointAttnProcessor()
+
+    def forward(self, hidden_states, **kwargs):
+        return self.processor(self, hidden_states, **kwargs)
+
+
+class JointAttnProcessor:
+    def __call__(self, attn: "JointAttention", hidden_states: torch.Tensor, mask: torch.Tensor | None = None):
+        batch_size = hidden_states.shape[0]
+        head_dim = attn.inner_dim // attn.heads
+        query = attn.to_q(hidden_states).view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        key = attn.to_k(hidden_states).view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        value = attn.to_v(hidden_states).view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        scores = query @ key.transpose(-2, -1) / math.sqrt(head_dim)
+        out = scores.softmax(dim=-1) @ value
+        return attn.to_out(out.transpose(1, 2).reshape(batch_size, -1, attn.heads * head_dim))
+"""
+
+
+def test_a_processor_runs_with_the_standalone_instance_of_its_annotated_module_class():
+    facts = facts_of(PROCESSOR)
+    runs = [run for run in facts.runs if run.qualname == "JointAttnProcessor.__call__" and not run.inlined]
+    assert runs
+    scores = [event.tensor(0, "input") for event in facts.events_of("softmax")]
+    # (batch_size, heads=8, _, _): the head count is the annotated class's constructor default.
+    assert any(score.shape is not None and score.shape.dims[1].is_const and score.shape.dims[1].value == 8 for score in scores)
+    assert codes(PROCESSOR) == []
+    assert codes(PROCESSOR.replace(" / math.sqrt(head_dim)", "")) == ["SC101"]
+    assert codes(PROCESSOR.replace("key.transpose(-2, -1)", "key.transpose(1, 2)")) == ["SC504"]
+
+
+def test_methods_of_plain_classes_without_tensor_parameters_are_left_to_their_callers():
+    source = PROCESSOR.replace(
+        'attn: "JointAttention", hidden_states: torch.Tensor, mask: torch.Tensor | None = None', "attn, hidden_states, mask=None"
+    )
+    assert not [run for run in facts_of(source).runs if run.qualname == "JointAttnProcessor.__call__" and not run.inlined]

@@ -40,6 +40,21 @@ def _without_none(imports: ImportTable, expr: cst.BaseExpression) -> cst.BaseExp
     return expr
 
 
+def annotated_class_name(imports: ImportTable, annotation: cst.Annotation | None) -> str | None:
+    """The plain name an annotation gives (``attn: Attention``, ``attn: "Attention"``, optionally
+    ``| None``), or None."""
+    if annotation is None:
+        return None
+    expr = annotation.annotation
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            expr = cst.parse_expression(literal_string(expr) or "")
+        except cst.ParserSyntaxError:
+            return None
+    expr = _without_none(imports, expr)
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 def annotation_value(
     imports: ImportTable, annotation: cst.Annotation | None, names: "Mapping[str, Dim] | None" = None
 ) -> Value | None:

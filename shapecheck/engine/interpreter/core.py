@@ -44,6 +44,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.facts.records import FileFacts, FunctionRun
 from shapecheck.engine.interpreter.annotation_values import (
+    annotated_class_name,
     annotation_value,
     check_arguments,
 )
@@ -142,6 +143,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         # ids of the annotations of parameters that default to None (``mask: Tensor | None = None``),
         # read standalone: the tensor they give may be None, wherever it is passed on to.
         self.optional_annotations: set[int] = set()
+        #: Module classes of the file built standalone (constructor defaults, named unknowns), by
+        #: qualified name: a parameter annotated with one of them is that instance (driver).
+        self.standalone_instances: dict[str, ObjectValue] = {}
         self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:
@@ -315,6 +319,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         defaults_to_none = isinstance(param.default, cst.Name) and param.default.value == "None"
         if defaults_to_none and not standalone:
             return ConstValue(None)  # left out by the caller: the default, whatever the annotation says
+        if standalone:
+            instance = self._annotated_instance(param)
+            if instance is not None:
+                return instance
         annotated = annotation_value(self.imports, param.annotation, names)
         if annotated is not None:
             if defaults_to_none and isinstance(annotated, TensorValue):
@@ -333,6 +341,15 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             if not standalone:
                 return default if default is not None else UNKNOWN
         return Opaque(name)
+
+    def _annotated_instance(self, param: cst.Param) -> ObjectValue | None:
+        """A parameter annotated with a module class of this file (``attn: "Attention"`` in an
+        attention processor) read standalone: that class's standalone instance."""
+        name = annotated_class_name(self.imports, param.annotation)
+        value = self.globals.get(name) if name is not None else None
+        if not isinstance(value, ClassValue):
+            return None
+        return self.standalone_instances.get(value.info.qualname)
 
     def maybe_none(self, value: Value) -> bool:
         """``value`` is still the tensor a ``T | None = None`` parameter's annotation gave it (in

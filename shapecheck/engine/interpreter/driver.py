@@ -17,6 +17,7 @@ from shapecheck.engine.domain.values import (
     Value,
 )
 from shapecheck.engine.facts.records import FileFacts
+from shapecheck.engine.interpreter.annotation_values import annotated_class_name, annotation_value
 from shapecheck.engine.interpreter.core import MAX_INLINE_DEPTH, Budget, Interpreter
 from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
@@ -62,12 +63,14 @@ def _analyze(
         if passed:
             _forget(facts, instances[info.qualname])
             instances[info.qualname] = _construct_standalone(interpreter, info, passed)
+    interpreter.standalone_instances = instances
     for info in classes:
         # A class that other classes of the file build is analysed in full through them; on its
         # own it inlines only its direct children, so a deep model costs O(depth), not O(depth^2).
         interpreter.depth_limit = 1 if info.qualname in interpreter.nested_classes else MAX_INLINE_DEPTH
         _analyze_methods(interpreter, info, instances[info.qualname])
     interpreter.depth_limit = MAX_INLINE_DEPTH
+    _analyze_tensor_methods_of_plain_classes(interpreter)
     for value in list(interpreter.globals.values()):
         if isinstance(value, FunctionValue) and value.owner is None:
             bindings = interpreter.bind_parameters(value.node, (), {}, standalone=True, skip_self=False)
@@ -75,6 +78,41 @@ def _analyze(
     _analyze_module_level_instances(interpreter)
     # Methods of classes that are not modules (configs, tokenizers) run only when a module calls them.
     return facts
+
+
+def _analyze_tensor_methods_of_plain_classes(interpreter: Interpreter) -> None:
+    """Classes that are not modules but compute with tensors (a diffusers attention processor:
+    ``__call__(self, attn: "Attention", hidden_states: torch.Tensor, ...)``): the methods that take
+    a tensor or one of the file's module classes by annotation run standalone, that parameter
+    bound to the annotation's tensor or the class's standalone instance. Other methods of such
+    classes (configs, tokenizers) run only when a module calls them."""
+    for value in list(interpreter.globals.values()):
+        if not isinstance(value, ClassValue) or value.info.is_module:
+            continue
+        methods = [
+            (name, method) for name, method in value.info.methods.items()
+            if name != "__init__" and _takes_tensors(interpreter, method)
+        ]
+        if not methods:
+            continue
+        obj = _construct_standalone(interpreter, value.info)
+        for name, method in methods:
+            bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True, self_value=obj)
+            if method.params.params:
+                bindings[method.params.params[0].name.value] = obj
+            interpreter.run_function(method, f"{value.info.qualname}.{name}", value.info, bindings, obj, 0, inlined=False)
+
+
+def _takes_tensors(interpreter: Interpreter, method: cst.FunctionDef) -> bool:
+    params = method.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if annotation_value(interpreter.imports, param.annotation) is not None:
+            return True
+        name = annotated_class_name(interpreter.imports, param.annotation)
+        if name is not None and isinstance(interpreter.globals.get(name), ClassValue):
+            if interpreter.globals[name].info.qualname in interpreter.standalone_instances:
+                return True
+    return False
 
 
 def _imports_project_code(imports: ImportTable, graph: ModuleGraph | None) -> bool:
