@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_subprocess
+from conftest import REPO, run_forked
 
 EXAMPLES = REPO / "examples"
 
@@ -71,7 +71,7 @@ def test_fix_in_parallel_writes_every_file(cli, tmp_path: Path) -> None:
     listed = cli("lint", "--no-cache", "-j", "1", "--format", "json", "bugs", cwd=tmp_path)
     fixable = sum(1 for d in json.loads(listed.out)["diagnostics"] if d.get("fix"))
     assert fixable >= 4
-    done = run_subprocess(["lint", "--no-cache", "-j", "2", "--fix", "bugs"], cwd=tmp_path)
+    done = run_forked(["lint", "--no-cache", "-j", "2", "--fix", "bugs"], cwd=tmp_path)
     assert f"Fixed {fixable} problems" in done.stdout, done.stdout + done.stderr
     assert ".bool()" in (tmp_path / "bugs" / "sc201_mask_dtype.py").read_text()
 
