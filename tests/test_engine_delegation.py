@@ -308,3 +308,75 @@ def test_methods_of_plain_classes_without_tensor_parameters_are_left_to_their_ca
         'attn: "JointAttention", hidden_states: torch.Tensor, mask: torch.Tensor | None = None', "attn, hidden_states, mask=None"
     )
     assert not [run for run in facts_of(source).runs if run.qualname == "JointAttnProcessor.__call__" and not run.inlined]
+
+
+# --- rows of a fused weight ----------------------------------------------------------------------
+
+FUSED_ROWS = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class FusedAttention(nn.Module):
+    def __init__(self, dim=64):
+        super().__init__()
+        self.in_proj_weight = nn.Parameter(torch.randn(3 * dim, dim))
+
+    def forward(self, query, key, value):
+        d = self.in_proj_weight.shape[0] // 3
+        q = F.linear(query, self.in_proj_weight[:d])
+        k = F.linear(key, self.in_proj_weight[d : 2 * d])
+        v = F.linear(value, self.in_proj_weight[2 * d :])
+        return (q @ k.transpose(-2, -1) / 8.0).softmax(-1) @ v
+"""
+
+
+def test_slices_of_a_fused_weight_are_different_projections():
+    assert codes(FUSED_ROWS) == []
+    assert codes(FUSED_ROWS.replace("self.in_proj_weight[d : 2 * d]", "self.in_proj_weight[:d]")) == ["SC401"]
+
+
+# --- ids from a callee the engine cannot see ------------------------------------------------------
+
+VISION = """
+import torch
+from torch import nn
+from helpers import nearest_position_ids
+
+
+class VisionEmbeddings(nn.Module):
+    def __init__(self, width=32, patch=4, image=32):
+        super().__init__()
+        self.patch_embedding = nn.Conv2d(3, width, patch, stride=patch)
+        self.position_embedding = nn.Embedding((image // patch) ** 2, width)
+
+    def forward(self, pixel_values: torch.Tensor, target_sizes: torch.Tensor | None = None):
+        patches = self.patch_embedding(pixel_values).flatten(2).transpose(1, 2)
+        pos_ids = nearest_position_ids(target_sizes, 8)
+        return patches + self.position_embedding(pos_ids)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, width=32):
+        super().__init__()
+        self.qkv = nn.Linear(width, 3 * width)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        return (q @ k.transpose(-2, -1) / 32 ** 0.5).softmax(dim=-1) @ v
+
+
+class VisionModel(nn.Module):
+    def __init__(self, width=32):
+        super().__init__()
+        self.embeddings = VisionEmbeddings(width)
+        self.attention = SelfAttention(width)
+
+    def forward(self, pixel_values: torch.Tensor):
+        return self.attention(self.embeddings(pixel_values))
+"""
+
+
+def test_a_lookup_of_ids_from_an_unseen_callee_may_be_positional():
+    # ``target_sizes`` is left out, so the helper gets no tensor: its ids may well be positions.
+    assert codes(VISION) == []

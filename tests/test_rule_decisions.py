@@ -52,3 +52,18 @@ def test_SC102_judge(factor: Scale, head_dim: Dim, heads: Dim | None, expected: 
         assert problem is None
     else:
         assert problem is not None and expected in problem, problem
+
+
+@pytest.mark.parametrize(
+    ("seq", "length", "agree"),
+    [
+        ("ids|embeds", "ids|embeds|position_ids", True),  # one path's length on both sides
+        ("ids|embeds", "max_positions", False),  # a plain table length: the rule judges it
+        ("T", "max_len", False),  # no path join: two plain sizes
+        ("a|b", "c|d", False),  # joins of different sizes on every path
+    ],
+)
+def test_SC302_lengths_that_differ_per_path(seq: str, length: str, agree: bool) -> None:
+    from shapecheck.rules.sc302_pe_not_sliced import _paths_may_agree
+
+    assert _paths_may_agree(Dim.sym(seq), Dim.sym(length)) is agree

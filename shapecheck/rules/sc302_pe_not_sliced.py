@@ -85,10 +85,18 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
             continue
         if not known(seq):
             continue  # a length the engine made up says nothing about the table
-        if _same_formula(seq, length):
+        if _same_formula(seq, length) or _paths_may_agree(seq, length):
             continue
         return index, length, seq
     return None
+
+
+def _paths_may_agree(seq, length) -> bool:
+    """Both sizes differ per path (joins of the sizes each branch computed, ``a|b``) and share a
+    path's size: on that path the table is as long as the sequence."""
+    if seq.name is None or length.name is None or "|" not in seq.name + length.name:
+        return False
+    return bool(set(seq.name.split("|")) & set(length.name.split("|")))
 
 
 def _same_formula(seq, length) -> bool:

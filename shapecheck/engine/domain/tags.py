@@ -146,6 +146,9 @@ class ParameterTag:
 
     ident: object
     shape: Shape | None = None
+    #: ``weight[:d]`` / ``weight[d:2 * d]``: the rows of a fused weight this piece is (its slice as
+    #: written), so that the pieces project differently; None for the whole parameter.
+    rows: str | None = None
 
     @property
     def per_position(self) -> bool:

@@ -503,7 +503,8 @@ def weight_projection(a: TensorValue, b: TensorValue, node: cst.CSTNode | None =
     for weight, other in ((b, a), (a, b)):
         parameter = weight.tag(ParameterTag)
         if parameter is not None and not other.has(ParameterTag):
-            return ProjectionTag(parameter.ident, (), other, node)  # type: ignore[arg-type]
+            rows = (parameter.rows,) if parameter.rows is not None else ()
+            return ProjectionTag(parameter.ident, rows, other, node)  # type: ignore[arg-type]
         transposed = weight.tag(KeyTransposed)
         if transposed is not None and transposed.source.has(ParameterTag) and not other.has(ParameterTag):
             return ProjectionTag(transposed.source.tag(ParameterTag).ident, (), other, node)

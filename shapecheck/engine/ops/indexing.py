@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import DictValue, Repeated, ShiftTag, SplitTuple
+from shapecheck.engine.domain.tags import DictValue, ParameterTag, Repeated, ShiftTag, SplitTuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -181,6 +181,10 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
             replace(tag, part=tag.part + tuple(-1 if p is None else p for p in picked)) if isinstance(tag, ProjectionTag) else tag
             for tag in tags
         )
+    if parts and parts[0][0] == "slice" and _restricts(parts[0][1]) and isinstance(node, cst.Subscript):  # type: ignore[arg-type]
+        # ``in_proj_weight[:d]`` / ``[d:2 * d]``: rows of a fused weight, each its own projection.
+        rows = cst.Module([]).code_for_node(node.slice[0])
+        tags = tuple(replace(tag, rows=rows) if isinstance(tag, ParameterTag) else tag for tag in tags)
     if any(kind == "slice" and _shifts(value) for kind, value in parts):  # type: ignore[arg-type]
         tags = tags + (ShiftTag(node),)
     tags = windows.after_index(interp, base, tags, parts, node)

@@ -346,7 +346,12 @@ def _embedding(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         length = ids.shape.dim(-1) if ids.shape is not None else None
         tag: object = PositionTag(call.node, "table", length, sliced=False)
         return TensorValue(shape, "float", (tag,), call.node)
-    return TensorValue(shape, "float", (TokenEmbeddingTag(call.node, dim),) + lineage(ids), call.node)
+    tags = (TokenEmbeddingTag(call.node, dim),) + lineage(ids)
+    if call.arg(1, "input") is UNKNOWN:
+        # Ids that came out of a callee the engine cannot see (``pos_ids = helper(...)``), not the
+        # model's input: they may be positions, so the lookup may be a positional embedding.
+        tags = tags + (PositionTag(call.node, "unknown"),)
+    return TensorValue(shape, "float", tags, call.node)
 
 
 def _layer_norm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

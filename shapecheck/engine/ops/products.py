@@ -195,7 +195,8 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     result = nn_modules.linear_output(interp, x, in_features, out_features, call.node, frame, "F.linear")
     parameter = weight.tag(ParameterTag)
     if parameter is not None:
-        result = result.with_tag(ProjectionTag(parameter.ident, (), x, call.node))  # type: ignore[arg-type]
+        rows = (parameter.rows,) if parameter.rows is not None else ()
+        result = result.with_tag(ProjectionTag(parameter.ident, rows, x, call.node))  # type: ignore[arg-type]
     return result
 
 
