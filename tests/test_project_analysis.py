@@ -432,7 +432,7 @@ def test_messages_name_the_evidence_in_another_file() -> None:
 def test_lint_examples_counts() -> None:
     """``shapecheck lint examples/``: one finding per examples/bugs file, none in examples/clean,
     and the findings of examples/projects only in its bug_* projects (one or more each)."""
-    report = run(LintOptions(paths=[str(REPO / "examples")], isolated=True)).report
+    report = run(LintOptions(paths=[str(REPO / "examples")], isolated=True, jobs=1)).report
     by_file: dict[str, int] = {}
     for diagnostic in report.diagnostics:
         relative = Path(diagnostic.path).resolve().relative_to(REPO / "examples").as_posix()
