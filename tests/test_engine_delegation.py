@@ -353,6 +353,7 @@ class VisionEmbeddings(nn.Module):
     def forward(self, pixel_values: torch.Tensor, target_sizes: torch.Tensor | None = None):
         patches = self.patch_embedding(pixel_values).flatten(2).transpose(1, 2)
         pos_ids = nearest_position_ids(target_sizes, 8)
+        pos_ids = pos_ids.to(self.position_embedding.weight.device)
         return patches + self.position_embedding(pos_ids)
 
 

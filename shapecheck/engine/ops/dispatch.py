@@ -158,6 +158,10 @@ QUALIFIED = {
 }
 
 
+#: Methods that move or cast a value and keep what it is: of an unknown value, the same unknown.
+_MOVES = frozenset({"to", "cuda", "cpu", "long", "int", "detach", "contiguous"})
+
+
 def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, frame: "Frame") -> Value:
     if isinstance(receiver, SuperValue):
         return call_super(interp, receiver, name, call, frame)
@@ -185,6 +189,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         return UNKNOWN
     if isinstance(receiver, FinfoValue):
         return UNKNOWN
+    if receiver is UNKNOWN and name in _MOVES:
+        return UNKNOWN  # ``helper(...).to(device)``: still whatever the helper returned
     in_place = name.endswith("_") and not name.endswith("__")
     if in_place:
         name = name[:-1]  # x.masked_fill_(...), x.unsqueeze_(0), x.mul_(s): the result replaces x
