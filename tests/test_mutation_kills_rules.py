@@ -736,3 +736,240 @@ def test_SC504_message_gives_the_key_with_its_last_two_axes_swapped() -> None:
     assert "key (2, 4, 10, 16)" in four_d.message and four_d.message.endswith("swapped, (2, 4, 16, 10)")
     (three_d,) = _findings(SC504_RANK_3, "SC504")
     assert "key (16, 10, 16)" in three_d.message and three_d.message.endswith("swapped, (16, 16, 10)")
+
+
+SC404_LENGTHS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LM(nn.Module):
+    def __init__(self, vocab, ctx, dim, n, m, other):
+        super().__init__()
+        assert n == ctx
+        assert m == dim
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(ctx, dim)
+        self.by_table = nn.LayerNorm(ctx)
+        self.by_assert = nn.LayerNorm(n)
+        self.width = nn.LayerNorm(m)
+        self.unrelated = nn.LayerNorm(other)
+
+    def forward(self, ids, span):
+        b, t = ids.shape
+        x = self.tok(ids) + self.pos(torch.arange(t))
+        assert span == t
+        y = F.layer_norm(x, (span,))
+        return self.by_table(x) + self.by_assert(x) + self.width(x) + self.unrelated(x), y
+"""
+
+
+SC404_TABLE_AS_WIDE_AS_THE_MODEL = """
+import torch
+import torch.nn as nn
+
+
+class LM(nn.Module):
+    def __init__(self, vocab, ctx, dim):
+        super().__init__()
+        assert ctx == dim
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(ctx, dim)
+        self.norm = nn.LayerNorm(ctx)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        return self.norm(self.tok(ids) + self.pos(torch.arange(t)))
+"""
+
+
+def test_SC404_a_symbolic_normalized_size_is_judged_by_what_it_equals() -> None:
+    # a position table's length that an assert makes the width too: the norm is over the features
+    assert _findings(SC404_TABLE_AS_WIDE_AS_THE_MODEL, "SC404") == []
+    found = {d.line: d for d in _findings(SC404_LENGTHS, "SC404")}
+    # the position table's length, a size asserted equal to it, and a size asserted equal to the
+    # time axis are sequence lengths; a size asserted equal to the width, or unrelated, is no claim
+    assert sorted(found) == [14, 15, 23]
+    for line in (14, 15):
+        message = found[line].message
+        assert "positional" in message and "axis 1" not in message and "F.layer_norm" not in message
+        assert "LayerNorm(dim)" in message and "(b, t, dim)" in message and found[line].hint
+    assert "axis 1" in found[23].message and "expected F.layer_norm(dim)" in found[23].message
+
+
+SC404_NO_POSITIONS = """
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, vocab, width):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+
+    def forward(self, ids):
+        n, steps = ids.shape
+        h = self.tok(ids)
+        return F.layer_norm(h, (steps,))
+
+    def any_shape(self, ids):
+        h = self.tok(ids)
+        return F.layer_norm(h, h.shape[1:])
+
+
+class Head(nn.Module):
+    def __init__(self, width=64):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x, shape):
+        return self.norm(x), F.layer_norm(self.norm(x), shape)
+
+
+def steps_known_by_assert(ids):
+    batch, steps = ids.shape
+    assert steps == 16
+    return F.layer_norm(nn.Embedding(100, 64)(ids), (16,))
+"""
+
+
+def test_SC404_the_time_axis_of_token_states_without_any_position_table() -> None:
+    # the normalized size is the input's own axis 1 (no position table in the file); an input of
+    # unknown shape gives no claim and no error
+    found, by_assert = _findings(SC404_NO_POSITIONS, "SC404")
+    assert found.line == 14 and "axis 1" in found.message and "width" in found.message
+    assert "(n, steps, width)" in found.message and "F.layer_norm(width)" in found.message
+    # a constant size that the time axis equals by an assert: the axis is named
+    assert by_assert.line == 33 and "16 is the size of axis 1 (the sequence axis)" in by_assert.message
+
+
+SC404_IMAGE_NEXT_TO_A_POSITION_TABLE = """
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, vocab=50, ctx=32, dim=40):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(ctx, dim)
+        self.stem = nn.Conv2d(3, 32, 3, padding=1)
+        self.ln = nn.LayerNorm([32, 8, 8])
+
+    def forward(self, ids, img):
+        b, t = ids.shape
+        x = self.tok(ids) + self.pos(torch.arange(t))
+        return x, self.ln(self.stem(img.view(b, 3, 8, 8)))
+"""
+
+
+def test_SC404_a_multi_dim_norm_whose_first_size_equals_a_sequence_length_is_right() -> None:
+    # LayerNorm([C, H, W]) of conv features, with C = 32 also the length of a position table
+    assert _findings(SC404_IMAGE_NEXT_TO_A_POSITION_TABLE, "SC404") == []
+
+
+SC404_AFTER_A_CONFLICT = """
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, vocab=100, width=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.proj = nn.Linear(width // 2, width)
+        self.norm = nn.LayerNorm(16)
+
+    def forward(self, ids):
+        return self.norm(self.proj(self.tok(ids)))
+
+
+Block()(torch.randint(0, 100, (2, 16)))
+"""
+
+
+def test_SC404_a_wrong_norm_of_a_conflicting_projection_is_a_follow_on() -> None:
+    result = lint_source(SC404_AFTER_A_CONFLICT, "snippet.py")
+    assert result.error is None, result.error
+    assert [(d.line, d.code) for d in result.diagnostics] == [(14, "SC505")]  # the root only
+    alone = lint_source(SC404_AFTER_A_CONFLICT, "snippet.py", {"SC404"})
+    assert [(d.line, d.code) for d in alone.diagnostics] == [(11, "SC404")]
+
+
+SC404_CONSTANTS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def norm_rows(h):
+    return F.layer_norm(h, (h.shape[1],))
+
+
+def f(ids, other):
+    tok = nn.Embedding(100, 64)
+    x = tok(ids)
+    a = F.layer_norm(x, (16,))
+    b = F.layer_norm(x, (2,))
+    c = F.layer_norm(x, (16, 32))
+    heads = x.view(2, 16, 4, 16)
+    d = F.layer_norm(heads, (4, 16))
+    e = F.layer_norm(x[0], (5, 16, 64))
+    g = F.layer_norm(x[0], (16, 64))
+    k = F.layer_norm(x.view(2, 16, 16, 4), (16,))
+    m = norm_rows(x) + norm_rows(tok(other))
+    return a, b, c, d, e, g, k, m
+
+
+f(torch.randint(0, 100, (2, 16)), torch.randint(0, 100, (2, 16)))
+"""
+
+
+def test_SC404_constant_shapes_name_the_axis_the_size_belongs_to() -> None:
+    found = {d.line: d for d in _findings(SC404_CONSTANTS, "SC404")}
+    # a per-head norm over (heads, head_dim) of 4-D token states and a full norm of a 2-D input are
+    # right; every other call is reported once, the helper once for its two calls
+    assert sorted(found) == [8, 14, 15, 16, 19, 21]
+    assert "16 is the size of axis 1 (the sequence axis)" in found[14].message
+    assert "2 is the size of axis 0:" in found[15].message
+    assert "(16, 32) " in found[16].message and "axis" not in found[16].message
+    assert "more dims than the input has" in found[19].message and "(5, 16, 64)" in found[19].message
+    assert "16 is the size of axis 1:" in found[21].message  # a 4-D input's axis 1 is not its sequence
+    assert "(the sequence axis)" in found[8].message
+    for line in (14, 15, 16, 19):
+        assert "expected the feature dim 64" in found[line].message or "LayerNorm(64)" in found[line].hint
+        assert "F.layer_norm" in found[line].message and found[line].hint.endswith("LayerNorm(64)")
+
+
+SC404_BUILT_AND_APPLIED = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class LM(nn.Module):
+    def __init__(self, vocab=50, ctx=24, dim=40):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.norm = nn.LayerNorm(ctx)
+        self.full = nn.LayerNorm((ctx, dim))
+
+    def forward(self, ids):
+        x = self.tok(ids)
+        x = self.norm(self.norm(x))
+        y = F.layer_norm(x, x.shape[1:])
+        return self.full(x), y
+
+
+LM()(torch.randint(0, 50, (2, 24)))
+"""
+
+
+def test_SC404_a_layer_applied_twice_is_reported_once_where_built_and_later_sites_still_count() -> None:
+    found = {d.line: d for d in _findings(SC404_BUILT_AND_APPLIED, "SC404")}
+    assert sorted(found) == [11, 12, 17]
+    assert "LayerNorm(40)" in found[11].hint and "F.layer_norm" not in found[11].message
+    # over (t, d) of token states: the module form says LayerNorm, the functional form F.layer_norm
+    assert found[12].hint.endswith("LayerNorm(40)") and "F.layer_norm" not in found[12].message
+    assert "F.layer_norm(x, (40,))" in found[17].hint and "F.layer_norm over (24, 40)" in found[17].message
