@@ -973,3 +973,158 @@ def test_SC404_a_layer_applied_twice_is_reported_once_where_built_and_later_site
     # over (t, d) of token states: the module form says LayerNorm, the functional form F.layer_norm
     assert found[12].hint.endswith("LayerNorm(40)") and "F.layer_norm" not in found[12].message
     assert "F.layer_norm(x, (40,))" in found[17].hint and "F.layer_norm over (24, 40)" in found[17].message
+
+
+SC203_POLARITIES = """
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def __init__(self, width=32, heads=4, span=16):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.mha = nn.MultiheadAttention(width, heads)
+        self.register_buffer("lower", torch.tril(torch.ones(span, span, dtype=torch.bool)))
+        self.register_buffer("upper", torch.triu(torch.ones(span, span, dtype=torch.bool), diagonal=1))
+
+    def forward(self, x, ids, gate):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        s = q @ k.transpose(-2, -1) / math.sqrt(c // self.heads)
+        pad = (ids == 0)[:, None, None, :]
+        a = (s.masked_fill(self.lower[:t, :t], float("-inf"))).softmax(-1) @ v
+        b2 = (s.masked_fill(self.lower[:t, :t], -1e4)).softmax(-1) @ v
+        c2 = (s.masked_fill(self.lower[:t, :t], -1.0)).softmax(-1) @ v
+        d = (s.masked_fill(self.lower[:t, :t], gate)).softmax(-1) @ v
+        e = (torch.where(self.upper[:t, :t], s, float("-inf"))).softmax(-1) @ v
+        f = (s.masked_fill(pad, float("-inf"))).softmax(-1) @ v
+        g = (s.masked_fill(gate, float("-inf"))).softmax(-1) @ v
+        o1 = F.scaled_dot_product_attention(q, k, v, self.upper[:t, :t])
+        o2 = F.scaled_dot_product_attention(q, k, v, attn_mask=self.upper[:t, :t])
+        o3 = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = x.transpose(0, 1)
+        m1 = self.mha(y, y, y, None, True, self.lower[:t, :t])
+        m2 = self.mha(y, y, y, attn_mask=self.lower[:t, :t])
+        return a, b2, c2, d, e, f, g, o1, o2, o3, m1, m2
+"""
+
+
+def test_SC203_which_side_a_fill_blocks_the_fill_threshold_and_masks_by_position() -> None:
+    found = _findings(SC203_POLARITIES, "SC203")
+    assert all(d.hint for d in found) and not any("None" in d.message for d in found)
+    where = dict(_where(SC203_POLARITIES, found))
+    # -inf and -1e4 fills of the allowed set (a -1 fill blocks nothing: SC104's); a fill of unknown
+    # value, a padding mask and a mask of unknown provenance are no claim; where(future, s, -inf)
+    # keeps the future; SDPA's mask by position or keyword; MultiheadAttention's 6th argument
+    assert sorted(where) == [22, 23, 26, 29, 30, 33, 34]
+    assert where[22].startswith("self.lower") and where[26].startswith("self.upper")
+    assert where[29].startswith("self.upper") and where[34].startswith("self.lower")
+    messages = {d.line: d.message for d in found}
+    assert "where the mask is True" in messages[22] and "True on the past and the diagonal" in messages[22]
+    assert "where the mask is False" in messages[26] and "False on the past" in messages[26]
+
+
+SC204_SELF_AND_CROSS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width=32, heads=4):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(width, width), nn.Linear(width, width), nn.Linear(width, width)
+        self.mha = nn.MultiheadAttention(width, heads, batch_first=True)
+
+    def forward(self, x, memory):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        km, vm = self.k(memory), self.v(memory)
+        a = torch.softmax(input=q @ k.transpose(-2, -1) / 8, dim=-1) @ v
+        c = torch.softmax(q @ km.transpose(-2, -1) / 8, dim=-1) @ vm
+        e = F.scaled_dot_product_attention(query=q, key=k, value=v)
+        f = F.scaled_dot_product_attention(q, km, vm)
+        g = F.scaled_dot_product_attention(q, k, x)
+        m1, _ = self.mha(query=x, key=x, value=x)
+        m2, _ = self.mha(x, memory, memory)
+        return a + c + e + f + g + m1 + m2
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab=100, width=32):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.src = nn.Embedding(vocab, width)
+        self.block = Block(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, idx, src_ids):
+        return self.head(self.block(self.tok(idx), self.src(src_ids)))
+
+    def loss(self, idx, src_ids):
+        logits = self(idx, src_ids)
+        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), idx[:, 1:].reshape(-1))
+"""
+
+
+def test_SC204_self_attention_by_keyword_and_position_and_cross_attention_left_alone() -> None:
+    # a decoder trained on shifted targets: its self-attention (softmax over `input=`, SDPA by
+    # keyword, SDPA whose value is the input itself, MultiheadAttention by keyword) needs a causal
+    # mask; its cross-attention to the source (softmax, SDPA, MultiheadAttention) does not
+    assert _lines(SC204_SELF_AND_CROSS, "SC204") == [16, 18, 20, 21]
+
+
+SC302_TABLES = """import torch
+from torch import nn
+
+
+class Patches(nn.Module):
+    def __init__(self, image_size, patch_size, width, channels=3):
+        super().__init__()
+        self.proj = nn.Conv2d(channels, width, kernel_size=patch_size, stride=patch_size)
+        self.pos = nn.Embedding((image_size // patch_size) ** 2, width)
+        self.ids = torch.arange((image_size // patch_size) ** 2)
+
+    def forward(self, pixels):
+        b, c, h, w = pixels.shape
+        x = self.proj(pixels).flatten(2).transpose(1, 2)
+        return x + self.pos(self.ids)
+
+
+class Tokens(nn.Module):
+    def __init__(self, vocab, max_len, width):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.pos = nn.Parameter(torch.zeros(1, max_len, width))
+        self.flat = nn.Parameter(torch.zeros(max_len, width))
+
+    def forward(self, ids):
+        b, t = ids.shape
+        x = self.tok(ids)
+        first = x + self.pos
+        second = self.pos + x
+        third = x + self.flat
+        fourth = self.tok(ids) + self.pos
+        return first, second, third, fourth
+"""
+
+
+def test_SC302_fix_slices_the_table_on_either_side_and_a_table_made_for_the_input_formula_is_right() -> None:
+    from shapecheck.fixes import fix_module
+
+    # patches (h // p) * (w // p) against a table of (image_size // p) ** 2: the same formula
+    result = lint_source(SC302_TABLES, "snippet.py", {"SC302"})
+    assert result.error is None, result.error
+    fixes = {d.line: d.fix for d in result.diagnostics}
+    assert sorted(fixes) == [28, 29, 30, 31]
+    assert fixes[31] is None  # the other operand is a call: no name to read the length from
+    assert all(fixes[line].message for line in (28, 29, 30))
+    fixed = fix_module(result.module, SC302_TABLES, result.diagnostics).fixed.splitlines()
+    assert fixed[27:30] == [
+        "        first = x + self.pos[:, :x.size(-2)]",
+        "        second = self.pos[:, :x.size(-2)] + x",
+        "        third = x + self.flat[:x.size(-2)]",
+    ]
