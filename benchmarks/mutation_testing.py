@@ -168,14 +168,17 @@ def run_module(module: str, test_args: list[str], work: Path, time_box: int) -> 
     _copy_checkout(project)
     _configure(project, module, test_args)
     started = time.monotonic()
-    try:
-        subprocess.run(
-            ["nice", "-n", "10", "mutmut", "run", "--max-children", "1"],
-            cwd=project, capture_output=True, timeout=time_box,
-        )
-        finished = "complete"
-    except subprocess.TimeoutExpired:
-        finished = f"TIME-BOXED at {time_box} s (partial)"
+    # mutmut's own output (its phases: mutant generation, test statistics, clean run, forced fail,
+    # then the mutants) goes to mutmut.log in the work folder, to see where a time box went.
+    with (project / "mutmut.log").open("w") as log:
+        try:
+            subprocess.run(
+                ["nice", "-n", "10", "mutmut", "run", "--max-children", "1"],
+                cwd=project, stdout=log, stderr=subprocess.STDOUT, timeout=time_box,
+            )
+            finished = "complete"
+        except subprocess.TimeoutExpired:
+            finished = f"TIME-BOXED at {time_box} s (partial)"
     seconds = time.monotonic() - started
     counts = _statuses(project)
     killed = counts.get("killed", 0)

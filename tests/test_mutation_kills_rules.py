@@ -1130,3 +1130,80 @@ def test_SC302_fix_slices_the_table_on_either_side_and_a_table_made_for_the_inpu
         "        second = self.pos[:, :x.size(-2)] + x",
         "        third = x + self.flat[:x.size(-2)]",
     ]
+
+
+SC304_TABLES = """import math
+
+import torch
+
+
+def half_speed(max_len=64, d=32):
+    position = torch.arange(max_len).unsqueeze(1).float()
+    div_term = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) * 0.5 / d))
+    pe = torch.zeros(max_len, d)
+    pe[0] = 0.0
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe
+
+
+def bounds(max_len=64, d=32):
+    position = torch.arange(max_len).unsqueeze(1).float()
+    low = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) * 0.75 / d))
+    high = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) * 1.4 / d))
+    pe = torch.zeros(max_len, d)
+    pe[:, 0::2] = torch.sin(position * low)
+    pe[:, 1::2] = torch.cos(position * high)
+    return pe
+
+
+def separate_tables(max_len=64, d=32):
+    position = torch.arange(max_len).unsqueeze(1).float()
+    div_term = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
+    sin_t, cos_t = torch.zeros(max_len, d), torch.zeros(max_len, d)
+    sin_t[:, 0::2] = torch.sin(position * div_term)
+    cos_t[:, 0::2] = torch.cos(position * div_term)
+    return sin_t, cos_t
+
+
+def sines(max_len=64, d=32):
+    position = torch.arange(max_len).unsqueeze(1).float()
+    pe = torch.zeros(max_len, d)
+    pe[:, 0::2] = torch.sin(position * torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d)))
+    return pe
+
+
+def cosines(max_len=64, d=32):
+    position = torch.arange(max_len).unsqueeze(1).float()
+    pe = torch.zeros(max_len, d)
+    pe[:, 0::2] = torch.cos(position * torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d)))
+    return pe
+
+
+def overwritten(slots, max_len=64, d=32):
+    position = torch.arange(max_len).unsqueeze(1).float()
+    div_term = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
+    pe = torch.zeros(max_len, d)
+    pe[:, slots] = torch.sin(position * div_term)
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 0::2] = torch.cos(position * div_term)
+    return pe
+
+
+def into(pe, position, div_term):
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe
+"""
+
+
+def test_SC304_tolerance_bounds_separate_tables_and_writes_the_rule_cannot_read() -> None:
+    found = {d.line: d for d in _findings(SC304_TABLES, "SC304")}
+    # half the frequency slope is reported (after a plain write to the table); 0.75 and 1.4 times
+    # are the bounds of the formula (the two-halves layout); sin and cos each in their own table,
+    # or each in their own function, overwrite nothing; an overwrite after a write to slots the
+    # rule cannot read is still one; a table of unknown shape gives no claim and no error
+    assert sorted(found) == [8, 55]
+    assert "0.5 times as fast" in found[8].message
+    assert "cos" in found[55].message and "sin" in found[55].message
+    assert all(d.hint for d in found.values())
