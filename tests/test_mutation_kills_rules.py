@@ -1207,3 +1207,11 @@ def test_SC304_tolerance_bounds_separate_tables_and_writes_the_rule_cannot_read(
     assert "0.5 times as fast" in found[8].message
     assert "cos" in found[55].message and "sin" in found[55].message
     assert all(d.hint for d in found.values())
+
+
+def test_SC501_the_fix_inserts_contiguous_and_says_so() -> None:
+    from conftest import REPO, lint_shipped_file
+
+    bug = lint_shipped_file(REPO / "examples" / "bugs" / "sc501_view_non_contiguous.py")
+    (found,) = [d for d in bug.diagnostics if d.code == "SC501"]
+    assert found.fix is not None and found.fix.message and ".contiguous().view(" in found.fix.edits[0].content
