@@ -1190,10 +1190,13 @@ def overwritten(slots, max_len=64, d=32):
     return pe
 
 
-def into(pe, position, div_term):
+def into(pe, max_len=64, d=32):
+    position = torch.arange(max_len).unsqueeze(1).float()
+    div_term = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
     pe[:, 0::2] = torch.sin(position * div_term)
     pe[:, 1::2] = torch.cos(position * div_term)
     return pe
+
 """
 
 
@@ -1202,7 +1205,7 @@ def test_SC304_tolerance_bounds_separate_tables_and_writes_the_rule_cannot_read(
     # half the frequency slope is reported (after a plain write to the table); 0.75 and 1.4 times
     # are the bounds of the formula (the two-halves layout); sin and cos each in their own table,
     # or each in their own function, overwrite nothing; an overwrite after a write to slots the
-    # rule cannot read is still one; a table of unknown shape gives no claim and no error
+    # rule cannot read is still one; a table passed in (unknown shape) gives no claim and no error
     assert sorted(found) == [8, 55]
     assert "0.5 times as fast" in found[8].message
     assert "cos" in found[55].message and "sin" in found[55].message
