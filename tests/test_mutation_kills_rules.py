@@ -1218,3 +1218,33 @@ def test_SC501_the_fix_inserts_contiguous_and_says_so() -> None:
     bug = lint_shipped_file(REPO / "examples" / "bugs" / "sc501_view_non_contiguous.py")
     (found,) = [d for d in bug.diagnostics if d.code == "SC501"]
     assert found.fix is not None and found.fix.message and ".contiguous().view(" in found.fix.edits[0].content
+
+
+#: Untied positional attention (TUPE): a learned absolute table enters attention only as a bias
+#: ``p @ p.T`` on the scores. The table is a plain nn.Parameter sliced to the sequence length; the
+#: engine marks such a parameter positional only when it is added to token embeddings, so the bias
+#: carries no position provenance and SC303 reports the tokens (a false positive).
+SC303_POSITIONAL_BIAS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=100, width=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.pos = nn.Parameter(torch.randn(max_len, width))
+        self.qkv = nn.Linear(width, 3 * width)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        q, k, v = self.qkv(self.tok(ids)).chunk(3, dim=-1)
+        p = self.pos[:t]
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=p @ p.T)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="engine limitation: a sliced nn.Parameter table is not positional in a product")
+def test_SC303_a_learned_position_table_used_only_as_an_attention_bias_gives_positions() -> None:
+    assert _findings(SC303_POSITIONAL_BIAS, "SC303") == []
