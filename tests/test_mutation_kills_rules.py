@@ -1248,3 +1248,16 @@ class Encoder(nn.Module):
 @pytest.mark.xfail(strict=True, reason="engine limitation: a sliced nn.Parameter table is not positional in a product")
 def test_SC303_a_learned_position_table_used_only_as_an_attention_bias_gives_positions() -> None:
     assert _findings(SC303_POSITIONAL_BIAS, "SC303") == []
+
+
+@pytest.mark.parametrize("name", ["model", "a_model_whose_name_is_forty_characters_x", "a_model_whose_name_is_forty_one_character"])
+def test_SC601_the_message_names_the_model_as_the_script_writes_it(name: str) -> None:
+    import re
+
+    from conftest import REPO
+
+    source = (REPO / "examples" / "bugs" / "sc601_missing_train_eval_mode.py").read_text()
+    (found,) = _findings(re.sub(r"\bmodel\b", name, source), "SC601")
+    # up to 40 characters the call's own text; a longer one gives way to the construction
+    label = name if len(name) <= 40 else "MiniGPT(...)"
+    assert found.message.startswith(f"`{label}` trains here in eval mode") and f"`{name}.eval()`" in found.message
