@@ -1261,3 +1261,12 @@ def test_SC601_the_message_names_the_model_as_the_script_writes_it(name: str) ->
     # up to 40 characters the call's own text; a longer one gives way to the construction
     label = name if len(name) <= 40 else "MiniGPT(...)"
     assert found.message.startswith(f"`{label}` trains here in eval mode") and f"`{name}.eval()`" in found.message
+
+
+@pytest.mark.parametrize("call", ["torch.transpose(K, 1, 2)", "torch.Tensor.transpose(K, 1, 2)"])
+def test_SC504_the_fix_of_a_function_form_transpose_keeps_it_a_function(call: str) -> None:
+    from conftest import REPO
+
+    source = (REPO / "examples" / "bugs" / "sc504_wrong_key_transpose.py").read_text()
+    (found,) = _findings(source.replace("K.transpose(1, 2)  # BUG", f"{call}  # BUG"), "SC504")
+    assert found.fix is not None and found.fix.edits[0].content == call.replace("1, 2)", "-2, -1)")
