@@ -1250,17 +1250,32 @@ def test_SC303_a_learned_position_table_used_only_as_an_attention_bias_gives_pos
     assert _findings(SC303_POSITIONAL_BIAS, "SC303") == []
 
 
-@pytest.mark.parametrize("name", ["model", "a_model_whose_name_is_forty_characters_x", "a_model_whose_name_is_forty_one_character"])
-def test_SC601_the_message_names_the_model_as_the_script_writes_it(name: str) -> None:
+#: A model trained with no mode-dependent layer (nothing to switch) comes first in the loop.
+SC601_PROBE = """
+    probe = nn.Linear(4, 2)
+    probe_optim = torch.optim.SGD(probe.parameters(), lr=0.1)
+    for _ in range(2):
+        probe_optim.zero_grad()
+        probe(torch.randn(3, 4)).sum().backward()
+        probe_optim.step()
+    modes = []"""
+
+
+@pytest.mark.parametrize("size", [5, 40, 41, 53, 54])
+def test_SC601_the_message_names_the_model_and_its_switch_as_the_script_writes_them(size: int) -> None:
     import re
 
     from conftest import REPO
 
+    name = ("model_" + "x" * size)[:size] if size > 5 else "model"
     source = (REPO / "examples" / "bugs" / "sc601_missing_train_eval_mode.py").read_text()
-    (found,) = _findings(re.sub(r"\bmodel\b", name, source), "SC601")
-    # up to 40 characters the call's own text; a longer one gives way to the construction
+    source = re.sub(r"\bmodel\b", name, source).replace("\n    modes = []", SC601_PROBE)
+    (found,) = _findings(source, "SC601")
+    # up to 40 characters the call's own text, a longer one gives way to the construction; the
+    # switch up to 60 characters, a longer one is cut to 57 and "..."
     label = name if len(name) <= 40 else "MiniGPT(...)"
-    assert found.message.startswith(f"`{label}` trains here in eval mode") and f"`{name}.eval()`" in found.message
+    switch = f"{name}.eval()" if len(name) + 7 <= 60 else f"{name}.eval()"[:57] + "..."
+    assert found.message.startswith(f"`{label}` trains here in eval mode on some path: `{switch}` ran before")
 
 
 @pytest.mark.parametrize("call", ["torch.transpose(K, 1, 2)", "torch.Tensor.transpose(K, 1, 2)"])
