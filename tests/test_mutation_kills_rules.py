@@ -1285,3 +1285,39 @@ def test_SC504_the_fix_of_a_function_form_transpose_keeps_it_a_function(call: st
     source = (REPO / "examples" / "bugs" / "sc504_wrong_key_transpose.py").read_text()
     (found,) = _findings(source.replace("K.transpose(1, 2)  # BUG", f"{call}  # BUG"), "SC504")
     assert found.fix is not None and found.fix.edits[0].content == call.replace("1, 2)", "-2, -1)")
+
+
+SC507_AFTER_A_BATCH_FIRST_LAYER = """import torch
+import torch.nn as nn
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, vocab_size=100, d_model=64, n_heads=4, pad_id=0):
+        super().__init__()
+        self.pad_id = pad_id
+        self.embedding = nn.Embedding(vocab_size, d_model)
+        self.first = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+        self.widen = nn.Linear(d_model // 2, d_model)
+        self.second = nn.MultiheadAttention(d_model, n_heads)
+
+    def forward(self, ids):
+        batch_size, seq_len = ids.size()
+        x = self.embedding(ids)
+        padding = ids == self.pad_id
+        y, _ = self.first(x, x, x, key_padding_mask=padding)
+        z = self.widen(y)
+        out, _ = self.second(z, z, z, key_padding_mask=padding)
+        return out
+
+
+EncoderLayer()(torch.randint(0, 100, (2, 16)))
+"""
+
+
+def test_SC507_a_right_layer_first_and_a_wrong_one_after_a_conflict_is_a_follow_on() -> None:
+    # the batch-first layer is right; the seq-first one reads (batch, seq, feature) input: reported,
+    # with a hint, when the rule runs alone; with all rules on it follows the width conflict before it
+    alone = lint_source(SC507_AFTER_A_BATCH_FIRST_LAYER, "snippet.py", {"SC507"})
+    assert [(d.line, bool(d.hint)) for d in alone.diagnostics] == [(20, True)]
+    every = lint_source(SC507_AFTER_A_BATCH_FIRST_LAYER, "snippet.py")
+    assert [d.line for d in every.diagnostics if d.code in ("SC505", "SC507")] == [19]
