@@ -1299,15 +1299,18 @@ class EncoderLayer(nn.Module):
         self.first = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
         self.widen = nn.Linear(d_model // 2, d_model)
         self.second = nn.MultiheadAttention(d_model, n_heads)
+        self.seq_first = nn.MultiheadAttention(d_model, n_heads)
 
     def forward(self, ids):
         batch_size, seq_len = ids.size()
         x = self.embedding(ids)
         padding = ids == self.pad_id
         y, _ = self.first(x, x, x, key_padding_mask=padding)
+        t = x.transpose(0, 1)
+        w, _ = self.seq_first(t, t, t)
         z = self.widen(y)
         out, _ = self.second(z, z, z, key_padding_mask=padding)
-        return out
+        return out, w
 
 
 EncoderLayer()(torch.randint(0, 100, (2, 16)))
@@ -1315,9 +1318,10 @@ EncoderLayer()(torch.randint(0, 100, (2, 16)))
 
 
 def test_SC507_a_right_layer_first_and_a_wrong_one_after_a_conflict_is_a_follow_on() -> None:
-    # the batch-first layer is right; the seq-first one reads (batch, seq, feature) input: reported,
-    # with a hint, when the rule runs alone; with all rules on it follows the width conflict before it
+    # the batch-first layer, and a seq-first one given (seq, batch, feature), are right; the seq-first
+    # one given the widened (batch, seq, feature) states is reported, with a hint, when the rule runs
+    # alone; with all rules on it is a follow-on of the width conflict before it
     alone = lint_source(SC507_AFTER_A_BATCH_FIRST_LAYER, "snippet.py", {"SC507"})
-    assert [(d.line, bool(d.hint)) for d in alone.diagnostics] == [(20, True)]
+    assert [(d.line, bool(d.hint)) for d in alone.diagnostics] == [(23, True)]
     every = lint_source(SC507_AFTER_A_BATCH_FIRST_LAYER, "snippet.py")
-    assert [d.line for d in every.diagnostics if d.code in ("SC505", "SC507")] == [19]
+    assert [d.line for d in every.diagnostics if d.code in ("SC505", "SC507")] == [22]
