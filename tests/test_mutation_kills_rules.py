@@ -1325,3 +1325,49 @@ def test_SC507_a_right_layer_first_and_a_wrong_one_after_a_conflict_is_a_follow_
     assert [(d.line, bool(d.hint)) for d in alone.diagnostics] == [(23, True)]
     every = lint_source(SC507_AFTER_A_BATCH_FIRST_LAYER, "snippet.py")
     assert [d.line for d in every.diagnostics if d.code in ("SC505", "SC507")] == [22]
+
+
+SC603_LOSSES = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CharModel(nn.Module):
+    def __init__(self, vocab_size=40, d_model=32):
+        super().__init__()
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, idx):
+        return self.head(self.token_emb(idx))
+
+
+def losses(model, data, other, ix, start, first):
+    x = torch.stack([data[i : i + 16] for i in ix])
+    logits = model(x)
+    shifted = torch.stack([data[i + 1 : i + 17] for i in ix])
+    elsewhere = torch.stack([other[i : i + 16] for i in ix])
+    a = F.cross_entropy(logits.view(-1, 40), shifted.view(-1))
+    b = F.cross_entropy(logits.view(-1, 40), elsewhere.view(-1))
+    c = F.cross_entropy(logits.view(-1, 40), torch.stack([data[i : i + 16] for i in ix]).view(-1))
+    u = model(data[start : start + 16])
+    assert first == start
+    d = F.cross_entropy(u, data[first : first + 16])
+    return a + b + c + d
+
+
+losses(CharModel(), torch.randint(0, 40, (500,)), torch.randint(0, 40, (500,)), torch.randint(0, 400, (8,)), 3, 3)
+"""
+
+
+def test_SC603_right_and_unrelated_targets_first_and_the_offset_in_the_message() -> None:
+    found = _findings(SC603_LOSSES, "SC603")
+    # shifted targets, and targets from another sequence, come first and are right; the unshifted
+    # windows are reported at the targets' slice, with the offset when it is a number (the call
+    # gives start = first = 3)
+    where = dict(_where(SC603_LOSSES, found))
+    assert sorted(where) == [23, 26]
+    assert where[23].startswith("data[i : i + 16]") and where[26].startswith("data[first")
+    messages = {d.line: d.message for d in found}
+    assert "(offset" not in messages[23] and "(offset 3)" in messages[26]
+    assert all(d.hint for d in found)
