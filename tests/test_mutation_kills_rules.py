@@ -1371,3 +1371,39 @@ def test_SC603_right_and_unrelated_targets_first_and_the_offset_in_the_message()
     messages = {d.line: d.message for d in found}
     assert "(offset" not in messages[23] and "(offset 3)" in messages[26]
     assert all(d.hint for d in found)
+
+
+SC602_CONTEXTS_AND_ASSUMPTIONS = """import torch
+import torch.nn.functional as F
+from jaxtyping import Float, Int
+from torch import Tensor
+
+
+def lm_loss(logits, targets):
+    return F.cross_entropy(logits, targets)
+
+
+def train(flat: Float[Tensor, "n 50"], labels: Int[Tensor, "n"], seq: Float[Tensor, "b t 50"], ids: Int[Tensor, "b t"]):
+    return lm_loss(flat, labels) + lm_loss(seq, ids)
+
+
+def square(logits: Float[Tensor, "b t v"], ids: Int[Tensor, "b t"]):
+    b, t, v = logits.shape
+    assert t == v
+    return F.cross_entropy(logits, ids)
+
+
+def widths(logits: Float[Tensor, "b t v"], ids: Int[Tensor, "b s"]):
+    b, t, v = logits.shape
+    b2, s = ids.shape
+    assert s == t
+    return F.cross_entropy(logits, ids)
+"""
+
+
+def test_SC602_a_helper_right_in_one_context_and_sizes_known_equal_by_an_assert() -> None:
+    # the helper is right for (n, 50) logits, so its (b, t, 50) call decides nothing alone; (b, t, v)
+    # logits with t == v asserted are ambiguous (no claim); with targets (b, s) and s == t asserted,
+    # the classes are provably last
+    found = _findings(SC602_CONTEXTS_AND_ASSUMPTIONS, "SC602")
+    assert [d.line for d in found] == [25] and "the classes (v) are on the last dim" in found[0].message
