@@ -1407,3 +1407,12 @@ def test_SC602_a_helper_right_in_one_context_and_sizes_known_equal_by_an_assert(
     # the classes are provably last
     found = _findings(SC602_CONTEXTS_AND_ASSUMPTIONS, "SC602")
     assert [d.line for d in found] == [25] and "the classes (v) are on the last dim" in found[0].message
+
+
+def test_SC601_every_finding_says_how_to_fix_it_and_names_no_missing_switch() -> None:
+    from shapecheck.rules.sc601_missing_train_eval_mode import MissingTrainEvalMode
+
+    found = [d for example in MissingTrainEvalMode.INVALID for d in _findings(example.code, "SC601")]
+    assert found and all(d.hint for d in found)
+    assert not any("None" in d.message for d in found)
+    assert any("in training mode" in d.message for d in found)  # the evaluation path is among them
