@@ -1415,4 +1415,5 @@ def test_SC601_every_finding_says_how_to_fix_it_and_names_no_missing_switch() ->
     found = [d for example in MissingTrainEvalMode.INVALID for d in _findings(example.code, "SC601")]
     assert found and all(d.hint for d in found)
     assert not any("None" in d.message for d in found)
-    assert any("in training mode" in d.message for d in found)  # the evaluation path is among them
+    evaluations = [d.message for d in found if "in training mode" in d.message]
+    assert evaluations and all("(since `" in message for message in evaluations)  # the construction, as written
