@@ -1345,6 +1345,7 @@ class CharModel(nn.Module):
 def losses(model, data, other, ix, start, first):
     x = torch.stack([data[i : i + 16] for i in ix])
     logits = model(x)
+    rebuilt = F.cross_entropy(model(other).transpose(1, 2), other)
     shifted = torch.stack([data[i + 1 : i + 17] for i in ix])
     elsewhere = torch.stack([other[i : i + 16] for i in ix])
     a = F.cross_entropy(logits.view(-1, 40), shifted.view(-1))
@@ -1353,7 +1354,7 @@ def losses(model, data, other, ix, start, first):
     u = model(data[start : start + 16])
     assert first == start
     d = F.cross_entropy(u, data[first : first + 16])
-    return a + b + c + d
+    return rebuilt + a + b + c + d
 
 
 losses(CharModel(), torch.randint(0, 40, (500,)), torch.randint(0, 40, (500,)), torch.randint(0, 400, (8,)), 3, 3)
@@ -1362,14 +1363,15 @@ losses(CharModel(), torch.randint(0, 40, (500,)), torch.randint(0, 40, (500,)), 
 
 def test_SC603_right_and_unrelated_targets_first_and_the_offset_in_the_message() -> None:
     found = _findings(SC603_LOSSES, "SC603")
-    # shifted targets, and targets from another sequence, come first and are right; the unshifted
+    # a reconstruction loss (a sequence against itself, no causal attention), shifted targets and
+    # targets from another sequence come first and are right; the unshifted
     # windows are reported at the targets' slice, with the offset when it is a number (the call
     # gives start = first = 3)
     where = dict(_where(SC603_LOSSES, found))
-    assert sorted(where) == [23, 26]
-    assert where[23].startswith("data[i : i + 16]") and where[26].startswith("data[first")
+    assert sorted(where) == [24, 27]
+    assert where[24].startswith("data[i : i + 16]") and where[27].startswith("data[first")
     messages = {d.line: d.message for d in found}
-    assert "(offset" not in messages[23] and "(offset 3)" in messages[26]
+    assert "(offset" not in messages[24] and "(offset 3)" in messages[27]
     assert all(d.hint for d in found)
 
 
