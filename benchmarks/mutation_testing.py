@@ -4,7 +4,8 @@ Each module is mutated on its own, in a scratch copy of this checkout (never in 
 itself), and only the tests that target it run against each mutant: a rule's own examples and
 decision tests, the engine tests for an engine module. Prints one line per module (mutants,
 killed, survived, timeouts, score) and writes the surviving mutants' names to
-``<work dir>/<module>/survivors.txt`` (``mutmut show NAME`` there prints one's diff).
+``<work dir>/<module>/survivors.txt`` (``mutmut show NAME`` there prints one's diff) and mutmut's
+own output to ``<work dir>/<module>/mutmut.log`` (which phase a time box was spent in).
 
     python benchmarks/mutation_testing.py                       # every module below (long)
     python benchmarks/mutation_testing.py sc101 shapes          # modules whose path contains a word
