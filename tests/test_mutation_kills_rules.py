@@ -1419,3 +1419,50 @@ def test_SC601_every_finding_says_how_to_fix_it_and_names_no_missing_switch() ->
     assert not any("None" in d.message for d in found)
     evaluations = [d.message for d in found if "in training mode" in d.message]
     assert evaluations and all("(since `" in message for message in evaluations)  # the construction, as written
+
+
+SC204_MASKED_LATE_OR_ELSEWHERE = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width=32, span=16):
+        super().__init__()
+        self.q, self.k, self.v = nn.Linear(width, width), nn.Linear(width, width), nn.Linear(width, width)
+        self.register_buffer("keep", torch.tril(torch.ones(span, span)))
+
+    def forward(self, x, given):
+        t = x.size(1)
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        s = q @ k.transpose(-2, -1) / 8
+        late = torch.softmax(s, dim=-1).masked_fill(self.keep[:t, :t] == 0, 0.0) @ v
+        scaled = (torch.softmax(s, dim=-1) * self.keep[:t, :t]) @ v
+        passed_in = torch.softmax(s.masked_fill(given == 0, float("-inf")), dim=-1) @ v
+        bare = torch.softmax(s, dim=-1) @ v
+        return late + scaled + passed_in + bare
+
+
+class LM(nn.Module):
+    def __init__(self, vocab=100, width=32):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.pos = nn.Embedding(16, width)
+        self.block = Block(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, idx, given):
+        x = self.tok(idx) + self.pos(torch.arange(idx.size(1)))
+        return self.head(self.block(x, given))
+
+    def loss(self, idx, given):
+        logits = self(idx, given)
+        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), idx[:, 1:].reshape(-1))
+"""
+
+
+def test_SC204_a_mask_after_the_softmax_or_of_unknown_kind_is_not_a_missing_one() -> None:
+    # masked after the softmax by masked_fill or by a product: SC104's (a mask in the wrong place);
+    # a mask passed in, of a kind no context shows: no claim; the bare softmax is reported, with a hint
+    found = _findings(SC204_MASKED_LATE_OR_ELSEWHERE, "SC204")
+    assert [d.line for d in found] == [19] and found[0].hint
