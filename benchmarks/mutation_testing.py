@@ -4,7 +4,8 @@ Each module is mutated on its own, in a scratch copy of this checkout (never in 
 itself), and only the tests that target it run against each mutant: a rule's own examples and
 decision tests, the engine tests for an engine module. Prints one line per module (mutants,
 killed, survived, timeouts, score) and writes the surviving mutants' names to
-``<work dir>/<module>/survivors.txt`` (``mutmut show NAME`` there prints one's diff).
+``<work dir>/<module>/survivors.txt`` (``mutmut show NAME`` there prints one's diff) and mutmut's
+own output to ``<work dir>/<module>/mutmut.log`` (which phase a time box was spent in).
 
     python benchmarks/mutation_testing.py                       # every module below (long)
     python benchmarks/mutation_testing.py sc101 shapes          # modules whose path contains a word
@@ -168,14 +169,17 @@ def run_module(module: str, test_args: list[str], work: Path, time_box: int) -> 
     _copy_checkout(project)
     _configure(project, module, test_args)
     started = time.monotonic()
-    try:
-        subprocess.run(
-            ["nice", "-n", "10", "mutmut", "run", "--max-children", "1"],
-            cwd=project, capture_output=True, timeout=time_box,
-        )
-        finished = "complete"
-    except subprocess.TimeoutExpired:
-        finished = f"TIME-BOXED at {time_box} s (partial)"
+    # mutmut's own output (its phases: mutant generation, test statistics, clean run, forced fail,
+    # then the mutants) goes to mutmut.log in the work folder, to see where a time box went.
+    with (project / "mutmut.log").open("w") as log:
+        try:
+            subprocess.run(
+                ["nice", "-n", "10", "mutmut", "run", "--max-children", "1"],
+                cwd=project, stdout=log, stderr=subprocess.STDOUT, timeout=time_box,
+            )
+            finished = "complete"
+        except subprocess.TimeoutExpired:
+            finished = f"TIME-BOXED at {time_box} s (partial)"
     seconds = time.monotonic() - started
     counts = _statuses(project)
     killed = counts.get("killed", 0)

@@ -73,7 +73,7 @@ class MaskPolarity(Rule):
             )
         for event in in_some_context(facts.events_of("scaled_dot_product_attention"), _sdpa_inverted):
             yield Report(
-                event.kwarg_nodes.get("attn_mask") or event.arg_node(3, "attn_mask") or event.node,
+                event.arg_node(3, "attn_mask") or event.node,  # by keyword or position
                 "F.scaled_dot_product_attention treats a bool attn_mask as True = attend, but this mask is True "
                 "on the future (the nn.MultiheadAttention convention): it lets tokens see only the future",
                 hint="pass the allowed positions (torch.tril(...).bool()), or use is_causal=True",

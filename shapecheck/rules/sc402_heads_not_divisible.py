@@ -54,7 +54,7 @@ class HeadsNotDivisible(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         seen: set[int] = set()
-        for conflict in facts.conflicts_of("heads"):
+        for conflict in _one_per_split(facts.conflicts_of("heads")):
             built = (conflict.run.origin() if conflict.run is not None else None) or conflict.node
             node = conflict.at or built
             if id(node) not in seen:
@@ -96,3 +96,19 @@ class HeadsNotDivisible(Rule):
                     f"{width.value} % {heads.value} = {width.value % heads.value}, it raises at construction",
                     hint="choose a head count that divides the width",
                 )
+
+
+def _one_per_split(conflicts) -> list:
+    """One conflict per head split: a split met in several contexts (its method analysed alone, and
+    again through the construction that configures it) is one bug. The context that knows the
+    construction wins, so the finding lands where the sizes are given."""
+    chosen: dict[int, object] = {}
+    for conflict in conflicts:
+        known = chosen.get(id(conflict.node))
+        if known is None or (_origin(known) is None and _origin(conflict) is not None):
+            chosen[id(conflict.node)] = conflict
+    return list(chosen.values())
+
+
+def _origin(conflict):
+    return conflict.run.origin() if conflict.run is not None else None
