@@ -125,10 +125,37 @@ _mutation_linter.analyze = _mutation_cached_analyze
 """
 
 
+#: Appended to the scratch copy's tests/conftest.py when the shape algebra (``engine/symbolic/``) is
+#: mutated. mutmut forks each mutant's test process from the one that ran the tests unmutated, so
+#: the child inherits what the unmutated code memoised: the Dim arithmetic table (``dims._memo``)
+#: and each Dim's cached text, symbols and sort key. A mutant of ``_add_raw``, ``_mod_raw`` or
+#: ``_fmt`` then never runs on any input the clean run already saw, and survives for that reason
+#: alone. Each mutant's session therefore starts with both emptied. Never in the checkout.
+FRESH_ALGEBRA = """
+
+# --- benchmarks/mutation_testing.py: the shape algebra is mutated: forget what the clean run memoised
+def pytest_sessionstart(session):
+    import gc
+    import os
+
+    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
+        return
+    from shapecheck.engine.symbolic import dims as _mutation_dims
+
+    _mutation_dims._memo.clear()
+    for value in gc.get_objects():
+        if type(value) is _mutation_dims.Dim:
+            value._str = value._syms = value._ck = None
+"""
+
+
 def _configure(project: Path, module: str, test_args: list[str]) -> None:
     if module.startswith("shapecheck/rules/"):
         with (project / "tests" / "conftest.py").open("a") as conftest:
             conftest.write(RULE_ONLY_CACHE)
+    if module.startswith("shapecheck/engine/symbolic/"):
+        with (project / "tests" / "conftest.py").open("a") as conftest:
+            conftest.write(FRESH_ALGEBRA)
     quoted = ", ".join(f'"{arg}"' for arg in [*test_args, "-p", "no:cacheprovider"])
     with (project / "pyproject.toml").open("a") as config:
         config.write(
