@@ -8,6 +8,7 @@ from shapecheck.engine.symbolic.dims import Assumptions, Dim, Truth, const, equa
 from shapecheck.engine.symbolic.shapes import (
     BroadcastResult,
     MatmulResult,
+    ReshapeResult,
     Shape,
     broadcast,
     broadcast_dim,
@@ -684,3 +685,44 @@ def test_broadcast_against_a_shape_of_unknown_rank():
     assert broadcast(S(t, d), tail).shape == Shape((d,), variadic=True)
     assert broadcast(S(t, d), tail, presume_fit=lambda x: False).shape == Shape((t, d), variadic=True)
     assert broadcast(S(1, d), tail, presume_fit=lambda x: False).shape == Shape((d,), variadic=True)
+
+
+def test_shape_holds_dims_whatever_it_was_given():
+    shape = Shape((2, 3))
+    assert shape.dims == (const(2), const(3)) and all(type(x) is Dim for x in shape.dims)
+    assert all(type(x) is Dim for x in Shape((b, 3)).dims)
+
+
+def test_broadcast_passes_the_presumed_fit_on_to_each_axis():
+    u = sym("u")
+    assert broadcast(S(b, u), S(b, t), presume_fit=lambda x: x == u).shape == S(b, t)
+    assert broadcast(S(b, u), S(b, t)).shape.dims[1].name == "max(t,u)"
+
+
+def test_reshape_edges_and_known_values():
+    """torch: ``zeros(2, 0).view(0, 2)`` is (0, 2); ``view(b, 5)`` of a (b, 4) tensor fails; ``view(-1, 2)``
+    of 5 elements fails."""
+    assert reshape(S(2, 0), [0, 2]).shape == S(0, 2)
+    assert reshape(S(2, 0), [0, -1]).shape is None  # torch: the -1 could be anything
+    A = Assumptions()
+    A.add_value("t", 4)
+    result = reshape(S(b, t), [b, 5], A)
+    assert result.shape is None and result.conflict == result.mismatch == (b * t, 5 * b)
+    assert reshape(S(b, t), [b, 5]) == ReshapeResult(S(b, 5))
+    B = Assumptions()
+    B.add_value("t", 5)
+    result = reshape(S(t), [-1, 2], B)
+    assert result.shape is None and result.conflict == result.mismatch == (t, 2)
+    assert reshape(S(t), [-1, 2]).conflict is None
+
+
+def test_reshape_mismatch_needs_every_symbol_at_least_two():
+    """``view(b, d)`` of a ``(b, w)`` tensor with ``w == h*d`` fits only when h == 1: a mismatch,
+    with the view's shape kept; ``view(b, 2*d)`` of ``(b, h*d)`` fits when h == 2: no mismatch."""
+    A = Assumptions()
+    A.add_equal(sym("w"), h * d)
+    result = reshape(S(b, sym("w")), [b, d], A)
+    assert result.shape == S(b, d) and result.conflict is None
+    assert result.mismatch == (b * sym("w"), b * d)
+    assert reshape(S(b, sym("w")), [b, d]).mismatch is None
+    assert reshape(S(b, h * d), [b, 2 * d]) == ReshapeResult(S(b, 2 * d))
