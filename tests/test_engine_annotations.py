@@ -308,3 +308,18 @@ def test_expression_axes_have_size_caps():
     over_cap = "a+a+a" + "+1" * 18  # 65 nodes
     assert parse_dims(at_cap) == [Expr(2 * sym("a") + 19, at_cap)]
     assert parse_dims(over_cap) is None
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("#* d", [Variadic("", broadcastable=True), Named("d")]),
+        ("?* d", [Variadic("", treepath=True), Named("d")]),
+        ("?*batch d", [Variadic("batch", treepath=True), Named("d")]),
+        ("#*batch d", [Variadic("batch", broadcastable=True), Named("d")]),
+        ("0 d", [Fixed(0), Named("d")]),  # a zero-size axis is a size
+        ("b ?", None),  # a modifier with no name
+    ],
+)
+def test_modifiers_of_unnamed_and_variadic_axes(spec, expected):
+    assert parse_dims(spec) == expected

@@ -609,6 +609,7 @@ def test_matmul_uses_the_known_values_of_symbols():
     B.add_equal(sym("w"), h * d)  # w == h*d: w vs d is a mismatch (equal only if h == 1)
     assert matmul(S(t, sym("w")), S(d, k), B).mismatch == (sym("w"), d)
     assert matmul(S(t, sym("w")), S(d, k)).mismatch is None
+    assert matmul(S(t, h * d), S(2 * d, k)).mismatch is None  # h == 2 fits
     C = Assumptions()
     C.add_value("t", 5)
     C.add_value("k", 4)
