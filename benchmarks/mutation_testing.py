@@ -131,7 +131,9 @@ _mutation_linter.analyze = _mutation_cached_analyze
 #: the ``lru_cache`` tables of interned constants, symbols and monomials, and each Dim's cached
 #: text, symbols and sort key. A mutant of ``_add_raw``, ``_check_name`` or ``_fmt`` then never runs
 #: on any input the clean run already saw, and survives for that reason alone. Each mutant's
-#: session therefore starts with all of them emptied. Never in the checkout.
+#: session therefore starts with all of them emptied (after ``gc.unfreeze()``: mutmut freezes the
+#: parent's heap before forking, and ``gc.get_objects()`` does not list frozen objects). Never in the
+#: checkout.
 FRESH_ALGEBRA = """
 
 # --- benchmarks/mutation_testing.py: the shape algebra is mutated: forget what the clean run memoised
@@ -147,6 +149,7 @@ def pytest_sessionstart(session):
     for value in vars(_mutation_dims).values():
         if hasattr(value, "cache_clear"):
             value.cache_clear()
+    gc.unfreeze()
     for value in gc.get_objects():
         if type(value) is _mutation_dims.Dim:
             value._str = value._syms = value._ck = None
