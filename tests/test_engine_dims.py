@@ -845,3 +845,13 @@ def test_an_equality_made_trivial_by_later_values_is_forgotten():
     for name, value in (("a", 1), ("b", 2), ("c", 1), ("t", 2)):
         A.add_value(name, value)
     assert repr(A) == "Assumptions(a=1, b=2, c=1, t=2)"
+
+
+def test_printing_constant_factors_and_unit_numerators():
+    """``2*(a//b)`` keeps its parentheses (``2*a//b`` is another number); a unit numerator prints."""
+    assert str(2 * (a // b)) == "2*(a//b)" and str(-(a // b) * 2) == "-2*(a//b)"
+    assert str(exact_div(1, h)) == "1//n_heads" and str(exact_div(-1, h)) == "-1//n_heads"
+    A = Assumptions()
+    A.add_divisible(t, 2)
+    A.add_divisible(a, 6)
+    assert str(A.simplify(t // 2 + a // 6)) == "(a+3*t)//6"  # least common multiple of 2 and 6
