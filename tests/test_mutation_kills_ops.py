@@ -1090,3 +1090,120 @@ def test_mm_and_bmm_fix_the_rank_of_either_operand() -> None:
     assert {name: _shape(values[name]) for name in "acu"} == {"a": "(t, 12)", "c": "(max(b,n2), t, 12)", "u": "(*, _, _, k)"}
     maybe = values["u"].tag(PositionTag)  # z may carry positions the engine cannot see
     assert maybe.kind == "unknown" and _code(maybe.node) == "torch.matmul(z, q)"
+
+
+# --- Python numbers, enumerate, tolist and the sinusoidal frequencies (ops/scalars, sequences,
+# --- training, frequencies: no engine test reached these rules) ------------------------------------
+
+
+def test_python_numbers_built_from_sizes() -> None:
+    import math
+
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import FloatValue, IntValue, Opaque, TupleValue
+
+    values = values_of(body(
+        """
+        n = len((x, x, x))
+        m = len(x)
+        r = math.sqrt(x.shape[-1])
+        lg = math.log(10000.0)
+        lg_size = math.log(x.shape[-1])
+        lg_zero = math.log(0.0)
+        lg_tensor = math.log(x)
+        k_root = int(r)
+        k_twice = int(2.0 * x.shape[-1])
+        k_ratio = int(2.0 * x.shape[-1] / x.shape[1])
+        k_half = int(x.shape[-1] / 2)
+        k_float = int(7.9)
+        k_inf = int(float("inf"))
+        k_size = int(x.shape[-1])
+        lo = min(4, 3)
+        hi = max(2, 5)
+        ab = abs(-3)
+        lo_size = min(x.shape[-1], 3)
+        """
+    ))
+
+    def dim(name):
+        value = values[name]
+        return str(value.dim) if isinstance(value, IntValue) else None
+
+    assert (dim("n"), dim("m"), dim("k_twice"), dim("k_ratio"), dim("k_float"), dim("k_size")) == (
+        "3", "b", "2*d", "2*d//t", "7", "d"
+    )
+    assert (dim("lo"), dim("hi"), dim("ab")) == ("3", "5", "3")
+    assert dim("k_root") is dim("k_half") is dim("k_inf") is dim("lo_size") is None  # not an int we can name
+    root = values["r"]
+    assert isinstance(root, FloatValue) and str(root.scale.factors) == "((Dim('d'), Fraction(1, 2)),)"
+    assert isinstance(values["lg"], FloatValue) and values["lg"].scale.coef == math.log(10000.0)
+    assert values["lg_size"] == Opaque("log") and values["lg_zero"] == Opaque("log")  # numbers, not tensors
+    assert not isinstance(values["lg_tensor"], (FloatValue, Opaque))
+    assert not isinstance(values["m"], (Repeated, TupleValue))
+
+
+def test_enumerate_pairs_one_index_symbol_with_each_item() -> None:
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import IntValue, TupleValue
+
+    src = body(
+        """
+        pairs = enumerate((x, i))
+        for j, item in enumerate([x, i]):
+            last = item
+        """
+    )
+    values = values_of(src)
+    pairs = values["pairs"]
+    assert isinstance(pairs, TupleValue) and len(pairs.items) == 2
+    (i0, x0), (i1, x1) = (pair.items for pair in pairs.items)
+    assert isinstance(i0, IntValue) and i0 == i1  # one symbol for every index
+    assert (_shape(x0), _shape(x1)) == ("(b, t, d)", "(b, t)")
+    assert _shape(values["last"]) == "(b, t)" and isinstance(values["j"], IntValue)
+    unknown = values_of(body("pairs = enumerate(x.unbind(0))"))["pairs"]
+    assert isinstance(unknown, (Repeated, TupleValue))
+
+
+def test_tolist_of_a_1d_integer_tensor_is_its_elements() -> None:
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import IntValue
+
+    values = values_of(body(
+        """
+        ints = i[0].tolist()
+        floats = i[0].float().tolist()
+        rows = i.tolist()
+        """
+    ))
+    assert isinstance(values["ints"], Repeated) and isinstance(values["ints"].element, IntValue)
+    assert not isinstance(values["floats"], Repeated) and not isinstance(values["rows"], Repeated)
+
+
+def test_sinusoidal_frequencies_by_pow_exp_and_reciprocal() -> None:
+    """``10000 ** (2k / d)`` grows with slope 2 ln(10000) / d over the pair index k; its reciprocal and
+    ``exp(2k * -ln(10000) / d)`` fall with that slope: the table SC304 expects for width d."""
+    from shapecheck.engine.ops import frequencies
+    from shapecheck.engine.symbolic.dims import sym
+
+    values = values_of(body(
+        """
+        p = torch.arange(0, D, 2)
+        grows = 10000.0 ** (p / D)
+        grows_pow = torch.pow(10000.0, p / D)
+        falls = 1.0 / grows
+        falls_exp = torch.exp(p * (-math.log(10000.0) / D))
+        negative_base = (-2.0) ** (p / D)
+        """
+    ))
+    expected = frequencies.expected_slope(sym("d"))
+
+    def ratio(name):
+        tags = [tag for tag in values[name].tags if isinstance(tag, frequencies.LogLinear)]
+        return frequencies.slope_ratio(tags[0].slope, expected) if tags else None
+
+    assert (ratio("grows"), ratio("grows_pow"), ratio("falls"), ratio("falls_exp")) == (-1.0, -1.0, 1.0, 1.0)
+    assert ratio("negative_base") is None  # no logarithm of a negative base
+    assert frequencies.expected_slope(64) is None  # a width is a Dim
+    assert frequencies.slope_ratio(frequencies.expected_slope(sym("d")), frequencies.expected_slope(sym("t"))) is None
+    half = frequencies.expected_slope(sym("d")) * frequencies.expected_slope(sym("d")).__class__(0.5)
+    assert frequencies.slope_ratio(half, expected) == 0.5
