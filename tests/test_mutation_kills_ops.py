@@ -1207,3 +1207,85 @@ def test_sinusoidal_frequencies_by_pow_exp_and_reciprocal() -> None:
     assert frequencies.slope_ratio(frequencies.expected_slope(sym("d")), frequencies.expected_slope(sym("t"))) is None
     half = frequencies.expected_slope(sym("d")) * frequencies.expected_slope(sym("d")).__class__(0.5)
     assert frequencies.slope_ratio(half, expected) == 0.5
+
+
+def test_gradient_switches_around_model_calls() -> None:
+    """``with`` blocks and decorators that turn gradients off (no_grad, inference_mode(), a literal
+    ``set_grad_enabled(False)``) or leave them on (enable_grad, inference_mode(False), a flag the
+    engine cannot read, a context manager from elsewhere)."""
+    module, facts = training_facts_of(
+        """
+        import contextlib
+        from torch import no_grad as renamed_no_grad
+        ids = torch.randint(0, 20, (2, 5))
+        flag = len(ids) > 1
+        model = Net()
+        model(ids)
+        with torch.no_grad():
+            model(ids)
+        with torch.enable_grad():
+            model(ids)
+        with torch.inference_mode():
+            model(ids)
+        with torch.inference_mode(True):
+            model(ids)
+        with torch.inference_mode(False):
+            model(ids)
+        with torch.set_grad_enabled(False):
+            model(ids)
+        with torch.set_grad_enabled(True):
+            model(ids)
+        with torch.set_grad_enabled(flag):
+            model(ids)
+        with contextlib.nullcontext():
+            model(ids)
+        with renamed_no_grad():
+            model(ids)
+        with torch.autograd.no_grad():
+            model(ids)
+
+
+        @torch.no_grad()
+        def evaluate():
+            return model(ids)
+
+
+        @torch.inference_mode()
+        def evaluate_fast():
+            return model(ids)
+
+
+        evaluate()
+        evaluate_fast()
+        """
+    )
+    assert [call.grad for call in facts.model_calls] == [
+        True, False, True, False, False, True, False, True, True, True, False, False, False, False,
+    ]
+
+
+def test_train_and_eval_set_the_mode_of_later_calls() -> None:
+    from shapecheck.engine.domain import modes
+
+    module, facts = training_facts_of(
+        """
+        ids = torch.randint(0, 20, (2, 5))
+        flag = len(ids) > 1
+        model = Net()
+        model.train(False)
+        model(ids)
+        model.train(True)
+        model(ids)
+        model.train(mode=False)
+        model(ids)
+        model.train(flag)
+        model(ids)
+        model.eval()
+        model(ids)
+        model.train()
+        model(ids)
+        """
+    )
+    assert [modes.kinds(call.modes) for call in facts.model_calls] == [
+        {"eval"}, {"train"}, {"eval"}, {"unknown"}, {"eval"}, {"train"},
+    ]
