@@ -1289,3 +1289,38 @@ def test_train_and_eval_set_the_mode_of_later_calls() -> None:
     assert [modes.kinds(call.modes) for call in facts.model_calls] == [
         {"eval"}, {"train"}, {"eval"}, {"unknown"}, {"eval"}, {"train"},
     ]
+
+
+def test_zip_dict_list_and_range() -> None:
+    """zip pairs items up to the shortest known length (the last of a longer tuple is dropped, as in
+    Python) or pairs the elements of unknown sequences; ``dict(k=v)`` keeps its entries; ``list()``
+    is empty; a range's element is an int."""
+    from shapecheck.engine.domain.tags import DictValue, Repeated
+    from shapecheck.engine.domain.values import IntValue, TupleValue
+
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], i: Int[Tensor, "b t"], xs, ys, kw):
+            pairs = zip((x, i, x), (i, x))
+            unknown = zip(xs, ys)
+            for first, second in zip(x.unbind(0), i.unbind(0)):
+                row = first
+            entries = dict(a=x, b=i)
+            spread = dict(**kw)
+            copied = dict(kw)
+            empty = list()
+            count = len(list())
+            for k in range(5):
+                index = k
+        """
+    )
+    pairs = values["pairs"]
+    assert isinstance(pairs, TupleValue) and len(pairs.items) == 2
+    assert [[_shape(v) for v in pair.items] for pair in pairs.items] == [["(b, t, d)", "(b, t)"], ["(b, t)", "(b, t, d)"]]
+    assert isinstance(values["unknown"], Repeated) and isinstance(values["unknown"].element, TupleValue)
+    assert _shape(values["row"]) == "(t, d)"
+    entries = values["entries"]
+    assert isinstance(entries, DictValue) and [(k, _shape(v)) for k, v in entries.entries] == [("a", "(b, t, d)"), ("b", "(b, t)")]
+    assert not isinstance(values["spread"], DictValue) and not isinstance(values["copied"], DictValue)
+    assert values["empty"] == TupleValue(()) and str(values["count"].dim) == "0"
+    assert isinstance(values["index"], IntValue)
