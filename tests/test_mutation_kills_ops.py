@@ -1324,3 +1324,31 @@ def test_zip_dict_list_and_range() -> None:
     assert not isinstance(values["spread"], DictValue) and not isinstance(values["copied"], DictValue)
     assert values["empty"] == TupleValue(()) and str(values["count"].dim) == "0"
     assert isinstance(values["index"], IntValue)
+
+
+def test_a_training_step_is_the_model_call_whose_output_reaches_backward() -> None:
+    """Through a tuple output (item by item) and through a loss module (the model's call trains,
+    not the loss module's)."""
+    module, facts = training_facts_of(
+        """
+        class Pair(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = Net()
+
+            def forward(self, ids):
+                logits = self.net(ids)
+                return logits.sum(-1), logits
+
+
+        ids = torch.randint(0, 20, (2, 5))
+        model = Net()
+        pair = Pair()
+        criterion = nn.CrossEntropyLoss()
+        loss = criterion(model(ids).flatten(0, 1), ids.flatten())
+        loss.backward()
+        summary, logits = pair(ids)
+        logits.sum().backward()
+        """
+    )
+    assert sorted(module.code_for_node(call.node) for call in training_calls(facts)) == ["model(ids)", "pair(ids)"]
