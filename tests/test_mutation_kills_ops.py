@@ -1352,3 +1352,34 @@ def test_a_training_step_is_the_model_call_whose_output_reaches_backward() -> No
         """
     )
     assert sorted(module.code_for_node(call.node) for call in training_calls(facts)) == ["model(ids)", "pair(ids)"]
+
+
+def test_float_of_strings_sizes_and_numbers() -> None:
+    import math
+
+    from shapecheck.engine.domain.values import FloatValue
+
+    values = values_of(body(
+        """
+        neg = float("-inf")
+        neg_word = float(" -Infinity ")
+        pos = float("inf")
+        pos_word = float("INFINITY")
+        pos_sign = float("+inf")
+        tiny = float("1e-9")
+        word = float("abc")
+        size = float(x.shape[-1])
+        number = float(3)
+        tensor = float(x)
+        """
+    ))
+
+    def coef(name):
+        value = values[name]
+        return value.scale.coef if isinstance(value, FloatValue) and not value.scale.factors else None
+
+    assert (coef("neg"), coef("neg_word")) == (-math.inf, -math.inf)
+    assert (coef("pos"), coef("pos_word"), coef("pos_sign")) == (math.inf, math.inf, math.inf)
+    assert (coef("tiny"), coef("number")) == (1e-9, 3.0)
+    assert not isinstance(values["word"], FloatValue) and not isinstance(values["tensor"], FloatValue)
+    assert str(values["size"].scale.factors) == "((Dim('d'), Fraction(1, 1)),)"
