@@ -205,8 +205,9 @@ def _survivors(project: Path) -> str:
 def run_modules(modules: list[str], test_args: list[str], work: Path, time_box: int) -> list[str]:
     """Mutate ``modules`` in one mutmut session (one copy, one run of the tests' statistics), run
     their tests against each mutant, and return one line of figures per module."""
-    name = modules[0] if len(modules) == 1 else f"{modules[0]}+{len(modules) - 1}"
-    project = work / name.replace("/", "_").removesuffix(".py")
+    first = modules[0].removesuffix(".py")
+    name = first if len(modules) == 1 else f"{first}+{len(modules) - 1}"
+    project = work / name.replace("/", "_")
     if project.exists():
         shutil.rmtree(project)
     project.mkdir(parents=True)

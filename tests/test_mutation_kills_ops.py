@@ -1193,6 +1193,7 @@ def test_sinusoidal_frequencies_by_pow_exp_and_reciprocal() -> None:
         falls = 1.0 / grows
         falls_exp = torch.exp(p * (-math.log(10000.0) / D))
         negative_base = (-2.0) ** (p / D)
+        every_index = torch.exp(torch.arange(0, D).float() * (-math.log(10000.0) / D))
         """
     ))
     expected = frequencies.expected_slope(sym("d"))
@@ -1203,6 +1204,7 @@ def test_sinusoidal_frequencies_by_pow_exp_and_reciprocal() -> None:
 
     assert (ratio("grows"), ratio("grows_pow"), ratio("falls"), ratio("falls_exp")) == (-1.0, -1.0, 1.0, 1.0)
     assert ratio("negative_base") is None  # no logarithm of a negative base
+    assert ratio("every_index") == 0.5  # arange without a step counts by 1: half the slope
     assert frequencies.expected_slope(64) is None  # a width is a Dim
     assert frequencies.slope_ratio(frequencies.expected_slope(sym("d")), frequencies.expected_slope(sym("t"))) is None
     half = frequencies.expected_slope(sym("d")) * frequencies.expected_slope(sym("d")).__class__(0.5)
