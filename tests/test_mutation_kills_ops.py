@@ -1385,3 +1385,45 @@ def test_float_of_strings_sizes_and_numbers() -> None:
     assert (coef("tiny"), coef("number")) == (1e-9, 3.0)
     assert not isinstance(values["word"], FloatValue) and not isinstance(values["tensor"], FloatValue)
     assert str(values["size"].scale.factors) == "((Dim('d'), Fraction(1, 1)),)"
+
+
+def test_sinusoidal_phases_and_index_steps() -> None:
+    """The angle of the classic table, ``position * div_term`` (either order), ``position / 10000 **
+    (2i / d)`` or ``position * (1 / ...)``, has the expected slope, and sin / cos carry it; an index
+    scaled by a number keeps counting (coefficient 2 * 3); ``arange(1, ...)`` is no index from 0."""
+    from shapecheck.engine.ops import frequencies
+    from shapecheck.engine.symbolic.dims import sym
+
+    values = values_of(body(
+        """
+        position = torch.arange(0, T).unsqueeze(1).float()
+        div_term = torch.exp(torch.arange(0, D, 2).float() * (-math.log(10000.0) / D))
+        ang = position * div_term
+        ang_r = div_term * position
+        ang_div = position / (10000 ** (torch.arange(0, D, 2) / D))
+        ang_inv = position * (1.0 / (10000 ** (torch.arange(0, D, 2).float() / D)))
+        s = torch.sin(ang)
+        c = torch.cos(ang_div)
+        half = div_term / 2.0
+        scaled = torch.arange(0, D, 2) * 3.0
+        scaled_r = 3.0 * torch.arange(0, D, 2)
+        over = torch.arange(0, D, 2) / D
+        shifted = torch.arange(1, D, 2)
+        squared = torch.arange(0, D, 2) * position
+        """
+    ))
+    expected = frequencies.expected_slope(sym("d"))
+
+    def tag(name, kind):
+        found = [t for t in values[name].tags if isinstance(t, kind)]
+        return found[0] if found else None
+
+    for name in ("ang", "ang_r", "ang_div", "ang_inv"):
+        assert frequencies.slope_ratio(tag(name, frequencies.Phase).slope, expected) == 1.0, name
+    assert (tag("s", frequencies.Trig).function, tag("c", frequencies.Trig).function) == ("sin", "cos")
+    assert frequencies.slope_ratio(tag("s", frequencies.Trig).phase.slope, expected) == 1.0
+    assert frequencies.slope_ratio(tag("half", frequencies.LogLinear).slope, expected) == 1.0
+    assert tag("scaled", frequencies.IndexLinear).coef.value == tag("scaled_r", frequencies.IndexLinear).coef.value == 6.0
+    over = tag("over", frequencies.IndexLinear).coef  # 2 / d per step
+    assert over.coef == 2.0 and str(over.factors) == "((Dim('d'), Fraction(-1, 1)),)"
+    assert tag("shifted", frequencies.IndexLinear) is None and tag("squared", frequencies.Phase) is None
