@@ -1427,3 +1427,24 @@ def test_sinusoidal_phases_and_index_steps() -> None:
     over = tag("over", frequencies.IndexLinear).coef  # 2 / d per step
     assert over.coef == 2.0 and str(over.factors) == "((Dim('d'), Fraction(-1, 1)),)"
     assert tag("shifted", frequencies.IndexLinear) is None and tag("squared", frequencies.Phase) is None
+
+
+def test_map_over_sequences_of_known_and_unknown_length() -> None:
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import TupleValue
+
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], i: Int[Tensor, "b t"]):
+            sums = list(map(lambda a: a.sum(-1), x.unbind(0)))
+            for s in sums:
+                last = s
+            known = tuple(map(lambda a, c: a.float() * c.sum(-1), (i, i), (x[0], x[1])))
+            mixed = zip((x, i), x.unbind(0))
+        """
+    )
+    assert isinstance(values["sums"], Repeated) and _shape(values["last"]) == "(t)"
+    known = values["known"]
+    assert isinstance(known, TupleValue) and [_shape(v) for v in known.items] == ["(b, t)", "(b, t)"]
+    mixed = values["mixed"]
+    assert [[_shape(v) for v in pair.items] for pair in mixed.items] == [["(b, t, d)", "(t, d)"], ["(b, t)", "(t, d)"]]
