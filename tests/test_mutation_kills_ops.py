@@ -1448,3 +1448,23 @@ def test_map_over_sequences_of_known_and_unknown_length() -> None:
     assert isinstance(known, TupleValue) and [_shape(v) for v in known.items] == ["(b, t)", "(b, t)"]
     mixed = values["mixed"]
     assert [[_shape(v) for v in pair.items] for pair in mixed.items] == [["(b, t, d)", "(t, d)"], ["(b, t)", "(t, d)"]]
+
+
+def test_sizes_extended_with_a_tuple() -> None:
+    """``x.size()[:-1] + (h, d)`` of a tensor of unknown rank keeps the unknown prefix; of a tensor of
+    unknown shape it is a size of unknown shape; a size plus a size is no error; and the square root
+    of a negative number is not a number we know."""
+    from shapecheck.engine.domain.values import FloatValue
+
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "... d"], u):
+            y = x.view(x.size()[:-1] + (2, 3))
+            z = u.view(u.size()[:-1] + (2, 3))
+            both = x.size() + x.size()
+            imaginary = math.sqrt(-4.0)
+        """
+    )
+    assert _shape(values["y"]) == "(*, 2, 3)"
+    assert _shape(values["z"]) is None  # the prefix of an unseen tensor: unknown
+    assert not isinstance(values["imaginary"], FloatValue)
