@@ -855,3 +855,6 @@ def test_printing_constant_factors_and_unit_numerators():
     A.add_divisible(t, 2)
     A.add_divisible(a, 6)
     assert str(A.simplify(t // 2 + a // 6)) == "(a+3*t)//6"  # least common multiple of 2 and 6
+    mixed = exact_div(a, d // h) + exact_div(b, c)  # a symbol and a // atom under one denominator
+    assert str(mixed) == "(a*c+b*(d_model//n_heads))//(c*(d_model//n_heads))"
+    assert sym("a b").name == "a b"  # a space is a printable character: a name may hold one
