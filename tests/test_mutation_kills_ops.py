@@ -1194,6 +1194,9 @@ def test_sinusoidal_frequencies_by_pow_exp_and_reciprocal() -> None:
         falls_exp = torch.exp(p * (-math.log(10000.0) / D))
         negative_base = (-2.0) ** (p / D)
         every_index = torch.exp(torch.arange(0, D).float() * (-math.log(10000.0) / D))
+        falls_fn = torch.reciprocal(grows)
+        falls_method = grows.reciprocal()
+        not_a_frequency = torch.reciprocal(x)
         """
     ))
     expected = frequencies.expected_slope(sym("d"))
@@ -1205,6 +1208,7 @@ def test_sinusoidal_frequencies_by_pow_exp_and_reciprocal() -> None:
     assert (ratio("grows"), ratio("grows_pow"), ratio("falls"), ratio("falls_exp")) == (-1.0, -1.0, 1.0, 1.0)
     assert ratio("negative_base") is None  # no logarithm of a negative base
     assert ratio("every_index") == 0.5  # arange without a step counts by 1: half the slope
+    assert (ratio("falls_fn"), ratio("falls_method"), ratio("not_a_frequency")) == (1.0, 1.0, None)
     assert frequencies.expected_slope(64) is None  # a width is a Dim
     assert frequencies.slope_ratio(frequencies.expected_slope(sym("d")), frequencies.expected_slope(sym("t"))) is None
     half = frequencies.expected_slope(sym("d")) * frequencies.expected_slope(sym("d")).__class__(0.5)
