@@ -1472,3 +1472,30 @@ def test_sizes_extended_with_a_tuple() -> None:
     assert _shape(values["y"]) == "(*, 2, 3)"
     assert _shape(values["z"]) is None  # the prefix of an unseen tensor: unknown
     assert not isinstance(values["imaginary"], FloatValue)
+
+
+def test_arithmetic_on_sizes_and_scale_factors() -> None:
+    from shapecheck.engine.domain.values import FloatValue, IntValue
+
+    values = values_of(body(
+        """
+        half = x.shape[-1] // 2
+        rest = x.shape[-1] % 2
+        odd = (2 * x.shape[-1] + 1) % 2
+        square = x.shape[-1] ** 2
+        one = x.shape[-1] ** 0
+        total = 0.5 + 0.25
+        gap = 1.0 - 0.25
+        root = 2.0 ** 0.5
+        scale = x.shape[-1] ** -0.5
+        """
+    ))
+
+    def dim(name):
+        value = values[name]
+        return str(value.dim) if isinstance(value, IntValue) else None
+
+    assert (dim("half"), dim("rest"), dim("odd"), dim("square"), dim("one")) == ("d//2", "d%2", "1", "d**2", "1")
+    assert [values[n].scale.coef for n in ("total", "gap")] == [0.75, 0.75]
+    assert isinstance(values["root"], FloatValue) and abs(values["root"].scale.coef - 2**0.5) < 1e-12
+    assert str(values["scale"].scale.factors) == "((Dim('d'), Fraction(-1, 2)),)"
