@@ -12,8 +12,8 @@ from shapecheck.engine.symbolic.shapes import (
     Shape,
     broadcast,
     broadcast_dim,
-    is_anonymous,
     contradiction,
+    is_anonymous,
     matmul,
     normalize_index,
     numel,
@@ -661,7 +661,7 @@ def test_broadcast_dim_uses_known_values_and_sizes_nobody_knows():
     assert broadcast_dim(k, t, A) == t and broadcast_dim(t, k, A) == t
     assert broadcast_dim(k, t).name == "max(k,t)"
     u, w = sym("u"), sym("w")
-    unknown_u = lambda x: x == u  # noqa: E731
+    unknown_u = lambda x: x == u
     assert broadcast_dim(u, t, presume_fit=unknown_u) == t
     assert broadcast_dim(t, u, presume_fit=unknown_u) == t
     assert broadcast_dim(u, w, presume_fit=lambda x: True).name == "max(u,w)"

@@ -1219,7 +1219,7 @@ def test_gradient_switches_around_model_calls() -> None:
     """``with`` blocks and decorators that turn gradients off (no_grad, inference_mode(), a literal
     ``set_grad_enabled(False)``) or leave them on (enable_grad, inference_mode(False), a flag the
     engine cannot read, a context manager from elsewhere)."""
-    module, facts = training_facts_of(
+    _module, facts = training_facts_of(
         """
         import contextlib
         from torch import no_grad as renamed_no_grad
@@ -1273,7 +1273,7 @@ def test_gradient_switches_around_model_calls() -> None:
 def test_train_and_eval_set_the_mode_of_later_calls() -> None:
     from shapecheck.engine.domain import modes
 
-    module, facts = training_facts_of(
+    _module, facts = training_facts_of(
         """
         ids = torch.randint(0, 20, (2, 5))
         flag = len(ids) > 1
