@@ -126,30 +126,73 @@ _mutation_linter.analyze = _mutation_cached_analyze
 """
 
 
-def _configure(project: Path, module: str, test_args: list[str]) -> None:
-    if module.startswith("shapecheck/rules/"):
+#: Appended to the scratch copy's tests/conftest.py when the shape algebra (``engine/symbolic/``) is
+#: mutated. mutmut forks each mutant's test process from the one that ran the tests unmutated, so
+#: the child inherits what the unmutated code memoised: the Dim arithmetic table (``dims._memo``),
+#: the ``lru_cache`` tables of interned constants, symbols and monomials, and each Dim's cached
+#: text, symbols and sort key. A mutant of ``_add_raw``, ``_check_name`` or ``_fmt`` then never runs
+#: on any input the clean run already saw, and survives for that reason alone. Each mutant's
+#: session therefore starts with all of them emptied (after ``gc.unfreeze()``: mutmut freezes the
+#: parent's heap before forking, and ``gc.get_objects()`` does not list frozen objects). Never in the
+#: checkout.
+FRESH_ALGEBRA = """
+
+# --- benchmarks/mutation_testing.py: the shape algebra is mutated: forget what the clean run memoised
+def pytest_sessionstart(session):
+    import gc
+    import os
+
+    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
+        return
+    from shapecheck.engine.symbolic import dims as _mutation_dims
+
+    _mutation_dims._memo.clear()
+    for value in vars(_mutation_dims).values():
+        if hasattr(value, "cache_clear"):
+            value.cache_clear()
+    gc.unfreeze()
+    for value in gc.get_objects():
+        if type(value) is _mutation_dims.Dim:
+            value._str = value._syms = value._ck = None
+"""
+
+
+def _configure(project: Path, modules: list[str], test_args: list[str]) -> None:
+    if any(module.startswith("shapecheck/rules/") for module in modules):
         with (project / "tests" / "conftest.py").open("a") as conftest:
             conftest.write(RULE_ONLY_CACHE)
+    if any(module.startswith("shapecheck/engine/symbolic/") for module in modules):
+        with (project / "tests" / "conftest.py").open("a") as conftest:
+            conftest.write(FRESH_ALGEBRA)
     quoted = ", ".join(f'"{arg}"' for arg in [*test_args, "-p", "no:cacheprovider"])
+    paths = ", ".join(f'"{module}"' for module in modules)
     with (project / "pyproject.toml").open("a") as config:
         config.write(
             "\n[tool.mutmut]\n"
-            f'source_paths = ["{module}"]\n'
+            f"source_paths = [{paths}]\n"
             f"pytest_add_cli_args_test_selection = [{quoted}]\n"
             'also_copy = ["shapecheck", "tests", "examples", "reference_model", "README.md"]\n'
         )
 
 
-def _statuses(project: Path) -> dict[str, int]:
+def _statuses(project: Path) -> dict[str, dict[str, int]]:
+    """Dotted module -> status -> how many of its mutants have it."""
     listing = subprocess.run(
         ["mutmut", "results", "--all", "true"], cwd=project, capture_output=True, text=True
     ).stdout
-    counts: dict[str, int] = {}
+    counts: dict[str, dict[str, int]] = {}
     for line in listing.splitlines():
         if ":" in line:
-            status = line.rsplit(":", 1)[1].strip()
-            counts[status] = counts.get(status, 0) + 1
+            name, status = (part.strip() for part in line.rsplit(":", 1))
+            module = _dotted_module(name)
+            counts.setdefault(module, {})
+            counts[module][status] = counts[module].get(status, 0) + 1
     return counts
+
+
+def _dotted_module(mutant: str) -> str:
+    """``shapecheck.engine.ops.shapes.x__view__mutmut_3`` -> ``shapecheck.engine.ops.shapes``."""
+    return mutant.split(".x_", 1)[0].split(".xǁ", 1)[0]
 
 
 def _survivors(project: Path) -> str:
@@ -160,14 +203,17 @@ def _survivors(project: Path) -> str:
     )
 
 
-def run_module(module: str, test_args: list[str], work: Path, time_box: int) -> str:
-    """Mutate ``module``, run its tests against each mutant, and return the figures as one line."""
-    project = work / module.replace("/", "_").removesuffix(".py")
+def run_modules(modules: list[str], test_args: list[str], work: Path, time_box: int) -> list[str]:
+    """Mutate ``modules`` in one mutmut session (one copy, one run of the tests' statistics), run
+    their tests against each mutant, and return one line of figures per module."""
+    first = modules[0].removesuffix(".py")
+    name = first if len(modules) == 1 else f"{first}+{len(modules) - 1}"
+    project = work / name.replace("/", "_")
     if project.exists():
         shutil.rmtree(project)
     project.mkdir(parents=True)
     _copy_checkout(project)
-    _configure(project, module, test_args)
+    _configure(project, modules, test_args)
     started = time.monotonic()
     # mutmut's own output (its phases: mutant generation, test statistics, clean run, forced fail,
     # then the mutants) goes to mutmut.log in the work folder, to see where a time box went.
@@ -181,17 +227,21 @@ def run_module(module: str, test_args: list[str], work: Path, time_box: int) -> 
         except subprocess.TimeoutExpired:
             finished = f"TIME-BOXED at {time_box} s (partial)"
     seconds = time.monotonic() - started
-    counts = _statuses(project)
-    killed = counts.get("killed", 0)
-    survived = counts.get("survived", 0) + counts.get("no tests", 0)
-    timeouts = counts.get("timeout", 0)
-    judged = killed + survived + timeouts
-    score = f"{100 * killed / judged:.0f}%" if judged else "n/a"
+    statuses = _statuses(project)
     (project / "survivors.txt").write_text(_survivors(project))
-    return (
-        f"| `{module}` | {sum(counts.values())} | {killed} | {survived} | {timeouts} | {score} | "
-        f"{seconds:.0f} s {finished} |"
-    )
+    lines = []
+    for module in modules:
+        counts = statuses.get(module.removesuffix(".py").replace("/", "."), {})
+        killed = counts.get("killed", 0)
+        survived = counts.get("survived", 0) + counts.get("no tests", 0)
+        timeouts = counts.get("timeout", 0)
+        judged = killed + survived + timeouts
+        score = f"{100 * killed / judged:.0f}%" if judged else "n/a"
+        lines.append(
+            f"| `{module}` | {sum(counts.values())} | {judged} | {killed} | {survived} | {timeouts} | {score} | "
+            f"{seconds:.0f} s {finished}{' (together: ' + name + ')' if len(modules) > 1 else ''} |"
+        )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,6 +251,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "shapecheck-mutation")
     parser.add_argument("--list", action="store_true", help="print the modules and their tests, run nothing")
     parser.add_argument("--all-examples", action="store_true", help="rules also face every example with all rules on")
+    parser.add_argument(
+        "--together", action="store_true",
+        help="mutate the chosen modules that share their tests in one mutmut session: one start-up "
+        "(copy, statistics and clean run of the tests) instead of one per module; the time box is the group's",
+    )
     args = parser.parse_args(argv)
     chosen = {m: t for m, t in targets(args.all_examples).items() if not args.words or any(w in m for w in args.words)}
     if args.list:
@@ -210,10 +265,15 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("mutmut") is None:
         print("mutmut is not installed: pip install -e '.[mutation]'", file=sys.stderr)
         return 2
-    print("| module | mutants | killed | survived | timeout | score | time |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| module | mutants | judged | killed | survived | timeout | score | time |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    groups: dict[tuple[str, ...], list[str]] = {}
     for module, test_args in chosen.items():
-        print(run_module(module, test_args, args.work, args.time_box), flush=True)
+        key = tuple(test_args) if args.together else (module, *test_args)
+        groups.setdefault(key, []).append(module)
+    for modules in groups.values():
+        for line in run_modules(modules, chosen[modules[0]], args.work, args.time_box):
+            print(line, flush=True)
     return 0
 
 

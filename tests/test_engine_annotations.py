@@ -287,3 +287,39 @@ def test_pathological_expressions():
     assert parse_dims("(" * 500 + "d" + ")" * 500) is None
     assert parse_dims("+".join(["d"] * 300)) is None
     assert parse_dims("d" + "*d" * 40) is None  # exponent cap: too complex, not a crash
+
+
+# --- pinned by mutation testing (benchmarks/mutation_testing.py, symbolic/annotations.py) -------
+
+
+def test_expression_axes_with_remainder_zeroth_power_and_unreadable_operands():
+    assert parse_dims("b d%3") == [Named("b"), Expr(sym("d") % 3, "d%3")]
+    assert parse_dims("b d**0") == [Named("b"), Expr(const(1), "d**0")]
+    assert parse_dims("b d**x.y") is None  # an operand we cannot read: no shape, never a crash
+    assert parse_dims("b x.y**2") is None
+
+
+def test_expression_axes_have_size_caps():
+    """At most 200 characters and 64 syntax nodes (a hostile annotation costs nothing)."""
+    long_names = "x" * 98 + "+" + "y" * 101
+    assert len(long_names) == 200 and parse_dims(long_names) == [Expr(sym("x" * 98) + sym("y" * 101), long_names)]
+    assert parse_dims(long_names + "z") is None
+    at_cap = "a+a" + "+1" * 19  # 64 nodes: Expression, 2 Names and their Load, 19 Constants, 20 BinOps and Adds
+    over_cap = "a+a+a" + "+1" * 18  # 65 nodes
+    assert parse_dims(at_cap) == [Expr(2 * sym("a") + 19, at_cap)]
+    assert parse_dims(over_cap) is None
+
+
+@pytest.mark.parametrize(
+    "spec, expected",
+    [
+        ("#* d", [Variadic("", broadcastable=True), Named("d")]),
+        ("?* d", [Variadic("", treepath=True), Named("d")]),
+        ("?*batch d", [Variadic("batch", treepath=True), Named("d")]),
+        ("#*batch d", [Variadic("batch", broadcastable=True), Named("d")]),
+        ("0 d", [Fixed(0), Named("d")]),  # a zero-size axis is a size
+        ("b ?", None),  # a modifier with no name
+    ],
+)
+def test_modifiers_of_unnamed_and_variadic_axes(spec, expected):
+    assert parse_dims(spec) == expected

@@ -735,3 +735,126 @@ def test_floor_division_and_modulo_atoms_compare_by_kind_and_operands() -> None:
     floor, same, mod = _Opaque("//", a, b), _Opaque("//", a, b), _Opaque("%", a, b)
     assert not (floor != same) and floor != mod and floor != _Opaque("//", b, a)
     assert (repr(floor), repr(mod)) == ("FloorDiv(Dim('a'), Dim('b'))", "Mod(Dim('a'), Dim('b'))")
+
+
+# --- pinned by mutation testing (benchmarks/mutation_testing.py, symbolic/dims.py) -------------
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "//", "%"])
+def test_an_operand_that_is_no_integer_is_refused_on_either_side(op):
+    """``2.5 - d`` is a TypeError, as for Python's own int: never a Dim built from a float."""
+    for left, right in ((2.5, d), (d, 2.5), ("4", d), (None, d)):
+        with pytest.raises(TypeError):
+            eval(f"left {op} right", {}, {"left": left, "right": right})
+
+
+def test_not_equal_is_the_negation_of_equal_and_defers_on_other_types():
+    assert (const(3) != 3) is False and (3 != const(3)) is False
+    assert (const(3) != 4) is True
+    assert (d != d) is False and (d != h) is True  # noqa: PLR0124 - the operator itself is tested
+    assert (d != "d_model") is True  # not a Dim: Python's default (identity) decides
+    assert d.__ne__("d_model") is NotImplemented
+
+
+def test_a_copy_of_assumptions_knows_the_values_learned_before_it():
+    A = Assumptions()
+    A.add_value("t", 5)
+    B = A.copy()
+    assert B.simplify(t * 2 + 1) == 11
+    assert dict(B.bindings) == {"t": 5}
+    B.add_value("n_heads", 4)
+    assert A.simplify(h) == h and B.simplify(h) == 4
+
+
+def test_a_constant_remainder_of_a_symbolic_sum():
+    """``(4*a + 7) % 2`` is 1 for every a; ``(4*a + 6) % 2`` is 0; ``(4*a + 7) % 3`` stays symbolic."""
+    assert (4 * a + 7) % 2 == 1
+    assert (4 * a + 6) % 2 == 0
+    assert (6 * a + 9) % 3 == 0
+    assert ((4 * a + 7) % 3).value is None
+
+
+def test_sums_of_exact_quotients_print_over_their_common_denominator():
+    """Fractional terms with different denominators print as one quotient over their least common
+    denominator (its factors in canonical order), and the text evaluates to the value."""
+    A = Assumptions()
+    A.add_divisible(d, h)
+    A.add_divisible(t, 2)
+    A.add_divisible(a, h * h)
+    A.add_divisible(b, c)
+    A.add_divisible(a, sym("z"))
+    env = {"d_model": 24, "n_heads": 4, "t": 10, "a": 48, "b": 10, "c": 5, "z": 3}
+    cases = [
+        (A.simplify(d // h + t // 2), "(n_heads*t+2*d_model)//(2*n_heads)", 11),
+        (A.simplify(d // h - t // 2), "(2*d_model-n_heads*t)//(2*n_heads)", 1),
+        (A.simplify(a // (h * h) + d // h), "(d_model*n_heads+a)//n_heads**2", 9),
+        (A.simplify(a // sym("z") + b // c), "(a*c+b*z)//(c*z)", 18),
+        (A.simplify(3 * (t // 2) + d // h), "(3*n_heads*t+2*d_model)//(2*n_heads)", 21),
+    ]
+    for dim, text, value in cases:
+        assert str(dim) == text
+        assert dim.substitute(env) == value and _eval_str(text, env) == value
+
+
+def test_substituting_into_fractional_terms():
+    A = Assumptions()
+    A.add_divisible(a + b, 2)
+    half = A.simplify((a + b) // 2)  # a/2 + b/2
+    assert half.substitute({"a": 4, "b": 6}) == 5
+    assert str(half.substitute({"a": 4})) == "b//2+2"
+    assert (half - half.substitute({"b": 0})).substitute({"a": 1, "b": 2}) == 1
+    assert (half * 2).substitute({"a": 3}) == b + 3
+
+
+def test_simplify_rewrites_the_operands_of_a_floor_division():
+    """With d_model divisible by n_heads, ``(d_model // n_heads) // 2`` and ``a // (d_model // n_heads)``
+    take the exact head dim inside: one canonical form, whichever way they were written."""
+    A = Assumptions()
+    A.add_divisible(d, h)
+    k = A.simplify(d // h)
+    assert A.simplify((d // h) // 2) == k // 2
+    assert A.simplify((d // h) % 2) == k % 2
+    assert equal(a // (d // h), a // k, A) is T
+
+
+def test_a_divisibility_fact_already_known_or_false_is_not_recorded():
+    A = Assumptions()
+    A.add_divisible(7, 2)  # provably false: a dead path learns nothing
+    A.add_divisible(2 * d, d)  # structurally true
+    assert not A and A.divisibility == ()
+    A.add_divisible(d, h)
+    A.add_divisible(d + h * t, h)  # follows from d_model % n_heads == 0
+    assert A.divisibility == ((d, h),)
+
+
+def test_divisibility_of_a_multiple_of_a_known_multiple():
+    """From ``(d_model + n_heads*t) % n_heads == 0``: any multiple of that sum is divisible too."""
+    A = Assumptions()
+    A.add_divisible(d + h * t, h)
+    assert divides(h, 2 * (d + h * t), A) is T
+    assert divides(h, 2 * d + h * t, A) is U
+    B = Assumptions()
+    B.add_divisible(d, h)
+    assert divides(h, 2 * d + h * t, B) is T
+
+
+def test_an_equality_made_trivial_by_later_values_is_forgotten():
+    A = Assumptions()
+    A.add_equal(a * b, c * t)  # no symbol to solve for: kept as a difference known to be 0
+    assert repr(A) == "Assumptions(a*b-c*t==0)"
+    for name, value in (("a", 1), ("b", 2), ("c", 1), ("t", 2)):
+        A.add_value(name, value)
+    assert repr(A) == "Assumptions(a=1, b=2, c=1, t=2)"
+
+
+def test_printing_constant_factors_and_unit_numerators():
+    """``2*(a//b)`` keeps its parentheses (``2*a//b`` is another number); a unit numerator prints."""
+    assert str(2 * (a // b)) == "2*(a//b)" and str(-(a // b) * 2) == "-2*(a//b)"
+    assert str(exact_div(1, h)) == "1//n_heads" and str(exact_div(-1, h)) == "-1//n_heads"
+    A = Assumptions()
+    A.add_divisible(t, 2)
+    A.add_divisible(a, 6)
+    assert str(A.simplify(t // 2 + a // 6)) == "(a+3*t)//6"  # least common multiple of 2 and 6
+    mixed = exact_div(a, d // h) + exact_div(b, c)  # a symbol and a // atom under one denominator
+    assert str(mixed) == "(a*c+b*(d_model//n_heads))//(c*(d_model//n_heads))"
+    assert sym("a b").name == "a b"  # a space is a printable character: a name may hold one

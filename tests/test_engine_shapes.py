@@ -7,10 +7,13 @@ import pytest
 from shapecheck.engine.symbolic.dims import Assumptions, Dim, Truth, const, equal, sym
 from shapecheck.engine.symbolic.shapes import (
     BroadcastResult,
+    MatmulResult,
+    ReshapeResult,
     Shape,
     broadcast,
     broadcast_dim,
     contradiction,
+    is_anonymous,
     matmul,
     normalize_index,
     numel,
@@ -570,3 +573,157 @@ def test_contradiction_edges():
     assumptions.add_value("d", 3)
     assert contradiction(S(b, d), S(b, 4)) is None  # d may be 4
     assert contradiction(S(b, d), S(b, 4), assumptions) == "dim 1 is d, annotated 4"
+
+
+# --- pinned by mutation testing (benchmarks/mutation_testing.py, symbolic/shapes.py) -----------
+# Every shape fact below is torch's: (5,) and (4,) do not broadcast, (2, 1, 3).squeeze() is (2, 3),
+# a (..., m, k) @ (k, p) product contracts k and fails when the k's differ.
+
+
+def test_shape_of_is_fixed_rank_unless_told():
+    assert Shape.of(b, t).variadic is False and Shape.of(b, t).rank == 2
+
+
+def test_broadcast_uses_the_known_values_of_symbols():
+    A = Assumptions()
+    A.add_value("t", 5)
+    A.add_value("k", 4)
+    assert broadcast(S(t), S(k)).conflict is None  # nothing known: t and k may be equal, or 1
+    assert broadcast(S(t), S(k), A).conflict == (-1, t, k)
+    assert broadcast(S(b, t), S(b, k), A).shape is None
+
+
+def test_broadcast_mismatch_needs_every_symbol_at_least_two_on_both_sides():
+    """``h*d`` vs ``d``: equal only when h == 1, and neither is 1 unless a symbol is: a mismatch."""
+    result = broadcast(S(h * d), S(d))
+    assert result.conflict is None and result.mismatch == (-1, h * d, d)
+    assert broadcast(S(h * d), S(2 * d)).mismatch is None  # h == 2 fits
+
+
+def test_matmul_uses_the_known_values_of_symbols():
+    A = Assumptions()
+    A.add_value("d", 8)
+    assert matmul(S(b, t, d), S(4, k), A).conflict == (d, 4)
+    assert matmul(S(b, t, d), S(4, k)).conflict is None
+    B = Assumptions()
+    B.add_equal(sym("w"), h * d)  # w == h*d: w vs d is a mismatch (equal only if h == 1)
+    assert matmul(S(t, sym("w")), S(d, k), B).mismatch == (sym("w"), d)
+    assert matmul(S(t, sym("w")), S(d, k)).mismatch is None
+    assert matmul(S(t, h * d), S(2 * d, k)).mismatch is None  # h == 2 fits
+    C = Assumptions()
+    C.add_value("t", 5)
+    C.add_value("k", 4)
+    assert matmul(S(t, 2, 3), S(k, 3, 2), C).batch_conflict == (-1, t, k)
+
+
+def test_matmul_conflicts_carry_their_mismatch():
+    """A conflict implies a mismatch, for the contracted dims and for the batch dims."""
+    result = matmul(S(b, t, 6), S(4, k))
+    assert result.shape is None and result.conflict == (6, 4) and result.mismatch == (6, 4)
+    result = matmul(S(3, t, h * d), S(4, d, k))
+    assert result.batch_conflict == (-1, 3, 4) and result.mismatch == (h * d, d)
+    assert result.batch_mismatch == (-1, 3, 4)
+    result = matmul(S(h * t, 2, 3), S(t, 3, 2))
+    assert result.shape.dims[1:] == (2, 2) and result.batch_mismatch == (-1, h * t, t)
+    assert matmul(S(h * t, 2, 3), S(t, 3, 2)).conflict is None
+
+
+def test_matmul_with_a_hidden_left_operand():
+    """A left operand of unknown rank ending in its contracted dim: the result ends in the right
+    operand's last dim, whatever the batch dims, and a mismatch is still reported."""
+    left = Shape((h * d,), variadic=True)
+    result = matmul(left, S(b, d, k))
+    assert result.shape == Shape((k,), variadic=True) and result.mismatch == (h * d, d)
+    result = matmul(left, S(d))
+    assert result.shape == Shape((), variadic=True) and result.mismatch == (h * d, d)
+    assert matmul(Shape((), variadic=True), S(d, k)).shape == Shape((k,), variadic=True)
+    assert matmul(S(t, d), S()) == matmul(S(), S(d, k)) == MatmulResult(None)
+
+
+def test_squeeze_uses_the_known_values_of_symbols():
+    A = Assumptions()
+    A.add_value("t", 1)
+    assert squeeze(S(2, t, 3), None, A) == S(2, 3)
+    assert squeeze(S(2, t, 3), 1, A) == S(2, 3)
+    assert squeeze(S(2, t, 3)) is None  # t may be 1 or not
+    B = Assumptions()
+    B.add_value("t", 5)
+    assert squeeze(S(2, t, 3), 1, B) == S(2, t, 3)
+    assert squeeze(S(2, t, 3), None, B) == S(2, t, 3)
+    assert squeeze(S(2, t, 3), 1) is None
+
+
+def test_broadcast_dim_uses_known_values_and_sizes_nobody_knows():
+    """A side provably not 1 (here by a known value) is the result; a size nobody knows (anonymous,
+    or told by ``presume_fit``) takes the other side's size; two sizes nobody knows stay ``max``."""
+    A = Assumptions()
+    A.add_value("t", 5)
+    assert broadcast_dim(k, t, A) == t and broadcast_dim(t, k, A) == t
+    assert broadcast_dim(k, t).name == "max(k,t)"
+    u, w = sym("u"), sym("w")
+    unknown_u = lambda x: x == u
+    assert broadcast_dim(u, t, presume_fit=unknown_u) == t
+    assert broadcast_dim(t, u, presume_fit=unknown_u) == t
+    assert broadcast_dim(u, w, presume_fit=lambda x: True).name == "max(u,w)"
+    hidden = sym("_@1")
+    assert broadcast_dim(hidden, t, presume_fit=lambda x: False) == t
+    assert broadcast_dim(t, hidden, presume_fit=lambda x: False) == t
+    maximum = broadcast_dim(hidden, t)
+    assert is_anonymous(maximum) and maximum == broadcast_dim(t, hidden)
+    assert not is_anonymous(broadcast_dim(k, t))
+
+
+def test_broadcast_against_a_shape_of_unknown_rank():
+    """Axes hidden by the other side's unknown prefix: they are 1 or equal to a size provably not 1
+    (a known value, a constant, or any size when ``presume_fit`` is given), else unknown from there."""
+    tail = Shape((d,), variadic=True)
+    assert broadcast(S(b, t, d), tail).shape == Shape((d,), variadic=True)
+    assert broadcast(tail, S(b, t, d)).shape == Shape((d,), variadic=True)
+    assert broadcast(S(2, 5, d), tail).shape == Shape((2, 5, d), variadic=True)
+    A = Assumptions()
+    A.add_value("t", 5)
+    assert broadcast(S(t, d), tail, A).shape == Shape((t, d), variadic=True)
+    assert broadcast(S(t, d), tail).shape == Shape((d,), variadic=True)
+    assert broadcast(S(t, d), tail, presume_fit=lambda x: False).shape == Shape((t, d), variadic=True)
+    assert broadcast(S(1, d), tail, presume_fit=lambda x: False).shape == Shape((d,), variadic=True)
+
+
+def test_shape_holds_dims_whatever_it_was_given():
+    shape = Shape((2, 3))
+    assert shape.dims == (const(2), const(3)) and all(type(x) is Dim for x in shape.dims)
+    assert all(type(x) is Dim for x in Shape((b, 3)).dims)
+
+
+def test_broadcast_passes_the_presumed_fit_on_to_each_axis():
+    u = sym("u")
+    assert broadcast(S(b, u), S(b, t), presume_fit=lambda x: x == u).shape == S(b, t)
+    assert broadcast(S(b, u), S(b, t)).shape.dims[1].name == "max(t,u)"
+
+
+def test_reshape_edges_and_known_values():
+    """torch: ``zeros(2, 0).view(0, 2)`` is (0, 2); ``view(b, 5)`` of a (b, 4) tensor fails; ``view(-1, 2)``
+    of 5 elements fails."""
+    assert reshape(S(2, 0), [0, 2]).shape == S(0, 2)
+    assert reshape(S(2, 0), [0, -1]).shape is None  # torch: the -1 could be anything
+    A = Assumptions()
+    A.add_value("t", 4)
+    result = reshape(S(b, t), [b, 5], A)
+    assert result.shape is None and result.conflict == result.mismatch == (b * t, 5 * b)
+    assert reshape(S(b, t), [b, 5]) == ReshapeResult(S(b, 5))
+    B = Assumptions()
+    B.add_value("t", 5)
+    result = reshape(S(t), [-1, 2], B)
+    assert result.shape is None and result.conflict == result.mismatch == (t, 2)
+    assert reshape(S(t), [-1, 2]).conflict is None
+
+
+def test_reshape_mismatch_needs_every_symbol_at_least_two():
+    """``view(b, d)`` of a ``(b, w)`` tensor with ``w == h*d`` fits only when h == 1: a mismatch,
+    with the view's shape kept; ``view(b, 2*d)`` of ``(b, h*d)`` fits when h == 2: no mismatch."""
+    A = Assumptions()
+    A.add_equal(sym("w"), h * d)
+    result = reshape(S(b, sym("w")), [b, d], A)
+    assert result.shape == S(b, d) and result.conflict is None
+    assert result.mismatch == (b * sym("w"), b * d)
+    assert reshape(S(b, sym("w")), [b, d]).mismatch is None
+    assert reshape(S(b, h * d), [b, 2 * d]) == ReshapeResult(S(b, 2 * d))

@@ -1090,3 +1090,412 @@ def test_mm_and_bmm_fix_the_rank_of_either_operand() -> None:
     assert {name: _shape(values[name]) for name in "acu"} == {"a": "(t, 12)", "c": "(max(b,n2), t, 12)", "u": "(*, _, _, k)"}
     maybe = values["u"].tag(PositionTag)  # z may carry positions the engine cannot see
     assert maybe.kind == "unknown" and _code(maybe.node) == "torch.matmul(z, q)"
+
+
+# --- Python numbers, enumerate, tolist and the sinusoidal frequencies (ops/scalars, sequences,
+# --- training, frequencies: no engine test reached these rules) ------------------------------------
+
+
+def test_python_numbers_built_from_sizes() -> None:
+    import math
+
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import FloatValue, IntValue, Opaque, TupleValue
+
+    values = values_of(body(
+        """
+        n = len((x, x, x))
+        m = len(x)
+        r = math.sqrt(x.shape[-1])
+        lg = math.log(10000.0)
+        lg_size = math.log(x.shape[-1])
+        lg_zero = math.log(0.0)
+        lg_tensor = math.log(x)
+        k_root = int(r)
+        k_twice = int(2.0 * x.shape[-1])
+        k_ratio = int(2.0 * x.shape[-1] / x.shape[1])
+        k_half = int(x.shape[-1] / 2)
+        k_float = int(7.9)
+        k_inf = int(float("inf"))
+        k_size = int(x.shape[-1])
+        lo = min(4, 3)
+        hi = max(2, 5)
+        ab = abs(-3)
+        lo_size = min(x.shape[-1], 3)
+        """
+    ))
+
+    def dim(name):
+        value = values[name]
+        return str(value.dim) if isinstance(value, IntValue) else None
+
+    assert (dim("n"), dim("m"), dim("k_twice"), dim("k_ratio"), dim("k_float"), dim("k_size")) == (
+        "3", "b", "2*d", "2*d//t", "7", "d"
+    )
+    assert (dim("lo"), dim("hi"), dim("ab")) == ("3", "5", "3")
+    assert dim("k_root") is dim("k_half") is dim("k_inf") is dim("lo_size") is None  # not an int we can name
+    root = values["r"]
+    assert isinstance(root, FloatValue) and str(root.scale.factors) == "((Dim('d'), Fraction(1, 2)),)"
+    assert isinstance(values["lg"], FloatValue) and values["lg"].scale.coef == math.log(10000.0)
+    assert values["lg_size"] == Opaque("log") and values["lg_zero"] == Opaque("log")  # numbers, not tensors
+    assert not isinstance(values["lg_tensor"], (FloatValue, Opaque))
+    assert not isinstance(values["m"], (Repeated, TupleValue))
+
+
+def test_enumerate_pairs_one_index_symbol_with_each_item() -> None:
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import IntValue, TupleValue
+
+    src = body(
+        """
+        pairs = enumerate((x, i))
+        for j, item in enumerate([x, i]):
+            last = item
+        """
+    )
+    values = values_of(src)
+    pairs = values["pairs"]
+    assert isinstance(pairs, TupleValue) and len(pairs.items) == 2
+    (i0, x0), (i1, x1) = (pair.items for pair in pairs.items)
+    assert isinstance(i0, IntValue) and i0 == i1  # one symbol for every index
+    assert (_shape(x0), _shape(x1)) == ("(b, t, d)", "(b, t)")
+    assert _shape(values["last"]) == "(b, t)" and isinstance(values["j"], IntValue)
+    unknown = values_of(body("pairs = enumerate(x.unbind(0))"))["pairs"]
+    assert isinstance(unknown, (Repeated, TupleValue))
+
+
+def test_tolist_of_a_1d_integer_tensor_is_its_elements() -> None:
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import IntValue
+
+    values = values_of(body(
+        """
+        ints = i[0].tolist()
+        floats = i[0].float().tolist()
+        rows = i.tolist()
+        """
+    ))
+    assert isinstance(values["ints"], Repeated) and isinstance(values["ints"].element, IntValue)
+    assert not isinstance(values["floats"], Repeated) and not isinstance(values["rows"], Repeated)
+
+
+def test_sinusoidal_frequencies_by_pow_exp_and_reciprocal() -> None:
+    """``10000 ** (2k / d)`` grows with slope 2 ln(10000) / d over the pair index k; its reciprocal and
+    ``exp(2k * -ln(10000) / d)`` fall with that slope: the table SC304 expects for width d."""
+    from shapecheck.engine.ops import frequencies
+    from shapecheck.engine.symbolic.dims import sym
+
+    values = values_of(body(
+        """
+        p = torch.arange(0, D, 2)
+        grows = 10000.0 ** (p / D)
+        grows_pow = torch.pow(10000.0, p / D)
+        falls = 1.0 / grows
+        falls_exp = torch.exp(p * (-math.log(10000.0) / D))
+        negative_base = (-2.0) ** (p / D)
+        every_index = torch.exp(torch.arange(0, D).float() * (-math.log(10000.0) / D))
+        falls_fn = torch.reciprocal(grows)
+        falls_method = grows.reciprocal()
+        not_a_frequency = torch.reciprocal(x)
+        """
+    ))
+    expected = frequencies.expected_slope(sym("d"))
+
+    def ratio(name):
+        tags = [tag for tag in values[name].tags if isinstance(tag, frequencies.LogLinear)]
+        return frequencies.slope_ratio(tags[0].slope, expected) if tags else None
+
+    assert (ratio("grows"), ratio("grows_pow"), ratio("falls"), ratio("falls_exp")) == (-1.0, -1.0, 1.0, 1.0)
+    assert ratio("negative_base") is None  # no logarithm of a negative base
+    assert ratio("every_index") == 0.5  # arange without a step counts by 1: half the slope
+    assert (ratio("falls_fn"), ratio("falls_method"), ratio("not_a_frequency")) == (1.0, 1.0, None)
+    assert frequencies.expected_slope(64) is None  # a width is a Dim
+    assert frequencies.slope_ratio(frequencies.expected_slope(sym("d")), frequencies.expected_slope(sym("t"))) is None
+    half = frequencies.expected_slope(sym("d")) * frequencies.expected_slope(sym("d")).__class__(0.5)
+    assert frequencies.slope_ratio(half, expected) == 0.5
+
+
+def test_gradient_switches_around_model_calls() -> None:
+    """``with`` blocks and decorators that turn gradients off (no_grad, inference_mode(), a literal
+    ``set_grad_enabled(False)``) or leave them on (enable_grad, inference_mode(False), a flag the
+    engine cannot read, a context manager from elsewhere)."""
+    _module, facts = training_facts_of(
+        """
+        import contextlib
+        from torch import no_grad as renamed_no_grad
+        ids = torch.randint(0, 20, (2, 5))
+        flag = len(ids) > 1
+        model = Net()
+        model(ids)
+        with torch.no_grad():
+            model(ids)
+        with torch.enable_grad():
+            model(ids)
+        with torch.inference_mode():
+            model(ids)
+        with torch.inference_mode(True):
+            model(ids)
+        with torch.inference_mode(False):
+            model(ids)
+        with torch.set_grad_enabled(False):
+            model(ids)
+        with torch.set_grad_enabled(True):
+            model(ids)
+        with torch.set_grad_enabled(flag):
+            model(ids)
+        with contextlib.nullcontext():
+            model(ids)
+        with renamed_no_grad():
+            model(ids)
+        with torch.autograd.no_grad():
+            model(ids)
+
+
+        @torch.no_grad()
+        def evaluate():
+            return model(ids)
+
+
+        @torch.inference_mode()
+        def evaluate_fast():
+            return model(ids)
+
+
+        evaluate()
+        evaluate_fast()
+        """
+    )
+    assert [call.grad for call in facts.model_calls] == [
+        True, False, True, False, False, True, False, True, True, True, False, False, False, False,
+    ]
+
+
+def test_train_and_eval_set_the_mode_of_later_calls() -> None:
+    from shapecheck.engine.domain import modes
+
+    _module, facts = training_facts_of(
+        """
+        ids = torch.randint(0, 20, (2, 5))
+        flag = len(ids) > 1
+        model = Net()
+        model.train(False)
+        model(ids)
+        model.train(True)
+        model(ids)
+        model.train(mode=False)
+        model(ids)
+        model.train(flag)
+        model(ids)
+        model.eval()
+        model(ids)
+        model.train()
+        model(ids)
+        """
+    )
+    assert [modes.kinds(call.modes) for call in facts.model_calls] == [
+        {"eval"}, {"train"}, {"eval"}, {"unknown"}, {"eval"}, {"train"},
+    ]
+
+
+def test_zip_dict_list_and_range() -> None:
+    """zip pairs items up to the shortest known length (the last of a longer tuple is dropped, as in
+    Python) or pairs the elements of unknown sequences; ``dict(k=v)`` keeps its entries; ``list()``
+    is empty; a range's element is an int."""
+    from shapecheck.engine.domain.tags import DictValue, Repeated
+    from shapecheck.engine.domain.values import IntValue, TupleValue
+
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], i: Int[Tensor, "b t"], xs, ys, kw):
+            pairs = zip((x, i, x), (i, x))
+            unknown = zip(xs, ys)
+            for first, second in zip(x.unbind(0), i.unbind(0)):
+                row = first
+            entries = dict(a=x, b=i)
+            spread = dict(**kw)
+            copied = dict(kw)
+            empty = list()
+            count = len(list())
+            for k in range(5):
+                index = k
+        """
+    )
+    pairs = values["pairs"]
+    assert isinstance(pairs, TupleValue) and len(pairs.items) == 2
+    assert [[_shape(v) for v in pair.items] for pair in pairs.items] == [["(b, t, d)", "(b, t)"], ["(b, t)", "(b, t, d)"]]
+    assert isinstance(values["unknown"], Repeated) and isinstance(values["unknown"].element, TupleValue)
+    assert _shape(values["row"]) == "(t, d)"
+    entries = values["entries"]
+    assert isinstance(entries, DictValue) and [(k, _shape(v)) for k, v in entries.entries] == [("a", "(b, t, d)"), ("b", "(b, t)")]
+    assert not isinstance(values["spread"], DictValue) and not isinstance(values["copied"], DictValue)
+    assert values["empty"] == TupleValue(()) and str(values["count"].dim) == "0"
+    assert isinstance(values["index"], IntValue)
+
+
+def test_a_training_step_is_the_model_call_whose_output_reaches_backward() -> None:
+    """Through a tuple output (item by item) and through a loss module (the model's call trains,
+    not the loss module's)."""
+    module, facts = training_facts_of(
+        """
+        class Pair(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = Net()
+
+            def forward(self, ids):
+                logits = self.net(ids)
+                return logits.sum(-1), logits
+
+
+        ids = torch.randint(0, 20, (2, 5))
+        model = Net()
+        pair = Pair()
+        criterion = nn.CrossEntropyLoss()
+        loss = criterion(model(ids).flatten(0, 1), ids.flatten())
+        loss.backward()
+        summary, logits = pair(ids)
+        logits.sum().backward()
+        """
+    )
+    assert sorted(module.code_for_node(call.node) for call in training_calls(facts)) == ["model(ids)", "pair(ids)"]
+
+
+def test_float_of_strings_sizes_and_numbers() -> None:
+    import math
+
+    from shapecheck.engine.domain.values import FloatValue
+
+    values = values_of(body(
+        """
+        neg = float("-inf")
+        neg_word = float(" -Infinity ")
+        pos = float("inf")
+        pos_word = float("INFINITY")
+        pos_sign = float("+inf")
+        tiny = float("1e-9")
+        word = float("abc")
+        size = float(x.shape[-1])
+        number = float(3)
+        tensor = float(x)
+        """
+    ))
+
+    def coef(name):
+        value = values[name]
+        return value.scale.coef if isinstance(value, FloatValue) and not value.scale.factors else None
+
+    assert (coef("neg"), coef("neg_word")) == (-math.inf, -math.inf)
+    assert (coef("pos"), coef("pos_word"), coef("pos_sign")) == (math.inf, math.inf, math.inf)
+    assert (coef("tiny"), coef("number")) == (1e-9, 3.0)
+    assert not isinstance(values["word"], FloatValue) and not isinstance(values["tensor"], FloatValue)
+    assert str(values["size"].scale.factors) == "((Dim('d'), Fraction(1, 1)),)"
+
+
+def test_sinusoidal_phases_and_index_steps() -> None:
+    """The angle of the classic table, ``position * div_term`` (either order), ``position / 10000 **
+    (2i / d)`` or ``position * (1 / ...)``, has the expected slope, and sin / cos carry it; an index
+    scaled by a number keeps counting (coefficient 2 * 3); ``arange(1, ...)`` is no index from 0."""
+    from shapecheck.engine.ops import frequencies
+    from shapecheck.engine.symbolic.dims import sym
+
+    values = values_of(body(
+        """
+        position = torch.arange(0, T).unsqueeze(1).float()
+        div_term = torch.exp(torch.arange(0, D, 2).float() * (-math.log(10000.0) / D))
+        ang = position * div_term
+        ang_r = div_term * position
+        ang_div = position / (10000 ** (torch.arange(0, D, 2) / D))
+        ang_inv = position * (1.0 / (10000 ** (torch.arange(0, D, 2).float() / D)))
+        s = torch.sin(ang)
+        c = torch.cos(ang_div)
+        half = div_term / 2.0
+        scaled = torch.arange(0, D, 2) * 3.0
+        scaled_r = 3.0 * torch.arange(0, D, 2)
+        over = torch.arange(0, D, 2) / D
+        shifted = torch.arange(1, D, 2)
+        squared = torch.arange(0, D, 2) * position
+        """
+    ))
+    expected = frequencies.expected_slope(sym("d"))
+
+    def tag(name, kind):
+        found = [t for t in values[name].tags if isinstance(t, kind)]
+        return found[0] if found else None
+
+    for name in ("ang", "ang_r", "ang_div", "ang_inv"):
+        assert frequencies.slope_ratio(tag(name, frequencies.Phase).slope, expected) == 1.0, name
+    assert (tag("s", frequencies.Trig).function, tag("c", frequencies.Trig).function) == ("sin", "cos")
+    assert frequencies.slope_ratio(tag("s", frequencies.Trig).phase.slope, expected) == 1.0
+    assert frequencies.slope_ratio(tag("half", frequencies.LogLinear).slope, expected) == 1.0
+    assert tag("scaled", frequencies.IndexLinear).coef.value == tag("scaled_r", frequencies.IndexLinear).coef.value == 6.0
+    over = tag("over", frequencies.IndexLinear).coef  # 2 / d per step
+    assert over.coef == 2.0 and str(over.factors) == "((Dim('d'), Fraction(-1, 1)),)"
+    assert tag("shifted", frequencies.IndexLinear) is None and tag("squared", frequencies.Phase) is None
+
+
+def test_map_over_sequences_of_known_and_unknown_length() -> None:
+    from shapecheck.engine.domain.tags import Repeated
+    from shapecheck.engine.domain.values import TupleValue
+
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], i: Int[Tensor, "b t"]):
+            sums = list(map(lambda a: a.sum(-1), x.unbind(0)))
+            for s in sums:
+                last = s
+            known = tuple(map(lambda a, c: a.float() * c.sum(-1), (i, i), (x[0], x[1])))
+            mixed = zip((x, i), x.unbind(0))
+        """
+    )
+    assert isinstance(values["sums"], Repeated) and _shape(values["last"]) == "(t)"
+    known = values["known"]
+    assert isinstance(known, TupleValue) and [_shape(v) for v in known.items] == ["(b, t)", "(b, t)"]
+    mixed = values["mixed"]
+    assert [[_shape(v) for v in pair.items] for pair in mixed.items] == [["(b, t, d)", "(t, d)"], ["(b, t)", "(t, d)"]]
+
+
+def test_sizes_extended_with_a_tuple() -> None:
+    """``x.size()[:-1] + (h, d)`` of a tensor of unknown rank keeps the unknown prefix; of a tensor of
+    unknown shape it is a size of unknown shape; a size plus a size is no error; and the square root
+    of a negative number is not a number we know."""
+    from shapecheck.engine.domain.values import FloatValue
+
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "... d"], u):
+            y = x.view(x.size()[:-1] + (2, 3))
+            z = u.view(u.size()[:-1] + (2, 3))
+            both = x.size() + x.size()
+            imaginary = math.sqrt(-4.0)
+        """
+    )
+    assert _shape(values["y"]) == "(*, 2, 3)"
+    assert _shape(values["z"]) is None  # the prefix of an unseen tensor: unknown
+    assert not isinstance(values["imaginary"], FloatValue)
+
+
+def test_arithmetic_on_sizes_and_scale_factors() -> None:
+    from shapecheck.engine.domain.values import FloatValue, IntValue
+
+    values = values_of(body(
+        """
+        half = x.shape[-1] // 2
+        rest = x.shape[-1] % 2
+        odd = (2 * x.shape[-1] + 1) % 2
+        square = x.shape[-1] ** 2
+        one = x.shape[-1] ** 0
+        total = 0.5 + 0.25
+        gap = 1.0 - 0.25
+        root = 2.0 ** 0.5
+        scale = x.shape[-1] ** -0.5
+        """
+    ))
+
+    def dim(name):
+        value = values[name]
+        return str(value.dim) if isinstance(value, IntValue) else None
+
+    assert (dim("half"), dim("rest"), dim("odd"), dim("square"), dim("one")) == ("d//2", "d%2", "1", "d**2", "1")
+    assert [values[n].scale.coef for n in ("total", "gap")] == [0.75, 0.75]
+    assert isinstance(values["root"], FloatValue) and abs(values["root"].scale.coef - 2**0.5) < 1e-12
+    assert str(values["scale"].scale.factors) == "((Dim('d'), Fraction(-1, 2)),)"

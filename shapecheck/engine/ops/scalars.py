@@ -46,10 +46,6 @@ def _math_sqrt(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return FloatValue(root) if root is not None else UNKNOWN
 
 
-def _sqrt_scalar(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return _math_sqrt(interp, call, frame)
-
-
 def _math_log(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = scale_of(call.arg(0))
     number = value.value if value is not None else None
@@ -205,7 +201,6 @@ def _concat_sizes(left: Value, right: Value) -> Value | None:
 # decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
 
 register(_math_sqrt, "math.sqrt")
-register(_sqrt_scalar, "sqrt_scalar")
 register(_math_log, "math.log")
 register(_int, "builtins.int")
 register(_float, "builtins.float")
