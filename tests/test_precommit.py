@@ -4,12 +4,16 @@ pre-commit installs the hook repository (a committed revision) into a virtualenv
 copies the package into a temporary git repository and commits it there: it works the same on a
 fresh CI clone and on a working tree with uncommitted changes. The install needs PyPI (libcst, rich,
 ...). All runs of this module share one pre-commit home (``PRE_COMMIT_HOME``) for the session, so the
-hook is installed once (about a minute) and the later runs reuse it, as on a user's machine; the module
-is one xdist group (one worker), so two workers never install it at the same time.
+hook is installed once (about a minute) and the later runs reuse it, as on a user's machine. The store
+and the hook repository live in a folder all xdist workers share: the module is one xdist group,
+but the tests may still land on two workers (seen with pytest 9), and pre-commit's own lock on its
+store makes the second worker wait for the first install and reuse it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -67,29 +71,54 @@ def git(*args: str, cwd: Path) -> None:
     )
 
 
+def _shared_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every xdist worker of this test session sees (the parent of the workers' own base
+    temporary folders), so that the hook is installed once however the tests are distributed."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def _locked(root: Path):
+    with open(root / "pre-commit-test.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    repo = tmp_path_factory.mktemp("hook-repo")
-    for name in HOOK_REPO_FILES:
-        source = REPO / name
-        if source.is_dir():
-            shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        elif source.is_file():
-            shutil.copy2(source, repo / name)
-    if not (repo / "README.md").exists():
-        (repo / "README.md").write_text("shapecheck\n")
-    git("init", "-q", cwd=repo)
-    git("add", "-A", cwd=repo)
-    git("commit", "-q", "-m", "snapshot for the pre-commit test", cwd=repo)
+    root = _shared_root(tmp_path_factory)
+    repo = root / "hook-repo"
+    with _locked(root):
+        if not (repo / ".git").is_dir():
+            shutil.rmtree(repo, ignore_errors=True)
+            repo.mkdir()
+            for name in HOOK_REPO_FILES:
+                source = REPO / name
+                if source.is_dir():
+                    shutil.copytree(source, repo / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                elif source.is_file():
+                    shutil.copy2(source, repo / name)
+            if not (repo / "README.md").exists():
+                (repo / "README.md").write_text("shapecheck\n")
+            git("init", "-q", cwd=repo)
+            git("add", "-A", cwd=repo)
+            git("commit", "-q", "-m", "snapshot for the pre-commit test", cwd=repo)
     return repo
 
 
 @pytest.fixture(scope="session")
 def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """pre-commit's store for this test session: the hook environment is built once and reused."""
-    return tmp_path_factory.mktemp("pre-commit-home")
+    """pre-commit's store for this test session, shared by the xdist workers: the hook environment
+    is built once (pre-commit locks its store while it installs) and reused."""
+    home = _shared_root(tmp_path_factory) / "pre-commit-home"
+    home.mkdir(exist_ok=True)
+    return home
 
 
 def head_of(repo: Path) -> str:
