@@ -1222,8 +1222,9 @@ def test_SC501_the_fix_inserts_contiguous_and_says_so() -> None:
 
 #: Untied positional attention (TUPE): a learned absolute table enters attention only as a bias
 #: ``p @ p.T`` on the scores. The table is a plain nn.Parameter sliced to the sequence length; the
-#: engine marks such a parameter positional only when it is added to token embeddings, so the bias
-#: carries no position provenance and SC303 reports the tokens (a false positive).
+#: engine once marked such a parameter positional only when it was added to token embeddings, so the
+#: bias carried no position provenance and SC303 reported the tokens (a false positive). The rows of
+#: a per-position parameter cut to the sequence are now a learned positional table.
 SC303_POSITIONAL_BIAS = """
 import torch
 import torch.nn as nn
@@ -1245,9 +1246,11 @@ class Encoder(nn.Module):
 """
 
 
-@pytest.mark.xfail(strict=True, reason="engine limitation: a sliced nn.Parameter table is not positional in a product")
 def test_SC303_a_learned_position_table_used_only_as_an_attention_bias_gives_positions() -> None:
     assert _findings(SC303_POSITIONAL_BIAS, "SC303") == []
+    # the same model without the bias has no positions at all
+    unbiased = SC303_POSITIONAL_BIAS.replace("attn_mask=p @ p.T", "attn_mask=None")
+    assert [d.code for d in _findings(unbiased, "SC303")] == ["SC303"]
 
 
 #: A model trained with no mode-dependent layer (nothing to switch) comes first in the loop.

@@ -169,6 +169,20 @@ def _array_of(interp: "Interpreter", base: Opaque, node: cst.CSTNode) -> TensorV
     return entry[1]
 
 
+def _rows_of_a_position_table(base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> PositionTag | None:
+    """``self.pos[:t]`` / ``self.pos[:, :t]`` of a parameter declared with one row per position
+    (``(max_len, d)`` or ``(1, max_len, d)``): the rows of a learned positional table, cut to the
+    sequence."""
+    parameter = base.tag(ParameterTag)
+    if parameter is None or not parameter.per_position or parameter.shape is None or parameter.shape.rank is None:
+        return None
+    rows_axis = parameter.shape.rank - 2
+    sliced = [i for i, (kind, value) in enumerate(parts) if kind == "slice" and _restricts(value)]  # type: ignore[arg-type]
+    if sliced != [rows_axis] or any(kind not in ("slice",) for kind, _ in parts):
+        return None
+    return PositionTag(node, "learned", parameter.shape.dims[rows_axis], sliced=True)
+
+
 def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> Value:
     restricted = any(kind == "slice" and _restricts(value) for kind, value in parts)  # type: ignore[arg-type]
     tags = base.tags
@@ -185,6 +199,9 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
         # ``in_proj_weight[:d]`` / ``[d:2 * d]``: rows of a fused weight, each its own projection.
         rows = cst.Module([]).code_for_node(node.slice[0])
         tags = tuple(replace(tag, rows=rows) if isinstance(tag, ParameterTag) else tag for tag in tags)
+    table = _rows_of_a_position_table(base, parts, node)
+    if table is not None and not any(isinstance(tag, PositionTag) for tag in tags):
+        tags = tags + (table,)
     if any(kind == "slice" and _shifts(value) for kind, value in parts):  # type: ignore[arg-type]
         tags = tags + (ShiftTag(node),)
     tags = windows.after_index(interp, base, tags, parts, node)
