@@ -64,6 +64,6 @@ def test_SC102_judge(factor: Scale, head_dim: Dim, heads: Dim | None, expected: 
     ],
 )
 def test_SC302_lengths_that_differ_per_path(seq: str, length: str, agree: bool) -> None:
-    from shapecheck.rules.sc302_pe_not_sliced import _paths_may_agree
+    from shapecheck.engine.domain.joins import may_agree_on_a_path
 
-    assert _paths_may_agree(Dim.sym(seq), Dim.sym(length)) is agree
+    assert may_agree_on_a_path(Dim.sym(seq), Dim.sym(length)) is agree

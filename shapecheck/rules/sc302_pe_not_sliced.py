@@ -15,6 +15,7 @@ from shapecheck.engine.domain.values import (
     TokenEmbeddingTag,
     as_tensor,
 )
+from shapecheck.engine.domain.joins import may_agree_on_a_path
 from shapecheck.engine.facts.queries import in_some_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
@@ -85,18 +86,10 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
             continue
         if not known(seq):
             continue  # a length the engine made up says nothing about the table
-        if _same_formula(seq, length) or _paths_may_agree(seq, length):
+        if _same_formula(seq, length) or may_agree_on_a_path(seq, length):
             continue
         return index, length, seq
     return None
-
-
-def _paths_may_agree(seq, length) -> bool:
-    """Both sizes differ per path (joins of the sizes each branch computed, ``a|b``) and share a
-    path's size: on that path the table is as long as the sequence."""
-    if seq.name is None or length.name is None or "|" not in seq.name + length.name:
-        return False
-    return bool(set(seq.name.split("|")) & set(length.name.split("|")))
 
 
 def _same_formula(seq, length) -> bool:

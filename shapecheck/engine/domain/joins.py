@@ -58,6 +58,29 @@ def _is_none(value: Value) -> bool:
     return isinstance(value, ConstValue) and value.value is None
 
 
+#: Joins the names of a size that differs between paths: ``a|b`` is ``a`` on one path, ``b`` on another.
+PATH_SEPARATOR = "|"
+
+
+def path_sizes(symbol: str) -> list[str]:
+    """The names a symbol stands for on the different paths (``a|b`` -> ``[a, b]``; a plain symbol is
+    its own one name)."""
+    return symbol.split(PATH_SEPARATOR)
+
+
+def is_path_join(dim: Dim) -> bool:
+    """A size with a symbol that differs between paths (``a|b``): equal to nothing known."""
+    return any(PATH_SEPARATOR in symbol for symbol in dim.symbols())
+
+
+def may_agree_on_a_path(a: Dim, b: Dim) -> bool:
+    """Two sizes, at least one a single path-joined symbol, that share a path's size: on that path
+    they are equal (``ids|embeds`` and ``ids|embeds|position_ids``)."""
+    if a.name is None or b.name is None or not (is_path_join(a) or is_path_join(b)):
+        return False
+    return bool(set(path_sizes(a.name)) & set(path_sizes(b.name)))
+
+
 def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
     """Shapes of the same rank keep their rank; a dim that differs between the paths becomes the
     symbol ``a|b``, equal to nothing known (so never the ground for a finding). Shapes of
@@ -80,7 +103,7 @@ def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
             dims.append(a)
             continue
         try:
-            dims.append(Dim.sym(f"{a}|{b}"))
+            dims.append(Dim.sym(f"{a}{PATH_SEPARATOR}{b}"))
         except ValueError:
             return None
     return Shape(tuple(dims), variadic)

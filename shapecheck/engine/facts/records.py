@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.arguments import Arguments
+from shapecheck.engine.domain.joins import path_sizes
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassInfo,
@@ -227,7 +228,7 @@ class FileFacts:
         sizes ``n90|n98``), not one the code computed: never the ground for a finding."""
         from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX
 
-        parts = (part for name in dim.symbols() for part in name.split("|"))
+        parts = (part for name in dim.symbols() for part in path_sizes(name))
         return any(part.startswith(ANONYMOUS_PREFIX) or part in self.invented_sizes for part in parts)
 
     def events_of(self, *ops: str) -> list[OpEvent]:

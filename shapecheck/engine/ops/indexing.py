@@ -161,12 +161,7 @@ def _index_tensor(
 
 def _array_of(interp: "Interpreter", base: Opaque, node: cst.CSTNode) -> TensorValue:
     """The tensor of unknown shape a parameter indexed as an array stands for, the same one each time."""
-    table = interp.__dict__.setdefault("_opaque_arrays", {})
-    entry = table.get(id(base))
-    if entry is None or entry[0] is not base:
-        entry = (base, TensorValue(None, None, (), node))
-        table[id(base)] = entry
-    return entry[1]
+    return windows.one_per_value(interp, "_opaque_arrays", base, lambda: TensorValue(None, None, (), node))
 
 
 def _rows_of_a_position_table(base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> PositionTag | None:

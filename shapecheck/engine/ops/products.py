@@ -49,6 +49,7 @@ from shapecheck.engine.ops.base import (
 from shapecheck.engine.ops.patterns import einops_call, einops_einsum, einsum
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
+from shapecheck.engine.domain.joins import is_path_join
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -167,7 +168,7 @@ def _named(interp: "Interpreter", dim: Dim) -> bool:
     engine made up (``FileFacts.made_up``), and not a join of two paths' sizes (``a|b``)."""
     if dim.is_const or not dim.symbols():
         return False
-    return not interp.facts.made_up(dim) and not any("|" in symbol for symbol in dim.symbols())
+    return not interp.facts.made_up(dim) and not is_path_join(dim)
 
 
 def _baddbmm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

@@ -26,14 +26,20 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 Part = tuple  # (kind, value) as built by ``indexing._index_tensor``
 
 
+def one_per_value(interp: "Interpreter", table: str, value: object, make):
+    """``make()``'s result for ``value``, the same each time it is asked for during the analysis
+    (kept in the interpreter's table ``table``, by identity: the value is kept alive with it)."""
+    entries = interp.__dict__.setdefault(table, {})
+    entry = entries.get(id(value))
+    if entry is None or entry[0] is not value:
+        entry = (value, make())
+        entries[id(value)] = entry
+    return entry[1]
+
+
 def source_of(interp: "Interpreter", tensor: TensorValue) -> SequenceSource:
     """One identity per tensor value: two windows cut from the same ``data`` share it."""
-    table = interp.__dict__.setdefault("_sequence_sources", {})
-    entry = table.get(id(tensor))
-    if entry is None or entry[0] is not tensor:
-        entry = (tensor, SequenceSource(tensor.node))
-        table[id(tensor)] = entry
-    return entry[1]
+    return one_per_value(interp, "_sequence_sources", tensor, lambda: SequenceSource(tensor.node))
 
 
 def _axes(base: TensorValue, parts: list[Part]) -> list[tuple[int | None, Part]] | None:
