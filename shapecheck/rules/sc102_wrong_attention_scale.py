@@ -78,9 +78,21 @@ def _wrongly_scaled(event: OpEvent, facts: FileFacts) -> bool | None:
     tag, scale = scores.tag(ScoresTag), scores.tag(ScaleTag)
     if tag is None or scale is None or scale.readable is None or tag.head_dim is None:
         return None
-    if facts.made_up(tag.head_dim):
+    if facts.made_up(tag.head_dim) or _unrelated(scale.readable, tag.head_dim, event.assumptions):
         return None
     return _problem(event) is not None
+
+
+def _unrelated(factor: Scale, head_dim: Dim, assumptions) -> bool:
+    """A factor that is no number and shares no size with the head dim (``* scaling``, a parameter
+    of an attention function run on its own): what it is depends on the caller."""
+    if assumptions is not None:
+        factor = Scale(factor.coef, tuple((assumptions.simplify(b), e) for b, e in factor.factors))
+        head_dim = assumptions.simplify(head_dim)
+    if factor.value is not None:
+        return False
+    sizes = {symbol for base, _ in factor.factors for symbol in base.symbols()}
+    return not sizes & set(head_dim.symbols())
 
 
 def _problem(event: OpEvent) -> str | None:

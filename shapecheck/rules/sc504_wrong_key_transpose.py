@@ -10,6 +10,7 @@ from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.facts.layouts import causes, misplaced_key_transpose
 from shapecheck.engine.facts.queries import in_every_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.symbolic.shapes import dim_text
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -63,7 +64,7 @@ class WrongKeyTranspose(Rule):
             yield Report(
                 layout.node,
                 f"the key{before} is reordered to axis order {layout.order}, giving {key.shape}, so q{query_shape} @ k "
-                f"contracts {key.shape.dims[-2]} instead of the key's feature dim: expected the last two axes "  # type: ignore[union-attr]
+                f"contracts {dim_text(key.shape.dims[-2])} instead of the key's feature dim: expected the last two axes "  # type: ignore[union-attr]
                 f"swapped, {_expected(original)}",
                 hint="transpose the last two axes: k.transpose(-2, -1)",
                 fix=_fix(layout.node, facts),
@@ -76,7 +77,7 @@ def _expected(shape) -> str:
         return "k.transpose(-2, -1)"
     dims = list(shape.dims)
     dims[-2], dims[-1] = dims[-1], dims[-2]
-    return "(" + ", ".join(str(d) for d in dims) + ")"
+    return "(" + ", ".join(dim_text(d) for d in dims) + ")"
 
 
 def _verdict(event: OpEvent) -> bool | None:

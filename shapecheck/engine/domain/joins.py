@@ -21,7 +21,8 @@ from shapecheck.engine.domain.values import (
     Value,
 )
 from shapecheck.engine.symbolic.dims import Dim
-from shapecheck.engine.symbolic.shapes import Shape
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
+from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
 
 
 def join_values(left: Value, right: Value) -> Value:
@@ -83,7 +84,8 @@ def may_agree_on_a_path(a: Dim, b: Dim) -> bool:
 
 def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
     """Shapes of the same rank keep their rank; a dim that differs between the paths becomes the
-    symbol ``a|b``, equal to nothing known (so never the ground for a finding). Shapes of
+    symbol ``a|b``, equal to nothing known (so never the ground for a finding; a dim unnamed on
+    one path stays unnamed, ``_``). Shapes of
     different or unknown ranks keep their common trailing dims after an unknown prefix: a loop
     whose body turns ``(b, t, d)`` into ``(*, b, t, d)`` leaves ``(*, b, t, d)``."""
     if left == right:
@@ -101,6 +103,9 @@ def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
     for a, b in zip(left.dims, right.dims):
         if a == b:
             dims.append(a)
+            continue
+        if is_anonymous(a) or is_anonymous(b):
+            dims.append(fresh_anonymous())  # unnamed on one path: unnamed after the merge
             continue
         try:
             dims.append(Dim.sym(f"{a}{PATH_SEPARATOR}{b}"))

@@ -4,7 +4,7 @@ Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``P
 ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``):
 ``KeyTransposed``, ``Permuted``, ``KernelLayout``, ``Reordered``, ``AttentionOutputTag``,
 ``ParameterTag``, ``LayerOutputTag``, ``FilledTag``, ``CauseTag``, ``StreamTag``, ``ShiftTag``,
-``PaddingTag``, ``SequenceOriginTag``. The general values and tags live in ``values``.
+``PaddingTag``, ``SequenceOriginTag``, ``LeadingOfUnknownRank``. The general values and tags live in ``values``.
 """
 
 from __future__ import annotations
@@ -74,6 +74,17 @@ class SplitTuple(Value):
     pieces: tuple[Value, ...] | None  # None: the number of pieces is unknown
     template: TensorValue
     exact: bool = False  # every piece has the template's shape (the split divides evenly)
+
+
+@dataclass(frozen=True, slots=True)
+class LeadingOfUnknownRank:
+    """This tensor is a view ``(*leading, a, b)`` whose leading dims are those of ``base``, a tensor
+    of unknown rank: Hugging Face's head split ``x.view(*hidden_states.shape[:-1], -1, head_dim)``.
+    Moving the heads in front of the sequence (``transpose(1, 2)``) then tells that the leading
+    dims are two, batch and sequence (see ``ops.shapes.presumed_leading``). Kept only until the
+    next op that changes the shape."""
+
+    base: Value = field(compare=False)
 
 
 @dataclass(frozen=True, slots=True)

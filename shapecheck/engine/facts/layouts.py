@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shapecheck.engine.domain.joins import is_path_join
 from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, KeyTransposed, LayerOutputTag, Permuted, Reordered
 from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
 from shapecheck.engine.facts.records import OpEvent
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
-from shapecheck.engine.symbolic.shapes import Shape
+from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,11 @@ class Merge:
 
 def _is(a: Dim, b: Dim, assumptions: object) -> bool:
     return equal(a, b, assumptions) is Truth.TRUE  # type: ignore[arg-type]
+
+
+def _may_be(a: Dim, b: Dim, assumptions: object) -> bool:
+    """Equal, or not known to differ because one is unnamed or differs between paths."""
+    return _is(a, b, assumptions) or any(is_anonymous(d) or is_path_join(d) for d in (a, b))
 
 
 def _one(dim: Dim) -> bool:
@@ -166,7 +172,9 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
     source = fixed_dims(layout.source.shape, layout.rank) if layout.source is not None else None
     # Shaped like the key: the same batch and head axes and the same feature size; the sequence
     # lengths may differ (cross-attention, a query pooled to fewer tokens).
-    same_shape = source is not None and all(_is(x, y, assumptions) for x, y in zip(query[:-2], source[:-2]))
+    # A size nobody knows (a key given back by a cache the engine cannot see) or that differs
+    # between paths (``repeat_kv``'s heads: n_kv, or n_kv * n_rep) is presumed to fit.
+    same_shape = source is not None and all(_may_be(x, y, assumptions) for x, y in zip(query[:-2], source[:-2]))
     # The left operand is a query: a projection (its last axis is features), or shaped like the
     # key. Attention weights (whose last axis is key positions) times values never qualify, even
     # when the engine did not recognise them as probabilities.

@@ -147,6 +147,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         #: qualified name: a parameter annotated with one of them is that instance (driver).
         self.standalone_instances: dict[str, ObjectValue] = {}
         self.sites: dict[str, list["base.Call"]] = {}  # class qualname -> the calls that built it
+        #: id of a tensor of unknown rank -> (the tensor, the batch and sequence dims presumed for its
+        #: leading dims when its head split moved the heads: ``ops.shapes.presumed_leading``).
+        self.presumed_leading: dict[int, tuple[Value, tuple[Dim, Dim]]] = {}
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:
         """A symbol for a size nobody named: the assignment target when there is one (``T``)."""
@@ -459,9 +462,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         """Analyse a callee of this file with the actual arguments (interprocedural within a file);
         a nested function also sees the names of its enclosing scope (``closure``)."""
         # A method of the same instance (``self.split(t)``, ``super().forward(x)``) is part of this
-        # module's own code: the shallow limit of a standalone run of a nested class does not cut it.
-        own_method = self_value is not None and self_value is frame.self_value
-        limit = MAX_INLINE_DEPTH if own_method else self.depth_limit
+        # module's own code, and a plain function (``eager_attention_forward`` -> ``repeat_kv``) a
+        # helper of it: the shallow limit of a standalone run of a nested class cuts only the
+        # modules it builds (each is analysed in full through its parents anyway).
+        own_code = self_value is None or self_value is frame.self_value
+        limit = MAX_INLINE_DEPTH if own_code else self.depth_limit
         if (
             frame.depth >= limit
             or node in self.call_stack

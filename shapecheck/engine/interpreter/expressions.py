@@ -8,7 +8,7 @@ Mixed into ``Interpreter``.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import libcst as cst
 
@@ -31,6 +31,7 @@ from shapecheck.engine.domain.values import (
     Value,
 )
 from shapecheck.engine.ops import base, dispatch
+from shapecheck.engine.ops.scalars import scalar_binary
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame
@@ -91,8 +92,14 @@ class ExpressionEvaluator:
         arg_nodes: list[cst.CSTNode] = []
         kwargs: dict[str, Value] = {}
         kwarg_nodes: dict[str, cst.CSTNode] = {}
-        for arg in node.args:
+        for index, arg in enumerate(node.args):
             value = self.eval(arg.value, frame)
+            if arg.star == "*" and index == 0 and _leading_of_unknown_rank(value) and _plain(node.args[1:]):
+                # ``out.reshape(*input_shape, -1)``: one size value, as ``reshape((*input_shape, -1))``.
+                rest = TupleValue(tuple(self.eval(a.value, frame) for a in node.args[1:]))
+                args.append(scalar_binary("add", value, rest, frame))
+                arg_nodes.append(arg.value)
+                break
             if arg.star == "*":
                 items = base.known_items(value) if not isinstance(value, TupleValue) else value.items
                 if items is None:
@@ -159,7 +166,7 @@ class ExpressionEvaluator:
 
     def _eval_sequence(self, node: cst.Tuple | cst.List, frame: Frame) -> Value:
         items: list[Value] = []
-        for element in node.elements:
+        for index, element in enumerate(node.elements):
             value = self.eval(element.value, frame)
             if isinstance(element, cst.StarredElement):
                 if isinstance(value, TupleValue):
@@ -168,6 +175,13 @@ class ExpressionEvaluator:
                 if isinstance(value, ShapeValue) and value.shape is not None and not value.shape.variadic:
                     items.extend(IntValue(d) for d in value.shape.dims)
                     continue
+                if _leading_of_unknown_rank(value) and index == 0:
+                    # ``(*x.shape[:-1], -1, head_dim)``: the leading dims of x, whatever their
+                    # number, then sizes (the same size value as ``x.shape[:-1] + (-1, head_dim)``).
+                    rest = TupleValue(tuple(self.eval(e.value, frame) for e in node.elements[1:]))
+                    if any(isinstance(e, cst.StarredElement) for e in node.elements[1:]):
+                        return UNKNOWN
+                    return scalar_binary("add", value, rest, frame)
                 return UNKNOWN
             items.append(value)
         return TupleValue(tuple(items))
@@ -283,6 +297,16 @@ _BUILTINS: dict[str, Value] = {
 _BUILTINS["None"] = ConstValue(None)
 _BUILTINS["True"] = ConstValue(True)
 _BUILTINS["False"] = ConstValue(False)
+
+
+def _leading_of_unknown_rank(value: Value) -> bool:
+    """``x.shape[:-1]`` of a tensor whose rank is unknown."""
+    return isinstance(value, ShapeValue) and value.base is not None and (value.shape is None or value.shape.variadic)
+
+
+def _plain(args: Sequence[cst.Arg]) -> bool:
+    """Positional arguments, none starred."""
+    return all(arg.star == "" and arg.keyword is None for arg in args)
 
 
 def truth_of(value: Value) -> bool | None:

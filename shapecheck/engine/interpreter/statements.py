@@ -42,6 +42,7 @@ from shapecheck.engine.interpreter.expressions import truth_of
 from shapecheck.engine.interpreter.imports import dotted_name
 from shapecheck.engine.ops.training import grad_switch
 from shapecheck.engine.ops import base, dispatch
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -106,8 +107,11 @@ class StatementExecutor:
         if isinstance(small, cst.Assign):
             target = small.targets[0].target if len(small.targets) == 1 else None
             self.pending_name = target.value if isinstance(target, cst.Name) else None
+            given = _given_back(target, small.value, frame)
             value = self.eval(small.value, frame)
             self.pending_name = None
+            if given and isinstance(value, TensorValue) and value.shape is None:
+                value = TupleValue(tuple(_updated(tensor) for tensor in given))
             for target in small.targets:
                 self.assign(target.target, value, frame, small)
         elif isinstance(small, cst.AnnAssign):
@@ -434,6 +438,33 @@ class StatementExecutor:
             elif isinstance(current, Opaque) or current is UNKNOWN:
                 frame.env[source.value] = TensorValue(refined, None, (), source)
         return ShapeValue(refined, source)
+
+
+def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, frame: Frame) -> list[TensorValue]:
+    """``k, v = cache.update(k, v, layer)``: the tensors of known rank a call is given as its first
+    arguments and whose names its result is unpacked into, in order (else empty)."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call):
+        return []
+    names = [element.value.value for element in target.elements if isinstance(element.value, cst.Name)]
+    if len(names) != len(target.elements) or len(value.args) < len(names):
+        return []
+    given = []
+    for name, arg in zip(names, value.args):
+        tensor = frame.env.get(name)
+        if arg.keyword is not None or arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == name):
+            return []
+        if not isinstance(tensor, TensorValue) or tensor.shape is None or tensor.shape.variadic or not tensor.shape.rank:
+            return []
+        given.append(tensor)
+    return given
+
+
+def _updated(tensor: TensorValue) -> TensorValue:
+    """What an unseen callee gives back for ``tensor`` under its own name (a key / value cache
+    appending past positions): the same kind of tensor (its provenance), rank and feature width;
+    its other sizes may have changed, so they are made up."""
+    dims = tuple(fresh_anonymous() for _ in tensor.shape.dims[:-1]) + tensor.shape.dims[-1:]  # type: ignore[union-attr]
+    return base.same_values(tensor, Shape(dims))
 
 
 def _sizes_of(value: Value) -> tuple[Dim, ...] | None:

@@ -191,7 +191,8 @@ def _result_shape(
     left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
-            return broadcast_with_unknown(a.shape if a.shape is not None else b.shape)
+            known = a if a.shape is not None else b
+            return broadcast_with_unknown(known.shape, known.has(ScoresTag) and operator in ("add", "sub", "mul"))
         result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:

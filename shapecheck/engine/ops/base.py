@@ -21,6 +21,7 @@ from shapecheck.engine.domain.tags import (
     CauseTag,
     DtypeValue,
     KeyTransposed,
+    LeadingOfUnknownRank,
     ModelOutputTag,
     PaddingTag,
     ParameterTag,
@@ -296,10 +297,11 @@ def traced(interp: "Interpreter", name: str, call: Call, result: Value, conflict
 
 def same_values(value: TensorValue, shape: Shape | None = None, dtype: str | None | object = ...) -> TensorValue:
     """A shape-only op: same provenance tags (they survive view / transpose / dropout); the memory
-    layout (``Permuted``, ``Reordered``) is the op's own business, so it is dropped here."""
+    layout (``Permuted``, ``Reordered``) and where the leading dims came from
+    (``LeadingOfUnknownRank``) are the op's own business, so they are dropped here."""
     tags = value.tags
-    if value.has(Permuted) or value.has(Reordered):
-        tags = tuple(t for t in value.tags if type(t) not in (Permuted, Reordered))
+    if value.has(Permuted) or value.has(Reordered) or value.has(LeadingOfUnknownRank):
+        tags = tuple(t for t in value.tags if type(t) not in (Permuted, Reordered, LeadingOfUnknownRank))
     return replace(value, shape=shape, dtype=value.dtype if dtype is ... else dtype, tags=tags)  # type: ignore[arg-type]
 
 
@@ -455,14 +457,23 @@ def check_annotation(interp: "Interpreter", value: TensorValue, declared: Tensor
     return replace(value, shape=declared.shape).with_tag(CauseTag(causes_of(value) | {node}))
 
 
-def broadcast_with_unknown(known: Shape | None) -> Shape | None:
+#: The rank from which a tensor combined with one of unknown shape keeps its rank (see below).
+FULL_RANK = 4
+
+
+def broadcast_with_unknown(known: Shape | None, onto_scores: bool = False) -> Shape | None:
     """``known`` broadcast with a tensor of unknown shape: at least as many dims, after an unknown
     prefix. A size other than 1 stays: the other side is presumed to fit it, as a reader of
-    ``scores + mask`` presumes (a constant > 1 is certain); a 1 becomes a fresh size."""
+    ``scores + mask`` presumes (a constant > 1 is certain); a 1 becomes a fresh size. The other side
+    is presumed to fit into it, so it keeps its rank, when it is attention scores (a mask or a bias,
+    ``onto_scores``) or has ``FULL_RANK`` dims or more: the ``(b, h, t, d)`` heads and
+    ``(b, c, h, w)`` maps are a model's largest tensors, and what meets them elementwise (rotary
+    tables, masks, gains, biases) broadcasts into them."""
     if known is None:
         return None
     dims = tuple(fresh_anonymous() if d.is_const and d.value == 1 else d for d in known.dims)
-    return Shape(dims, variadic=True)
+    keeps_rank = not known.variadic and (onto_scores or len(dims) >= FULL_RANK)
+    return Shape(dims, variadic=not keeps_rank)
 
 
 def unseen(value: Value) -> bool:

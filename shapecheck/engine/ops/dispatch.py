@@ -147,6 +147,7 @@ QUALIFIED = {
     "builtins.list": "builtins.list",
     "builtins.dict": "builtins.dict",
     "builtins.super": "builtins.super",
+    "builtins.getattr": "builtins.getattr",
     "torch.finfo": "torch.finfo",
     "torch.concat": "cat",
     "torch.concatenate": "cat",

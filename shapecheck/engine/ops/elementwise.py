@@ -174,7 +174,7 @@ def _where(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if shape is not None and other.shape is not None:
             shape = shape_ops.broadcast(shape, other.shape, frame.assumptions, presume_fit=interp.is_invented).shape
         elif isinstance(other, TensorValue) and other is not UNKNOWN_TENSOR and other.shape is None:
-            shape = broadcast_with_unknown(shape)  # a condition of unknown shape presumed to fit
+            shape = broadcast_with_unknown(shape, base.has(ScoresTag))  # a condition of unknown shape presumed to fit
     result = TensorValue(shape, base.dtype, base.tags + lineage(condition), call.node)
     scores = base if base.has(ScoresTag) else None
     if scores is not None:

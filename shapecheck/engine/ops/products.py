@@ -105,7 +105,7 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
             inner_a = inner_b = None  # no assumption that the key length is the head dim
         if inner_a is not None and inner_b is not None:
             unify(frame, inner_a, inner_b)
-        result = shape_ops.matmul(a.shape, b.shape, frame.assumptions)
+        result = shape_ops.matmul(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
         shape = result.shape
         if result.conflict is not None:
             left, right = result.conflict

@@ -1,5 +1,5 @@
 """Op rules for Python numbers: ``math.sqrt`` / ``math.log``, the builtins (``int``, ``float``,
-``len``, ``range``, ``min`` / ``max``, ``super``), ``torch.finfo``, and
+``len``, ``range``, ``min`` / ``max``, ``super``, ``getattr``), ``torch.finfo``, and
 ``scalar_binary``, arithmetic on sizes and scale factors. Registered in ``ops.OPS`` on import.
 """
 
@@ -132,6 +132,22 @@ def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return UNKNOWN
 
 
+def _getattr(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``getattr(config, "head_dim", default)``: the attribute where the engine can read it (a
+    configuration it does not see has every attribute, as ``config.head_dim`` does, of the default's
+    kind), else the default (an object of the file without that attribute)."""
+    name = call.arg(1)
+    if not (isinstance(name, ConstValue) and isinstance(name.value, str)):
+        return UNKNOWN
+    value = interp.member(call.arg(0), name.value, call.node, frame)
+    default = call.arg(2) if len(call.args) > 2 else None
+    if value is UNKNOWN and default is not None:
+        return default
+    if isinstance(value, Opaque) and isinstance(default, IntValue):
+        return IntValue(value.as_dim())  # a size, as its default is: ``heads * head_dim`` is a size
+    return value
+
+
 def _finfo(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return FinfoValue()
 
@@ -208,4 +224,5 @@ register(_len, "builtins.len")
 register(_range, "builtins.range")
 register(_minmax, "builtins.min", "builtins.max", "builtins.abs")
 register(_super, "builtins.super")
+register(_getattr, "builtins.getattr")
 register(_finfo, "torch.finfo")

@@ -9,7 +9,15 @@ from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
-from shapecheck.engine.domain.tags import DtypeValue, FilledTag, KernelLayout, KeyTransposed, Permuted, Reordered
+from shapecheck.engine.domain.tags import (
+    DtypeValue,
+    FilledTag,
+    KernelLayout,
+    KeyTransposed,
+    LeadingOfUnknownRank,
+    Permuted,
+    Reordered,
+)
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
@@ -60,7 +68,16 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return derived
     sizes = size_args(call, 1, "shape")
     if sizes is None:
-        return same_values(source, None)
+        target = call.arg(1, "shape") if len(call.args) == 2 or "shape" in call.kwargs else None
+        if not isinstance(target, ShapeValue) or target.base is None or not target.extra:
+            return same_values(source, None)
+        leading = interp.presumed_leading.get(id(target.base))
+        if leading is None:
+            return _view_of_unknown_leading(source, target, frame)
+        sizes = list(leading[1]) + list(target.extra)  # ``reshape(*input_shape, -1)`` after the split
+        if source.shape is not None and source.shape.variadic and len(source.shape.dims) == target.dropped:
+            # ``self.k_proj(x).view(hidden_shape)``: a layer kept x's leading dims.
+            source = source.with_shape(Shape(leading[1] + source.shape.dims))
     result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
     if result.shape is None and result.conflict is None and (source.shape is None or source.shape.variadic):
         # The element count is unknown: the target rank and its written sizes still hold.
@@ -132,6 +149,46 @@ def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame:
         return same_values(source, None)
     unify(frame, old, new) if len(split) == 1 and len(extra) == 1 else None
     return same_values(source, Shape(kept + extra, source.shape.variadic))
+
+
+def _view_of_unknown_leading(source: TensorValue, target: ShapeValue, frame: "Frame") -> TensorValue:
+    """``y.view(*x.shape[:-1], -1, head_dim)`` where the rank of x is unknown: the sizes written
+    after the leading dims hold (a ``-1`` is what is left of y's last dim, the leading dims being
+    x's, as the idiom means). A split of one axis in two is marked, for ``presumed_leading``."""
+    extra = list(target.extra)
+    last = source.shape.dim(-1) if source.shape is not None else None
+    dims = None
+    if last is not None and target.dropped == 1:
+        resolved = shape_ops.reshape(Shape((last,)), extra, frame.assumptions)
+        if resolved.shape is not None and resolved.conflict is None:
+            dims = resolved.shape.dims
+    if dims is None:
+        known = _target_of_unknown(extra)
+        if known is None:
+            return same_values(source, None)
+        dims = known.dims
+    result = same_values(source, Shape(tuple(dims), variadic=True))
+    if len(extra) == 2 and target.dropped == 1:
+        result = result.with_tag(LeadingOfUnknownRank(target.base))
+    return result
+
+
+def presumed_leading(interp: "Interpreter", split: TensorValue, count: int) -> TensorValue:
+    """``split`` (a ``LeadingOfUnknownRank`` view ``(*leading, h, d)``) with ``count`` leading dims
+    when a reordering needs them: two, batch and sequence, for the head move ``transpose(1, 2)`` /
+    ``permute(0, 2, 1, 3)`` of a batch-first ``(b, t, h, d)`` (with one leading dim the move would
+    put the head dim before the heads; with three it would not reach the heads at all). The dims
+    are made up (never the ground of a finding) and shared by every view of the same tensor's
+    leading dims, so queries, keys and values agree on them, and the merge
+    ``reshape(*input_shape, -1)`` gets them back."""
+    tag = split.tag(LeadingOfUnknownRank)
+    if tag is None or split.shape is None or not split.shape.variadic or count != 2:
+        return split
+    entry = interp.presumed_leading.get(id(tag.base))
+    if entry is None:
+        leading = (Dim.sym(interp.fresh_name("batch", use_target=False)), Dim.sym(interp.fresh_name("seq", use_target=False)))
+        entry = interp.presumed_leading[id(tag.base)] = (tag.base, leading)
+    return split.with_shape(Shape(entry[1] + split.shape.dims))
 
 
 def _origin_of(call: Call, count: int) -> Origin | None:
@@ -266,6 +323,8 @@ def _transpose(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     i, j = int_of(call.arg(1, "dim0")), int_of(call.arg(2, "dim1"))
     if i is None or j is None:
         return same_values(source, None).without(KeyTransposed)
+    if {i, j} == {1, 2} and source.shape is not None and source.shape.variadic and len(source.shape.dims) == 2:
+        source = presumed_leading(interp, source, 2)
     rank = source.rank
     a, b = norm_axis(i, rank), norm_axis(j, rank)
     last_two = {a, b} == {rank - 2, rank - 1} if rank is not None and a is not None and b is not None else {i, j} == {-2, -1}
@@ -329,6 +388,8 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if None in normalized or sorted(normalized) != list(range(rank)):  # type: ignore[type-var]
         return same_values(source, None)
     swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
+    if shape is not None and shape.variadic and rank - len(shape.dims) == 2:
+        shape = presumed_leading(interp, source, 2).shape
     shape = _with_rank(interp, shape if shape is not None else Shape((), variadic=True), rank)
     new_shape = shape_ops.permute(shape, normalized) if shape is not None else None  # type: ignore[arg-type]
     result = same_values(source, new_shape)

@@ -123,16 +123,17 @@ class Shape:
     def to_json(self) -> list[int | str] | None:
         """Dims as ints or strings; a variadic shape starts with ``"*"``."""
         out: list[int | str] = ["*"] if self.variadic else []
-        out.extend(_dim_text(x) if is_anonymous(x) else x.to_json() for x in self.dims)
+        out.extend(dim_text(x) if is_anonymous(x) else x.to_json() for x in self.dims)
         return out
 
     def __str__(self) -> str:
         parts = ["*"] if self.variadic else []
-        parts.extend(_dim_text(x) for x in self.dims)
+        parts.extend(dim_text(x) for x in self.dims)
         return f"({', '.join(parts)})"
 
 
-def _dim_text(d: Dim) -> str:
+def dim_text(d: Dim) -> str:
+    """A dim as messages show it: an unnamed one as ``_``."""
     return "_" if is_anonymous(d) else str(d)
 
 
@@ -308,8 +309,11 @@ def _is_1d(s: Shape) -> bool | None:
     return False if len(s.dims) >= 2 else None
 
 
-def matmul(a: Shape, b: Shape, assumptions: Assumptions | None = None) -> MatmulResult:
-    """torch.matmul: 1-D operands, batch broadcasting and the inner-dim check."""
+def matmul(
+    a: Shape, b: Shape, assumptions: Assumptions | None = None, presume_fit: "Callable[[Dim], bool] | None" = None
+) -> MatmulResult:
+    """torch.matmul: 1-D operands, batch broadcasting (``presume_fit`` as in :func:`broadcast`)
+    and the inner-dim check."""
     if (not a.variadic and not a.dims) or (not b.variadic and not b.dims):
         return MatmulResult(None)  # 0-D operands are an error in torch; not ours to report
     a1, b1 = _is_1d(a), _is_1d(b)
@@ -333,7 +337,7 @@ def matmul(a: Shape, b: Shape, assumptions: Assumptions | None = None) -> Matmul
     b_cols = () if b1 else (b.dims[-1],)
     a_batch = Shape(() if a1 else a.dims[:-2], a.variadic)
     b_batch = Shape(() if b1 else b.dims[:-2], b.variadic)
-    batch = broadcast(a_batch, b_batch, assumptions)
+    batch = broadcast(a_batch, b_batch, assumptions, presume_fit)
     if batch.conflict is not None:
         return MatmulResult(None, None, batch.conflict, mismatch, batch.mismatch)
     assert batch.shape is not None
@@ -398,6 +402,9 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
         missing = exact_div(total, known)
         if assumptions is not None:
             missing = assumptions.simplify(missing)
+        if any(symbol.startswith(ANONYMOUS_PREFIX) for symbol in missing.symbols()) and not is_anonymous(missing):
+            # what is left of a size nobody knows is one: printed ``_``, never provably equal
+            missing = sym(f"{ANONYMOUS_PREFIX}({missing})")
     except ArithmeticError:
         return ReshapeResult(None)
     out = list(dims)
@@ -507,5 +514,5 @@ def contradiction(inferred: Shape, declared: Shape, assumptions: Assumptions | N
         x, y = inferred.dims[-k], declared.dims[-k]
         if x != y and equal(x, y, assumptions) is Truth.FALSE:
             axis = ni - k if not inferred.variadic else -k
-            return f"dim {axis} is {_dim_text(x)}, annotated {_dim_text(y)}"
+            return f"dim {axis} is {dim_text(x)}, annotated {dim_text(y)}"
     return None
