@@ -153,7 +153,7 @@ def test_project_synthetic_memory_runs(bench) -> None:
 
 @pytest.mark.parametrize(
     "script",
-    ["corpus", "throughput", "precision", "shapes_coverage", "startup", "project", "mutation_testing", "mutation", "layout_sites", "workflow_speed", "robustness", "fuzz"],
+    ["corpus", "throughput", "precision", "shapes_coverage", "startup", "project", "mutation_testing", "mutation", "layout_sites", "workflow_speed", "robustness", "fuzz", "positions"],
 )
 def test_scripts_have_help(script: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.syspath_prepend(str(BENCHMARKS))
