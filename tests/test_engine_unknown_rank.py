@@ -233,3 +233,58 @@ def test_no_layout_is_presumed_where_the_code_does_not_move_heads_in_front_of_a_
     shapes = assigned(source, "WindowAttention.forward", "q")
     assert shapes and not any("batch" in shape or "seq" in shape for shape in shapes)
     assert codes(source) == []
+
+
+def test_an_inlined_branch_on_a_known_size_follows_only_the_path_that_runs():
+    # Deformable-attention style: points of 2 or 4 coordinates; called with 4, the 2-coordinate
+    # branch (which would not broadcast) never runs. Called with 2, its twin with a wrong offset
+    # width is found.
+    source = """
+    import torch
+    from torch import nn
+
+
+    class Sampler(nn.Module):
+        def __init__(self, width=32, points=4):
+            super().__init__()
+            self.points = points
+            self.offsets = nn.Linear(width, points * 2)
+
+        def forward(self, hidden, reference):
+            b, q, _ = hidden.shape
+            offsets = self.offsets(hidden).view(b, q, self.points, 2)
+            coordinates = reference.shape[-1]
+            if coordinates == 2:
+                return reference[:, :, None, :] + offsets
+            return reference[:, :, None, :2] + offsets * reference[:, :, None, 2:]
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sampler = Sampler()
+
+        def forward(self, hidden):
+            return self.sampler(hidden, torch.rand(hidden.shape[0], hidden.shape[1], COORDINATES))
+    """
+    assert codes(source.replace("COORDINATES", "4")) == []
+    assert codes(source.replace("COORDINATES", "2")) == []
+    assert codes(source.replace("COORDINATES", "2").replace("view(b, q, self.points, 2)", "view(b, q, 2, self.points)")) == ["SC405"]
+
+
+def test_a_table_of_unknown_shape_keeps_the_rank_of_the_heads_it_multiplies_and_nothing_else():
+    source = """
+    import torch
+    from torch import nn
+
+
+    def combine(q: torch.Tensor, table, other):
+        b, h, t, d = q.shape
+        scaled = q * table
+        shifted = q - table
+        biased = q + other[:, None]
+        return scaled, shifted, biased
+    """
+    assert assigned(source, "combine", "scaled") == ["(b, h, t, d)"]
+    assert assigned(source, "combine", "shifted") == ["(*, b, h, t, d)"]
+    assert assigned(source, "combine", "biased") == ["(*, b, h, t, d)"]

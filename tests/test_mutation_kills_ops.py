@@ -1224,8 +1224,9 @@ def test_gradient_switches_around_model_calls() -> None:
         """
         import contextlib
         from torch import no_grad as renamed_no_grad
+        import sys
         ids = torch.randint(0, 20, (2, 5))
-        flag = len(ids) > 1
+        flag = len(sys.argv) > 1  # a flag the engine cannot read (len(ids) > 1 it reads: True)
         model = Net()
         model(ids)
         with torch.no_grad():
@@ -1276,8 +1277,9 @@ def test_train_and_eval_set_the_mode_of_later_calls() -> None:
 
     _module, facts = training_facts_of(
         """
+        import sys
         ids = torch.randint(0, 20, (2, 5))
-        flag = len(ids) > 1
+        flag = len(sys.argv) > 1  # a flag the engine cannot read (len(ids) > 1 it reads: True)
         model = Net()
         model.train(False)
         model(ids)

@@ -192,7 +192,7 @@ def _result_shape(
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
             known = a if a.shape is not None else b
-            return broadcast_with_unknown(known.shape, known.has(ScoresTag) and operator in ("add", "sub", "mul"))
+            return broadcast_with_unknown(known.shape, known.has(ScoresTag) and operator in ("add", "sub", "mul"), operator == "mul")
         result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:
@@ -222,7 +222,7 @@ def _result_shape(
     if is_scalar(other) or (isinstance(other, ConstValue) and isinstance(other.value, (int, float, bool))):
         return tensor.shape
     if isinstance(other, Opaque):
-        return broadcast_with_unknown(tensor.shape)  # a parameter: a number or a tensor
+        return broadcast_with_unknown(tensor.shape, gain=operator == "mul")  # a parameter: a number or a tensor
     return None
 
 

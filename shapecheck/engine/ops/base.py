@@ -461,18 +461,18 @@ def check_annotation(interp: "Interpreter", value: TensorValue, declared: Tensor
 FULL_RANK = 4
 
 
-def broadcast_with_unknown(known: Shape | None, onto_scores: bool = False) -> Shape | None:
+def broadcast_with_unknown(known: Shape | None, onto_scores: bool = False, gain: bool = False) -> Shape | None:
     """``known`` broadcast with a tensor of unknown shape: at least as many dims, after an unknown
     prefix. A size other than 1 stays: the other side is presumed to fit it, as a reader of
     ``scores + mask`` presumes (a constant > 1 is certain); a 1 becomes a fresh size. The other side
     is presumed to fit into it, so it keeps its rank, when it is attention scores (a mask or a bias,
-    ``onto_scores``) or has ``FULL_RANK`` dims or more: the ``(b, h, t, d)`` heads and
-    ``(b, c, h, w)`` maps are a model's largest tensors, and what meets them elementwise (rotary
-    tables, masks, gains, biases) broadcasts into them."""
+    ``onto_scores``) or multiplies (``gain``) a tensor of ``FULL_RANK`` dims or more: the
+    ``(b, h, t, d)`` heads are a model's largest tensors, and the tables multiplied into them
+    (rotary ``q * cos``, gains) broadcast into them."""
     if known is None:
         return None
     dims = tuple(fresh_anonymous() if d.is_const and d.value == 1 else d for d in known.dims)
-    keeps_rank = not known.variadic and (onto_scores or len(dims) >= FULL_RANK)
+    keeps_rank = not known.variadic and (onto_scores or (gain and len(dims) >= FULL_RANK))
     return Shape(dims, variadic=not keeps_rank)
 
 

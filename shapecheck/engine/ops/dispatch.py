@@ -71,7 +71,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
 from shapecheck.engine.ops.arithmetic import tensor_compare
 from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, maybe_positional, traced, unknown_call
 from shapecheck.engine.ops.indexing import index_value
-from shapecheck.engine.symbolic.dims import Dim
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -437,7 +437,32 @@ def compare(interp: "Interpreter", operator: str, left: Value, right: Value, nod
         return TensorValue(None, "bool", (), node)
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         return tensor_compare(interp, operator, left, right, node, frame)
+    return _compare_sizes(operator, left, right, frame)
+
+
+def _compare_sizes(operator: str, left: Value, right: Value, frame: "Frame") -> Value:
+    """``num_coordinates == 2``, ``n_rep == 1``, ``t > block_size`` on sizes: decided when the
+    sizes are known or provably (un)equal (an inlined run then follows the branch that runs)."""
+    if not all(isinstance(value, IntValue) or (isinstance(value, ConstValue) and type(value.value) is int) for value in (left, right)):
+        return UNKNOWN
+    a = left.dim if isinstance(left, IntValue) else Dim.const(left.value)  # type: ignore[union-attr]
+    b = right.dim if isinstance(right, IntValue) else Dim.const(right.value)  # type: ignore[union-attr]
+    if operator in ("Equal", "NotEqual"):
+        same = equal(a, b, frame.assumptions)
+        if same is Truth.UNKNOWN:
+            return UNKNOWN
+        return ConstValue((same is Truth.TRUE) == (operator == "Equal"))
+    if a.is_const and b.is_const and operator in _ORDER:
+        return ConstValue(_ORDER[operator](a.value, b.value))
     return UNKNOWN
+
+
+_ORDER = {
+    "LessThan": lambda x, y: x < y,
+    "LessThanEqual": lambda x, y: x <= y,
+    "GreaterThan": lambda x, y: x > y,
+    "GreaterThanEqual": lambda x, y: x >= y,
+}
 
 
 #: Values that are certainly not None (a tensor, a number, a module ...).

@@ -50,7 +50,7 @@ from shapecheck.engine.ops.base import (
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
-from shapecheck.engine.symbolic.shapes import Shape
+from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX, Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -82,7 +82,12 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if result.shape is None and result.conflict is None and (source.shape is None or source.shape.variadic):
         # The element count is unknown: the target rank and its written sizes still hold.
         result = replace(result, shape=_target_of_unknown(sizes))
-    if result.conflict is None and getattr(result, "mismatch", None) is not None and source.shape is not None:
+    if (
+        result.conflict is None
+        and getattr(result, "mismatch", None) is not None
+        and source.shape is not None
+        and not _unnamed(interp, tuple(source.shape.dims) + tuple(sizes))
+    ):
         result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
     if result.conflict is not None and source.shape is not None:
         heads = _uneven_head_split(source.shape, sizes, frame.assumptions)
@@ -115,6 +120,11 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
         _unify_numel(frame, source.shape.dims, result.shape.dims)
     return same_values(source, result.shape)
+
+
+def _unnamed(interp: "Interpreter", dims: tuple[Dim, ...]) -> bool:
+    """Some size is one nobody knows (unnamed, or made up by the engine): it may be 1."""
+    return any(symbol.startswith(ANONYMOUS_PREFIX) or symbol in interp.invented for dim in dims for symbol in dim.symbols())
 
 
 def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame: "Frame") -> Value | None:
