@@ -175,12 +175,12 @@ class ExpressionEvaluator:
                 if isinstance(value, ShapeValue) and value.shape is not None and not value.shape.variadic:
                     items.extend(IntValue(d) for d in value.shape.dims)
                     continue
-                if _leading_of_unknown_rank(value) and index == 0:
+                if _leading_of_unknown_rank(value) and index == 0 and not any(
+                    isinstance(e, cst.StarredElement) for e in node.elements[1:]
+                ):
                     # ``(*x.shape[:-1], -1, head_dim)``: the leading dims of x, whatever their
                     # number, then sizes (the same size value as ``x.shape[:-1] + (-1, head_dim)``).
                     rest = TupleValue(tuple(self.eval(e.value, frame) for e in node.elements[1:]))
-                    if any(isinstance(e, cst.StarredElement) for e in node.elements[1:]):
-                        return UNKNOWN
                     return scalar_binary("add", value, rest, frame)
                 return UNKNOWN
             items.append(value)

@@ -183,16 +183,17 @@ def _view_of_unknown_leading(source: TensorValue, target: ShapeValue, frame: "Fr
     return result
 
 
-def presumed_leading(interp: "Interpreter", split: TensorValue, count: int) -> TensorValue:
-    """``split`` (a ``LeadingOfUnknownRank`` view ``(*leading, h, d)``) with ``count`` leading dims
-    when a reordering needs them: two, batch and sequence, for the head move ``transpose(1, 2)`` /
-    ``permute(0, 2, 1, 3)`` of a batch-first ``(b, t, h, d)`` (with one leading dim the move would
-    put the head dim before the heads; with three it would not reach the heads at all). The dims
+def presumed_leading(interp: "Interpreter", split: TensorValue) -> TensorValue:
+    """``split`` (a ``LeadingOfUnknownRank`` view ``(*leading, h, d)``) with two leading dims, batch
+    and sequence, when a reordering needs them: the head move ``transpose(1, 2)`` of a batch-first
+    ``(b, t, h, d)`` (with one leading dim the move would put the head dim before the heads; with
+    three it would not reach the heads at all), or a ``permute`` of four axes (which fixes them at
+    two). The dims
     are made up (never the ground of a finding) and shared by every view of the same tensor's
     leading dims, so queries, keys and values agree on them, and the merge
     ``reshape(*input_shape, -1)`` gets them back."""
     tag = split.tag(LeadingOfUnknownRank)
-    if tag is None or split.shape is None or not split.shape.variadic or count != 2:
+    if tag is None or split.shape is None or not split.shape.variadic:
         return split
     entry = interp.presumed_leading.get(id(tag.base))
     if entry is None:
@@ -334,7 +335,7 @@ def _transpose(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if i is None or j is None:
         return same_values(source, None).without(KeyTransposed)
     if {i, j} == {1, 2} and source.shape is not None and source.shape.variadic and len(source.shape.dims) == 2:
-        source = presumed_leading(interp, source, 2)
+        source = presumed_leading(interp, source)
     rank = source.rank
     a, b = norm_axis(i, rank), norm_axis(j, rank)
     last_two = {a, b} == {rank - 2, rank - 1} if rank is not None and a is not None and b is not None else {i, j} == {-2, -1}
@@ -399,7 +400,7 @@ def _permute(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return same_values(source, None)
     swaps_last_two = normalized[:-2] == list(range(rank - 2)) and normalized[-2:] == [rank - 1, rank - 2]
     if shape is not None and shape.variadic and rank - len(shape.dims) == 2:
-        shape = presumed_leading(interp, source, 2).shape
+        shape = presumed_leading(interp, source).shape
     shape = _with_rank(interp, shape if shape is not None else Shape((), variadic=True), rank)
     new_shape = shape_ops.permute(shape, normalized) if shape is not None else None  # type: ignore[arg-type]
     result = same_values(source, new_shape)
