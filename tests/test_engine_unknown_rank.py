@@ -288,3 +288,36 @@ def test_a_table_of_unknown_shape_keeps_the_rank_of_the_heads_it_multiplies_and_
     assert assigned(source, "combine", "scaled") == ["(b, h, t, d)"]
     assert assigned(source, "combine", "shifted") == ["(*, b, h, t, d)"]
     assert assigned(source, "combine", "biased") == ["(*, b, h, t, d)"]
+
+
+def test_a_norm_of_the_split_heads_keeps_their_leading_dims():
+    # Qwen3-style: the per-head RMSNorm runs between the split and the head move.
+    source = GENERATED.replace(
+        "class DecoderAttention(nn.Module):",
+        '''class RMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+
+class DecoderAttention(nn.Module):''',
+    ).replace(
+        "        self.o_proj = nn.Linear(",
+        "        self.q_norm = RMSNorm(self.head_dim)\n        self.o_proj = nn.Linear(",
+    ).replace(
+        "query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)",
+        "query_states = self.q_norm(self.q_proj(hidden_states).view(hidden_shape)).transpose(1, 2)",
+    )
+    assert "self.q_norm(self.q_proj" in source and "self.q_norm = RMSNorm" in source
+    queries = assigned(source, "DecoderAttention.forward", "query_states")
+    assert re.fullmatch(r"\(batch\d+, config.num_attention_heads, seq\d+, config.head_dim\)", queries[0]), queries
+    assert codes(source) == []
+    assert codes(source.replace("key_states.transpose(2, 3)", "key_states.transpose(1, 2)")) == ["SC504"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import LayerOutputTag, PaddingTag, ParameterTag
+from shapecheck.engine.domain.tags import LayerOutputTag, LeadingOfUnknownRank, PaddingTag, ParameterTag
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -75,6 +75,9 @@ def tensor_binary(
     shape = _result_shape(interp, operator, left, right, a, b, node, frame)
     dtype = _result_dtype(operator, left, right, a, b)
     result = TensorValue(shape, dtype, lineage(a, b), node)
+    split = next((t for t in (a, b) if t.has(LeadingOfUnknownRank) and t.shape == shape), None)
+    if split is not None:
+        result = result.with_tag(split.tag(LeadingOfUnknownRank))  # a norm of the split heads: the same leading dims
     if operator in ("add", "sub") and left_tensor and right_tensor:
         for side, other in ((a, b), (b, a)):
             if side.has(TokenEmbeddingTag) and not other.has(TokenEmbeddingTag) and _broadcasts_over(side, other):

@@ -297,11 +297,12 @@ def traced(interp: "Interpreter", name: str, call: Call, result: Value, conflict
 
 def same_values(value: TensorValue, shape: Shape | None = None, dtype: str | None | object = ...) -> TensorValue:
     """A shape-only op: same provenance tags (they survive view / transpose / dropout); the memory
-    layout (``Permuted``, ``Reordered``) and where the leading dims came from
-    (``LeadingOfUnknownRank``) are the op's own business, so they are dropped here."""
+    layout (``Permuted``, ``Reordered``) is the op's own business, so it is dropped here, and so is
+    where the leading dims came from (``LeadingOfUnknownRank``) unless the shape stays the same."""
     tags = value.tags
-    if value.has(Permuted) or value.has(Reordered) or value.has(LeadingOfUnknownRank):
-        tags = tuple(t for t in value.tags if type(t) not in (Permuted, Reordered, LeadingOfUnknownRank))
+    dropped = (Permuted, Reordered) if shape == value.shape else (Permuted, Reordered, LeadingOfUnknownRank)
+    if any(type(t) in dropped for t in tags):
+        tags = tuple(t for t in tags if type(t) not in dropped)
     return replace(value, shape=shape, dtype=value.dtype if dtype is ... else dtype, tags=tags)  # type: ignore[arg-type]
 
 
