@@ -1539,3 +1539,58 @@ def test_SC601_a_model_evaluated_through_its_own_method_is_named_as_the_script_c
     (found,) = _findings(example.code, "SC601")
     # reported at `model.generate(...)` (the model calls itself inside), named `model`, not `TinyLM(...)`
     assert found.message.startswith("`model` is evaluated with gradients off but in training mode")
+
+
+SC603_WINDOWS_AND_ONE_SIDE_CUT = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CharModel(nn.Module):
+    def __init__(self, vocab_size=40, d_model=32):
+        super().__init__()
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, idx):
+        return self.head(self.token_emb(idx))
+
+
+model = CharModel()
+data = torch.randint(0, 40, (500,))
+ids = torch.randint(0, 40, (4, 16))
+
+
+def lm_loss(logits, targets):
+    return F.cross_entropy(logits.transpose(1, 2), targets)
+
+
+def windows(start: int, first: int, n: int):
+    assert first == start
+    u = model(data[start : start + 16])
+    w = model(data[n * 0.5 :])
+    a = F.cross_entropy(u, data[n * 0.5 : n * 0.5 + 16])
+    b = F.cross_entropy(w, data[start : start + 16])
+    c = F.cross_entropy(u, data[first : first + 16])
+    return a + b + c
+
+
+def one_side_cut():
+    net = CharModel()
+    tokens = torch.randint(0, 40, (4, 16))
+    whole = net(tokens)
+    first = lm_loss(net(tokens[:, :16]), tokens)
+    again = lm_loss(net(tokens[:, :16]), tokens)
+    direct = F.cross_entropy(net(tokens[:, :16]).transpose(1, 2), tokens)
+    return whole, first + again + direct
+"""
+
+
+def test_SC603_unknown_offsets_asserted_starts_and_a_window_cut_on_one_side() -> None:
+    found = _findings(SC603_WINDOWS_AND_ONE_SIDE_CUT, "SC603")
+    # an offset the engine cannot read (a float start) on either side is no claim, and comes first;
+    # window starts equal only by `assert first == start` are the same positions; inputs cut to a
+    # window against the whole sequence they came from are enough evidence without causal attention,
+    # reported at the targets (the helper's `targets` once for its two calls, then the direct call)
+    assert _where(SC603_WINDOWS_AND_ONE_SIDE_CUT, found) == [(22, "targets)"), (31, "data[first : first + 16])"), (41, "tokens)")]
+    assert all(d.hint for d in found)
