@@ -1499,3 +1499,234 @@ def test_arithmetic_on_sizes_and_scale_factors() -> None:
     assert [values[n].scale.coef for n in ("total", "gap")] == [0.75, 0.75]
     assert isinstance(values["root"], FloatValue) and abs(values["root"].scale.coef - 2**0.5) < 1e-12
     assert str(values["scale"].scale.factors) == "((Dim('d'), Fraction(-1, 2)),)"
+
+
+def test_a_decorator_from_the_project_is_read_from_its_import_and_a_re_exported_no_grad_is_followed(tmp_path) -> None:
+    """A decorator imported from a project module whose name is no grad switch's (``auto_docstring``)
+    is decided from the import alone: the module defining it is never loaded (it is no dependency of
+    the file). A re-export of ``torch.no_grad`` under its own name is followed into its module, by
+    name, through the module (``grads.no_grad()``) and through a package's module
+    (``from tools import switches``, ``switches.no_grad()``)."""
+    from pathlib import Path
+
+    from shapecheck.linter import analyze
+    from shapecheck.project import LintContext, Workspace
+
+    (tmp_path / "grads.py").write_text("import torch\n\nno_grad = torch.no_grad\n")
+    (tmp_path / "docs.py").write_text("def auto_docstring(function):\n    return function\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "__init__.py").write_text("")
+    (tmp_path / "tools" / "switches.py").write_text("import torch\n\nno_grad = torch.no_grad\n")
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+        import docs
+        import grads
+        from docs import auto_docstring
+        from grads import no_grad
+        from tools import switches
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(20, 16)
+                self.drop = nn.Dropout(0.1)
+
+            def forward(self, ids):
+                return self.drop(self.emb(ids)).sum()
+
+
+        ids = torch.randint(0, 20, (4, 8))
+        model = Net()
+
+
+        @no_grad()
+        def evaluate():
+            return model(ids)
+
+
+        @grads.no_grad()
+        def evaluate_again():
+            return model(ids)
+
+
+        @auto_docstring
+        def train_step():
+            model(ids).backward()
+
+
+        @docs.auto_docstring
+        def train_step_again():
+            model(ids).backward()
+
+
+        @switches.no_grad()
+        def evaluate_in_a_package():
+            return model(ids)
+
+
+        train_step()
+        train_step_again()
+        evaluate()
+        evaluate_again()
+        evaluate_in_a_package()
+        """
+    ))
+    context = LintContext.for_file(Workspace(), script)
+    facts = analyze(context.this.module, context.this.source, str(script), context.graph, context.this)
+    assert facts.internal_errors == []
+    assert [call.grad for call in facts.model_calls] == [True, True, False, False, False]
+    assert sorted(Path(path).relative_to(tmp_path).as_posix() for path in facts.project_reads) == [
+        "grads.py", "tools/__init__.py", "tools/switches.py",
+    ]
+
+
+def test_modes_name_their_setter_and_calls_not_followed_make_them_unknown() -> None:
+    """A model starts in training mode at its construction (kept through ``.to(...)``, which returns
+    the model itself); ``.eval()`` sets eval mode there; an imported helper given the model, or a file
+    helper the engine does not follow (``*args``), may switch it: unknown from that call on (the
+    imported helper only for the models passed to it). An object that is no ``nn.Module`` is no
+    model: its ``train()`` and ``to()`` switch and move nothing."""
+    from shapecheck.engine.domain import modes
+    from shapecheck.engine.domain.values import ObjectValue
+
+    module, facts = training_facts_of(
+        """
+        import sys
+
+        from elsewhere import evaluate_elsewhere, Base
+
+
+        class Runner(Base):
+            def __call__(self, ids):
+                return ids
+
+
+        def step(*args):
+            return args
+
+
+        ids = torch.randint(0, 20, (2, 5))
+        model = Net().to("cpu")
+        model(ids)
+        model.eval()
+        model(ids)
+        evaluate_elsewhere(model)
+        model(ids)
+        model.train()
+        other = Net()
+        other.eval()
+        evaluate_elsewhere(other)
+        model(ids)
+        step(*sys.argv)
+        model(ids)
+        other(ids)
+        runner = Runner()
+        runner.train()
+        runner(ids)
+
+
+        def move(device):
+            runner = Runner()
+            moved = runner.to(device)
+            return moved
+        """
+    )
+    assert facts.internal_errors == []
+    moved = {a.name: a.value for a in run_of(facts, "move").assignments}["moved"]
+    assert not isinstance(moved, ObjectValue)  # a Runner's own `to` (from its unknown base) may return anything
+    found = [
+        (modes.kinds(call.modes), sorted(module.code_for_node(node) for node in modes.setters(call.modes, kind)))
+        for call in facts.model_calls
+        for kind in modes.kinds(call.modes)
+    ]
+    assert found == [
+        ({"train"}, ["Net()"]),
+        ({"eval"}, ["model.eval()"]),
+        ({"unknown"}, ["evaluate_elsewhere(model)"]),
+        ({"train"}, ["model.train()"]),
+        ({"unknown"}, ["step(*sys.argv)"]),
+        ({"unknown"}, ["step(*sys.argv)"]),
+    ]
+
+
+def test_more_gradient_switches_bare_decorators_and_switches_held_elsewhere() -> None:
+    """Bare ``@torch.no_grad`` (torch accepts it without parentheses) turns gradients off and a bare
+    ``@torch.compile`` does nothing to them; ``torch.autograd.set_grad_enabled(False)`` is a switch,
+    ``torch.autograd.set_detect_anomaly(True)`` is none (gradients stay off inside ``no_grad``); a
+    switch held by an object (``self.no_grad = torch.no_grad``) is followed; a model calling itself
+    from its own method is reported at the script's call of that method."""
+    from shapecheck.engine.facts.training import report_node
+
+    module, facts = training_facts_of(
+        """
+        class Sampler:
+            def __init__(self, model):
+                self.model = model
+                self.no_grad = torch.no_grad
+
+            def sample(self, ids):
+                with self.no_grad():
+                    return self.model(ids)
+
+
+        class Generator(Net):
+            def generate(self, ids):
+                return self(ids)
+
+
+        ids = torch.randint(0, 20, (2, 5))
+        model = Net()
+
+
+        @torch.no_grad
+        def evaluate():
+            return model(ids)
+
+
+        @torch.compile
+        def train_step():
+            return model(ids)
+
+
+        evaluate()
+        train_step()
+        with torch.autograd.set_grad_enabled(False):
+            model(ids)
+        with torch.no_grad():
+            with torch.autograd.set_detect_anomaly(True):
+                model(ids)
+        Sampler(model).sample(ids)
+        generator = Generator()
+        generator.generate(ids)
+        """
+    )
+    assert facts.internal_errors == []
+    assert [(call.grad, module.code_for_node(report_node(call))) for call in facts.model_calls] == [
+        (False, "model(ids)"),
+        (True, "model(ids)"),
+        (False, "model(ids)"),
+        (False, "model(ids)"),
+        (False, "self.model(ids)"),
+        (True, "generator.generate(ids)"),
+    ]
+
+
+def test_tolist_elements_of_one_tensor_share_their_symbol() -> None:
+    """``starts.tolist()`` twice over the same tensor gives elements of one symbol (so that windows cut
+    at them line up); another tensor's elements get another."""
+    values = values_of(body(
+        """
+        row = i[0]
+        first = row.tolist()
+        again = row.tolist()
+        other = i[1].tolist()
+        """
+    ))
+    symbols = [values[name].element.dim for name in ("first", "again", "other")]
+    assert all(symbol is not None and not symbol.is_const for symbol in symbols)
+    assert str(symbols[0]) == str(symbols[1]) and str(symbols[0]) != str(symbols[2])
