@@ -1730,3 +1730,268 @@ def test_tolist_elements_of_one_tensor_share_their_symbol() -> None:
     symbols = [values[name].element.dim for name in ("first", "again", "other")]
     assert all(symbol is not None and not symbol.is_const for symbol in symbols)
     assert str(symbols[0]) == str(symbols[1]) and str(symbols[0]) != str(symbols[2])
+
+
+# --- joins: stack and cat (ops/joins) -------------------------------------------------------------
+
+
+def test_stack_by_keyword_and_position_of_lists_known_and_unknown() -> None:
+    """``torch.stack`` reads ``tensors=`` and ``dim=`` by keyword or position; a list of unknown length
+    of (t, d) rows stacks to (n, t, d) on dim 0 only (n a fresh size); stacks it cannot shape keep the
+    first tensor's dtype and the scale the tensors share; every result is made at the call."""
+    import re
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], i: Int[Tensor, "b t"], p: Float[Tensor, "*batch d"], xs):
+            by_keyword = torch.stack(tensors=[x, x], dim=1)
+            by_position = torch.stack([x, x], 1)
+            last = torch.stack([x, x], -1)
+            first_axis = torch.stack([x, x], dim=-4)
+            single = torch.stack([x])
+            out_of_range = torch.stack([x, x], dim=4)
+            single_out_of_range = torch.stack([x], dim=5)
+            single_variadic = torch.stack([p])
+            sx = x / 8
+            uneven = torch.stack([sx, sx[:, :1]])
+            variadic = torch.stack([p, p])
+            rows = torch.stack([x[k] for k in range(len(xs))])
+            rows_keyword = torch.stack(tensors=[x[k] for k in range(len(xs))])
+            rows_inner = torch.stack([i[k] for k in range(len(xs))], dim=1)
+            unknown = torch.stack(xs)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    values = {name: value for name, value in values.items() if name != "k"}  # the comprehensions' index
+    shapes = {name: _shape(value) for name, value in values.items() if name != "sx"}
+    assert shapes == {
+        "by_keyword": "(b, 2, t, d)",
+        "by_position": "(b, 2, t, d)",
+        "last": "(b, t, d, 2)",
+        "first_axis": "(2, b, t, d)",
+        "single": "(1, b, t, d)",
+        "out_of_range": None,
+        "single_out_of_range": None,
+        "single_variadic": None,
+        "uneven": None,
+        "variadic": None,
+        "rows": shapes["rows"],
+        "rows_keyword": shapes["rows_keyword"],
+        "rows_inner": None,
+        "unknown": None,
+    }
+    assert re.fullmatch(r"\(n\d*, t, d\)", shapes["rows"]) and re.fullmatch(r"\(n\d*, t, d\)", shapes["rows_keyword"])
+    dtypes = {name: value.dtype for name, value in values.items()}
+    assert dtypes.pop("unknown") is None and dtypes.pop("rows_inner") == "int"
+    assert set(dtypes.values()) == {"float"}
+    assert values["uneven"].tag(ScaleTag) is not None and values["uneven"].tag(ScaleTag).factor == values["sx"].tag(ScaleTag).factor
+    for name, value in values.items():
+        if name != "sx":
+            assert _code(value.node).startswith("torch.stack("), name
+
+
+def test_cat_by_keyword_of_lists_known_and_unknown() -> None:
+    """``torch.cat`` reads ``tensors=`` by keyword; a list of unknown length of (t, d) rows joins to
+    (n*t, d) on dim 0 (torch: ``cat([x[k] for k in range(2)])`` of (2, 3, 4) is (6, 4)), and to an
+    unknown shape elsewhere or for 0-d items (torch refuses those); an unreadable dim gives an unknown
+    shape; every result is made at the call."""
+    import re
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], xs):
+            by_keyword = torch.cat(tensors=[x, x], dim=1)
+            rows = torch.cat([x[k] for k in range(len(xs))])
+            rows_keyword = torch.cat(tensors=[x[k] for k in range(len(xs))])
+            rows_inner = torch.cat([x[k] for k in range(len(xs))], dim=1)
+            scalars = torch.cat([x[k, 0, 0] for k in range(len(xs))])
+            unreadable_dim = torch.cat([x, x], dim=xs)
+            unknown = torch.cat(xs)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments if a.name != "k"}
+    shapes = {name: _shape(value) for name, value in values.items()}
+    assert shapes["by_keyword"] == "(b, 2*t, d)"
+    assert re.fullmatch(r"\(n\d*\*t, d\)", shapes["rows"]) and re.fullmatch(r"\(n\d*\*t, d\)", shapes["rows_keyword"])
+    assert [shapes[name] for name in ("rows_inner", "scalars", "unreadable_dim", "unknown")] == [None] * 4
+    assert [values[name].dtype for name in ("by_keyword", "rows", "rows_keyword", "rows_inner", "scalars")] == ["float"] * 5
+    assert values["unknown"].dtype is None
+    assert all(_code(value.node).startswith("torch.cat(") for value in values.values())
+
+
+def test_unbind_pieces_their_count_shape_and_projection_part() -> None:
+    """``unbind`` gives one (rest)-shaped piece per index of a constant axis up to 64 (dim 0 by
+    default), an unknown count above or for a symbolic axis (every piece still has the rest's shape),
+    and only the dtype for a variadic or unknown source or an out-of-range axis; pieces of a
+    projection know their part."""
+    from shapecheck.engine.domain.tags import SplitTuple
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], r: Float[Tensor, "b t 12"], p: Float[Tensor, "*batch d"], u: Float[Tensor, "b 1 t"], xs):
+            default = x.unbind()
+            columns = torch.unbind(r, dim=2)
+            one = u.unbind(1)
+            most = torch.zeros(64, 2).unbind()
+            too_many = torch.zeros(65, 2).unbind()
+            variadic = p.unbind(0)
+            out_of_range = x.unbind(3)
+            unknown = torch.unbind(xs)
+            proj = nn.Linear(12, 36)
+            parts = proj(r).unflatten(-1, (3, 12)).unbind(2)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {}
+    for name, value in values.items():
+        if isinstance(value, SplitTuple):
+            count = None if value.pieces is None else len(value.pieces)
+            shapes = sorted({_shape(piece) for piece in value.pieces or ()})
+            found[name] = (count, shapes, _shape(value.template), value.template.dtype, value.exact)
+    assert found == {
+        "default": (None, [], "(t, d)", "float", True),
+        "columns": (12, ["(b, t)"], "(b, t)", "float", True),
+        "one": (1, ["(b, t)"], "(b, t)", "float", True),
+        "most": (64, ["(2)"], "(2)", "float", True),
+        "too_many": (None, [], "(2)", "float", True),
+        "variadic": (None, [], None, "float", False),
+        "out_of_range": (None, [], None, "float", False),
+        "unknown": (None, [], None, None, False),
+        "parts": (3, ["(b, t, 12)"], "(b, t, 12)", "float", True),
+    }
+    assert [piece.tag(ProjectionTag).part for piece in values["parts"].pieces] == [(0,), (1,), (2,)]
+
+
+# --- token windows (ops/windows): the offset, length and time axis of a cut sequence ---------------
+
+
+def _windows(src: str) -> dict:
+    from shapecheck.engine.domain.tags import SequenceOriginTag
+
+    facts = analyze_src(HEADER + textwrap.dedent(src))
+    assert facts.internal_errors == []
+    found = {}
+    for assignment in run_of(facts, "f").assignments:
+        tag = assignment.value.tag(SequenceOriginTag) if hasattr(assignment.value, "tag") else None
+        found[assignment.name] = None if tag is None else (
+            str(tag.offset), None if tag.length is None else str(tag.length), tag.sliced, tag.axis, tag.opaque,
+        )
+    return found
+
+
+def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
+    """A slice of a 1-D int sequence (or along the time axis of a batch-first one) is a window: its
+    offset is the start, its length stop - start, ``[:-1]`` counted from the end (torch: ``data[2:-1]``
+    of 500 is 497 long); slicing a window moves it; a step, a negative start, a single time position
+    or a float tensor give none; a batch index keeps it (its time axis no longer known); ``roll`` and
+    ``flip`` keep where it came from but mark it moved."""
+    found = _windows(
+        """
+        def f(i: int, xs):
+            data = torch.randint(0, 40, (500,))
+            batch = torch.randint(0, 40, (4, 16))
+            window = data[i : i + 16]
+            tail = data[3:]
+            head = data[:-1]
+            cut = data[2:-1]
+            stepped = data[0:16:2]
+            negative = data[-16:]
+            inner = window[1:]
+            inner_cut = window[:-1]
+            inner_tail = window[2:-3]
+            shifted = batch[:, 1:]
+            prefix = batch[:, :-1]
+            rows = batch[1:]
+            moved_rows = shifted[1:]
+            picked = shifted[0]
+            picked_time = shifted[:, 0]
+            every = shifted[:, ::2]
+            rolled = torch.roll(window, 1)
+            flipped = window.flip(0)
+            unknown = xs[:, 1:]
+            unknown_window = unknown[:, :-1]
+            floats = torch.randn(500)[1:]
+        """
+    )
+    assert found == {
+        "data": None,
+        "batch": None,
+        "window": ("i", "16", True, 0, False),
+        "tail": ("3", "497", True, 0, False),
+        "head": ("0", "499", True, 0, False),
+        "cut": ("2", "497", True, 0, False),
+        "stepped": None,
+        "negative": None,
+        "inner": ("i+1", "15", True, 0, False),
+        "inner_cut": ("i", "15", True, 0, False),
+        "inner_tail": ("i+2", "11", True, 0, False),
+        "shifted": ("1", "15", True, 1, False),
+        "prefix": ("0", "15", True, 1, False),
+        "rows": None,
+        "moved_rows": ("1", "15", True, 1, False),
+        "picked": ("1", "15", True, None, False),
+        "picked_time": None,
+        "every": None,
+        "rolled": ("i", "16", True, None, True),
+        "flipped": ("i", "16", True, None, True),
+        "unknown": ("1", None, True, 1, False),
+        "unknown_window": ("1", None, True, 1, False),
+        "floats": None,
+    }
+
+
+def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword() -> None:
+    """Int ids passed to a model of the file (by position or keyword) become a sequence at offset 0,
+    as long as their last axis, not cut (their variable too, so a target that is the same tensor is
+    the input); each tensor is its own sequence; float inputs are none."""
+    from shapecheck.engine.domain.tags import SequenceOriginTag
+
+    src = HEADER + textwrap.dedent(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(40, 8)
+
+            def forward(self, idx):
+                return self.emb(idx)
+
+
+        def f():
+            model = Net()
+            ids = torch.randint(0, 40, (4, 16))
+            other = torch.randint(0, 40, (4, 16))
+            logits = model(ids)
+            after = ids
+            by_keyword = model(idx=other)
+            after_keyword = other
+            window = ids[:, 1:]
+            feats = torch.randn(4, 16)
+            out = model(feats)
+            after_feats = feats
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    tags = {name: value.tag(SequenceOriginTag) for name, value in values.items() if hasattr(value, "tag")}
+    found = {
+        name: None if tag is None else (str(tag.offset), str(tag.length), tag.sliced, _code(tag.node))
+        for name, tag in tags.items()
+    }
+    assert found == {
+        "ids": None, "other": None, "feats": None, "out": None, "after_feats": None,
+        "logits": ("0", "16", False, "ids"),
+        "after": ("0", "16", False, "ids"),
+        "by_keyword": ("0", "16", False, "other"),
+        "after_keyword": ("0", "16", False, "other"),
+        "window": ("1", "15", True, "ids[:, 1:]"),
+    }
+    assert tags["logits"].source is tags["after"].source is tags["window"].source
+    assert tags["by_keyword"].source is tags["after_keyword"].source is not tags["logits"].source
