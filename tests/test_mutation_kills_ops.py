@@ -1995,3 +1995,74 @@ def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword
     }
     assert tags["logits"].source is tags["after"].source is tags["window"].source
     assert tags["by_keyword"].source is tags["after_keyword"].source is not tags["logits"].source
+
+
+# --- einsum and einops.einsum (ops/patterns) ---------------------------------------------------------
+
+
+def test_einsum_equations_operands_and_einops_word_patterns() -> None:
+    """``torch.einsum``: explicit and implicit outputs (implicit: the letters seen once, sorted),
+    operands as a tuple, spaces, an ellipsis in the inputs only; what it cannot read gives an unknown
+    shape (two ellipses, a digit, too few operands, an unreadable equation, an ellipsis in the output);
+    an index of two different sizes is a conflict (torch raises), a size of 1 broadcasts. Shapes are
+    torch's. ``einops.einsum`` names axes with words (the pattern last) and is read the same way:
+    q @ k^T written with words is attention scores; a group or a missing ``->`` is not read."""
+    from shapecheck.engine.domain.values import ScoresTag
+
+    src = HEADER + "import einops\n" + textwrap.dedent(
+        """
+        def f(xs):
+            a = torch.randn(2, 3)
+            b = torch.randn(3, 5)
+            q = torch.randn(2, 4, 6, 8)
+            k = torch.randn(2, 4, 7, 8)
+            p = torch.randn(2, 6, 3)
+            explicit = torch.einsum("ij,jk->ik", a, b)
+            as_tuple = torch.einsum("ij,jk->ik", (a, b))
+            implicit = torch.einsum("ij,jk", a, b)
+            implicit_order = torch.einsum("jk,ij", b, a)
+            spaced = torch.einsum(" i j , j k -> k i ", a, b)
+            ellipsis_out = torch.einsum("...j,jk->...k", p, b)
+            ellipsis_in = torch.einsum("...j,jk->k", p, b)
+            two_ellipses = torch.einsum("...j...,jk->k", p, b)
+            bad_letter = torch.einsum("i2,jk->ik", a, b)
+            too_few = torch.einsum("ij,jk,kl->il", a, b)
+            unreadable = torch.einsum(xs, a, b)
+            conflict = torch.einsum("ij,jk->ik", a, a)
+            broadcast_one = torch.einsum("ij,jk->ik", torch.randn(2, 1), b)
+            scores = torch.einsum("bhid,bhjd->bhij", q, k)
+            words = einops.einsum(q, k, "b h i d, b h j d -> b h i j")
+            word_ellipsis = einops.einsum(p, b, "... j, j k -> ... k")
+            word_group = einops.einsum(q, k, "b h i (d), b h j d -> b h i j")
+            no_arrow = einops.einsum(q, k, "b h i d, b h j d")
+            word_unreadable = einops.einsum(q, k, xs)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {name: (_shape(value), value.dtype, value.has(ScoresTag)) for name, value in values.items() if name not in ("a", "b", "q", "k", "p")}
+    unknown = (None, None, False)
+    assert found == {
+        "explicit": ("(2, 5)", "float", False),
+        "as_tuple": ("(2, 5)", "float", False),
+        "implicit": ("(2, 5)", "float", False),
+        "implicit_order": ("(2, 5)", "float", False),
+        "spaced": ("(5, 2)", "float", False),
+        "ellipsis_out": (None, "float", False),
+        "ellipsis_in": ("(5)", "float", False),
+        "two_ellipses": unknown,
+        "bad_letter": unknown,
+        "too_few": unknown,
+        "unreadable": unknown,
+        "conflict": ("(2, 3)", "float", False),
+        "broadcast_one": ("(2, 5)", "float", False),
+        "scores": ("(2, 4, 6, 7)", "float", True),
+        "words": ("(2, 4, 6, 7)", "float", True),
+        "word_ellipsis": (None, "float", False),
+        "word_group": unknown,
+        "no_arrow": unknown,
+        "word_unreadable": unknown,
+    }
+    assert [(_code(c.node), c.op) for c in facts.conflicts] == [('torch.einsum("ij,jk->ik", a, a)', "einsum")]
+    assert all(_code(value.node).startswith(("torch.einsum(", "einops.einsum(")) for name, value in values.items() if name not in ("a", "b", "q", "k", "p"))
