@@ -1871,12 +1871,17 @@ def test_unbind_pieces_their_count_shape_and_projection_part() -> None:
 # --- token windows (ops/windows): the offset, length and time axis of a cut sequence ---------------
 
 
-def _windows(src: str) -> dict:
+def _windows(src: str, sources: dict | None = None) -> dict:
     from shapecheck.engine.domain.tags import SequenceOriginTag
 
     facts = analyze_src(HEADER + textwrap.dedent(src))
     assert facts.internal_errors == []
     found = {}
+    if sources is not None:
+        for assignment in run_of(facts, "f").assignments:
+            tag = assignment.value.tag(SequenceOriginTag) if hasattr(assignment.value, "tag") else None
+            if tag is not None:
+                sources[assignment.name] = tag.source
     for assignment in run_of(facts, "f").assignments:
         tag = assignment.value.tag(SequenceOriginTag) if hasattr(assignment.value, "tag") else None
         found[assignment.name] = None if tag is None else (
@@ -1890,10 +1895,12 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
     offset is the start, its length stop - start, ``[:-1]`` counted from the end (torch: ``data[2:-1]``
     of 500 is 497 long); slicing a window moves it; a step, a negative start, a single time position
     or a float tensor give none; a batch index keeps it (its time axis no longer known); ``roll`` and
-    ``flip`` keep where it came from but mark it moved."""
+    ``flip`` keep where it came from but mark it moved. Windows of one tensor share its identity,
+    made where the tensor was."""
+    sources: dict = {}
     found = _windows(
         """
-        def f(i: int, xs):
+        def f(i: int, xs, ids: Int[Tensor, "*batch t"]):
             data = torch.randint(0, 40, (500,))
             batch = torch.randint(0, 40, (4, 16))
             window = data[i : i + 16]
@@ -1917,7 +1924,13 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
             unknown = xs[:, 1:]
             unknown_window = unknown[:, :-1]
             floats = torch.randn(500)[1:]
-        """
+            ellipsis = batch[..., 1:]
+            ellipsis_unknown = xs[..., 1:]
+            ellipsis_variadic = ids[..., 1:]
+            two_ellipses = batch[..., 1:, ...]
+            new_axis = batch[None, :, 1:]
+        """,
+        sources,
     )
     assert found == {
         "data": None,
@@ -1943,7 +1956,15 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
         "unknown": ("1", None, True, 1, False),
         "unknown_window": ("1", None, True, 1, False),
         "floats": None,
+        "ellipsis": ("1", "15", True, 1, False),
+        "ellipsis_unknown": ("1", None, True, None, False),
+        "ellipsis_variadic": ("1", "t-1", True, None, False),
+        "two_ellipses": None,
+        "new_axis": ("1", "15", True, None, False),
     }
+    assert sources["window"] is sources["tail"] is sources["inner"] is sources["rolled"]
+    assert sources["shifted"] is sources["prefix"] is sources["ellipsis"] is not sources["window"]
+    assert _code(sources["window"].node) == "torch.randint(0, 40, (500,))"
 
 
 def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword() -> None:
