@@ -1929,6 +1929,10 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
             ellipsis_variadic = ids[..., 1:]
             two_ellipses = batch[..., 1:, ...]
             new_axis = batch[None, :, 1:]
+            stream = torch.as_tensor(xs)[3:]
+            row_then_window = xs[0, 1:]
+            both_cut = xs[1:, 1:]
+            three_axes = xs[:, :, 1:]
         """,
         sources,
     )
@@ -1961,6 +1965,10 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
         "ellipsis_variadic": ("1", "t-1", True, None, False),
         "two_ellipses": None,
         "new_axis": ("1", "15", True, None, False),
+        "stream": ("3", None, True, 0, False),
+        "row_then_window": None,
+        "both_cut": None,
+        "three_axes": None,
     }
     assert sources["window"] is sources["tail"] is sources["inner"] is sources["rolled"]
     assert sources["shifted"] is sources["prefix"] is sources["ellipsis"] is not sources["window"]
