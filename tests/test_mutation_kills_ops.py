@@ -1658,7 +1658,7 @@ def test_more_gradient_switches_bare_decorators_and_switches_held_elsewhere() ->
     """Bare ``@torch.no_grad`` (torch accepts it without parentheses) turns gradients off and a bare
     ``@torch.compile`` does nothing to them; ``torch.autograd.set_grad_enabled(False)`` is a switch,
     ``torch.autograd.set_detect_anomaly(True)`` is none (gradients stay off inside ``no_grad``); a
-    switch held by an object (``self.no_grad = torch.no_grad``) is followed; a model calling itself
+    switch held by an object (``self.no_grad = torch.no_grad``) or picked from a tuple is followed; a model calling itself
     from its own method is reported at the script's call of that method."""
     from shapecheck.engine.facts.training import report_node
 
@@ -1703,6 +1703,9 @@ def test_more_gradient_switches_bare_decorators_and_switches_held_elsewhere() ->
         Sampler(model).sample(ids)
         generator = Generator()
         generator.generate(ids)
+        switches = (torch.no_grad, torch.enable_grad)
+        with switches[0]():
+            model(ids)
         """
     )
     assert facts.internal_errors == []
@@ -1713,6 +1716,7 @@ def test_more_gradient_switches_bare_decorators_and_switches_held_elsewhere() ->
         (False, "model(ids)"),
         (False, "self.model(ids)"),
         (True, "generator.generate(ids)"),
+        (False, "model(ids)"),
     ]
 
 
