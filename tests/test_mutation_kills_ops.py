@@ -2064,6 +2064,8 @@ def test_einsum_equations_operands_and_einops_word_patterns() -> None:
             conflict = torch.einsum("ij,jk->ik", a, a)
             broadcast_one = torch.einsum("ij,jk->ik", torch.randn(2, 1), b)
             scores = torch.einsum("bhid,bhjd->bhij", q, k)
+            ellipsis_scores = torch.einsum("...id,...jd->...ij", q, k)
+            mid_ellipsis = torch.einsum("j...,jk->k", torch.randn(3, 2, 6), b)
             words = einops.einsum(q, k, "b h i d, b h j d -> b h i j")
             word_ellipsis = einops.einsum(p, b, "... j, j k -> ... k")
             word_group = einops.einsum(q, k, "b h i (d), b h j d -> b h i j")
@@ -2091,6 +2093,8 @@ def test_einsum_equations_operands_and_einops_word_patterns() -> None:
         "conflict": ("(2, 3)", "float", False),
         "broadcast_one": ("(2, 5)", "float", False),
         "scores": ("(2, 4, 6, 7)", "float", True),
+        "ellipsis_scores": (None, "float", True),
+        "mid_ellipsis": ("(5)", "float", False),
         "words": ("(2, 4, 6, 7)", "float", True),
         "word_ellipsis": (None, "float", False),
         "word_group": unknown,
