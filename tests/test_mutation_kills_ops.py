@@ -1937,6 +1937,12 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
             row_then_window = xs[0, 1:]
             both_cut = xs[1:, 1:]
             three_axes = xs[:, :, 1:]
+            unreadable_stop = data[3:xs]
+            stream_cut = torch.as_tensor(xs)[3:10]
+            stream_inner = stream_cut[1:]
+            both_axes = shifted[1:, 1:]
+            unknown_start = data[i * 0.5 :]
+            moved_unknown = unknown_start[1:]
         """,
         sources,
     )
@@ -1973,6 +1979,12 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
         "row_then_window": None,
         "both_cut": None,
         "three_axes": None,
+        "unreadable_stop": ("3", "xs-3", True, 0, False),
+        "stream_cut": ("3", "7", True, 0, False),
+        "stream_inner": ("4", None, True, 0, False),
+        "both_axes": ("2", "14", True, 1, False),
+        "unknown_start": ("None", None, True, 0, False),
+        "moved_unknown": ("None", None, True, 0, False),
     }
     assert sources["window"] is sources["tail"] is sources["inner"] is sources["rolled"]
     assert sources["shifted"] is sources["prefix"] is sources["ellipsis"] is not sources["window"]
@@ -1996,7 +2008,7 @@ def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword
                 return self.emb(idx)
 
 
-        def f():
+        def f(xs):
             model = Net()
             ids = torch.randint(0, 40, (4, 16))
             other = torch.randint(0, 40, (4, 16))
@@ -2008,6 +2020,9 @@ def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword
             feats = torch.randn(4, 16)
             out = model(feats)
             after_feats = feats
+            rolled_logits = torch.roll(logits, 1, dims=1)
+            unknown_ids = torch.as_tensor(xs)
+            unknown_out = model(unknown_ids)
         """
     )
     facts = analyze_src(src)
@@ -2025,7 +2040,11 @@ def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword
         "by_keyword": ("0", "16", False, "other"),
         "after_keyword": ("0", "16", False, "other"),
         "window": ("1", "15", True, "ids[:, 1:]"),
+        "rolled_logits": ("0", "16", False, "ids"),
+        "unknown_ids": None,
+        "unknown_out": ("0", "None", False, "unknown_ids"),
     }
+    assert tags["rolled_logits"].opaque and not tags["logits"].opaque  # rolled: its positions moved
     assert tags["logits"].source is tags["after"].source is tags["window"].source
     assert tags["by_keyword"].source is tags["after_keyword"].source is not tags["logits"].source
 
