@@ -1502,3 +1502,626 @@ def test_arithmetic_on_sizes_and_scale_factors() -> None:
     assert [values[n].scale.coef for n in ("total", "gap")] == [0.75, 0.75]
     assert isinstance(values["root"], FloatValue) and abs(values["root"].scale.coef - 2**0.5) < 1e-12
     assert str(values["scale"].scale.factors) == "((Dim('d'), Fraction(-1, 2)),)"
+
+
+def test_a_decorator_from_the_project_is_read_from_its_import_and_a_re_exported_no_grad_is_followed(tmp_path) -> None:
+    """A decorator imported from a project module whose name is no grad switch's (``auto_docstring``)
+    is decided from the import alone: the module defining it is never loaded (it is no dependency of
+    the file). A re-export of ``torch.no_grad`` under its own name is followed into its module, by
+    name, through the module (``grads.no_grad()``) and through a package's module
+    (``from tools import switches``, ``switches.no_grad()``)."""
+    from pathlib import Path
+
+    from shapecheck.linter import analyze
+    from shapecheck.project import LintContext, Workspace
+
+    (tmp_path / "grads.py").write_text("import torch\n\nno_grad = torch.no_grad\n")
+    (tmp_path / "docs.py").write_text("def auto_docstring(function):\n    return function\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "__init__.py").write_text("")
+    (tmp_path / "tools" / "switches.py").write_text("import torch\n\nno_grad = torch.no_grad\n")
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+        import docs
+        import grads
+        from docs import auto_docstring
+        from grads import no_grad
+        from tools import switches
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(20, 16)
+                self.drop = nn.Dropout(0.1)
+
+            def forward(self, ids):
+                return self.drop(self.emb(ids)).sum()
+
+
+        ids = torch.randint(0, 20, (4, 8))
+        model = Net()
+
+
+        @no_grad()
+        def evaluate():
+            return model(ids)
+
+
+        @grads.no_grad()
+        def evaluate_again():
+            return model(ids)
+
+
+        @auto_docstring
+        def train_step():
+            model(ids).backward()
+
+
+        @docs.auto_docstring
+        def train_step_again():
+            model(ids).backward()
+
+
+        @switches.no_grad()
+        def evaluate_in_a_package():
+            return model(ids)
+
+
+        train_step()
+        train_step_again()
+        evaluate()
+        evaluate_again()
+        evaluate_in_a_package()
+        """
+    ))
+    context = LintContext.for_file(Workspace(), script)
+    facts = analyze(context.this.module, context.this.source, str(script), context.graph, context.this)
+    assert facts.internal_errors == []
+    assert [call.grad for call in facts.model_calls] == [True, True, False, False, False]
+    assert sorted(Path(path).relative_to(tmp_path).as_posix() for path in facts.project_reads) == [
+        "grads.py", "tools/__init__.py", "tools/switches.py",
+    ]
+
+
+def test_modes_name_their_setter_and_calls_not_followed_make_them_unknown() -> None:
+    """A model starts in training mode at its construction (kept through ``.to(...)``, which returns
+    the model itself); ``.eval()`` sets eval mode there; an imported helper given the model, or a file
+    helper the engine does not follow (``*args``), may switch it: unknown from that call on (the
+    imported helper only for the models passed to it). An object that is no ``nn.Module`` is no
+    model: its ``train()`` and ``to()`` switch and move nothing."""
+    from shapecheck.engine.domain import modes
+    from shapecheck.engine.domain.values import ObjectValue
+
+    module, facts = training_facts_of(
+        """
+        import sys
+
+        from elsewhere import evaluate_elsewhere, Base
+
+
+        class Runner(Base):
+            def __call__(self, ids):
+                return ids
+
+
+        def step(*args):
+            return args
+
+
+        ids = torch.randint(0, 20, (2, 5))
+        model = Net().to("cpu")
+        model(ids)
+        model.eval()
+        model(ids)
+        evaluate_elsewhere(model)
+        model(ids)
+        model.train()
+        other = Net()
+        other.eval()
+        evaluate_elsewhere(other)
+        model(ids)
+        step(*sys.argv)
+        model(ids)
+        other(ids)
+        runner = Runner()
+        runner.train()
+        runner(ids)
+
+
+        def move(device):
+            runner = Runner()
+            moved = runner.to(device)
+            return moved
+        """
+    )
+    assert facts.internal_errors == []
+    moved = {a.name: a.value for a in run_of(facts, "move").assignments}["moved"]
+    assert not isinstance(moved, ObjectValue)  # a Runner's own `to` (from its unknown base) may return anything
+    found = [
+        (modes.kinds(call.modes), sorted(module.code_for_node(node) for node in modes.setters(call.modes, kind)))
+        for call in facts.model_calls
+        for kind in modes.kinds(call.modes)
+    ]
+    assert found == [
+        ({"train"}, ["Net()"]),
+        ({"eval"}, ["model.eval()"]),
+        ({"unknown"}, ["evaluate_elsewhere(model)"]),
+        ({"train"}, ["model.train()"]),
+        ({"unknown"}, ["step(*sys.argv)"]),
+        ({"unknown"}, ["step(*sys.argv)"]),
+    ]
+
+
+def test_more_gradient_switches_bare_decorators_and_switches_held_elsewhere() -> None:
+    """Bare ``@torch.no_grad`` (torch accepts it without parentheses) turns gradients off and a bare
+    ``@torch.compile`` does nothing to them; ``torch.autograd.set_grad_enabled(False)`` is a switch,
+    ``torch.autograd.set_detect_anomaly(True)`` is none (gradients stay off inside ``no_grad``); a
+    switch held by an object (``self.no_grad = torch.no_grad``) or picked from a tuple is followed; a model calling itself
+    from its own method is reported at the script's call of that method."""
+    from shapecheck.engine.facts.training import report_node
+
+    module, facts = training_facts_of(
+        """
+        class Sampler:
+            def __init__(self, model):
+                self.model = model
+                self.no_grad = torch.no_grad
+
+            def sample(self, ids):
+                with self.no_grad():
+                    return self.model(ids)
+
+
+        class Generator(Net):
+            def generate(self, ids):
+                return self(ids)
+
+
+        ids = torch.randint(0, 20, (2, 5))
+        model = Net()
+
+
+        @torch.no_grad
+        def evaluate():
+            return model(ids)
+
+
+        @torch.compile
+        def train_step():
+            return model(ids)
+
+
+        evaluate()
+        train_step()
+        with torch.autograd.set_grad_enabled(False):
+            model(ids)
+        with torch.no_grad():
+            with torch.autograd.set_detect_anomaly(True):
+                model(ids)
+        Sampler(model).sample(ids)
+        generator = Generator()
+        generator.generate(ids)
+        switches = (torch.no_grad, torch.enable_grad)
+        with switches[0]():
+            model(ids)
+        """
+    )
+    assert facts.internal_errors == []
+    assert [(call.grad, module.code_for_node(report_node(call))) for call in facts.model_calls] == [
+        (False, "model(ids)"),
+        (True, "model(ids)"),
+        (False, "model(ids)"),
+        (False, "model(ids)"),
+        (False, "self.model(ids)"),
+        (True, "generator.generate(ids)"),
+        (False, "model(ids)"),
+    ]
+
+
+def test_tolist_elements_of_one_tensor_share_their_symbol() -> None:
+    """``starts.tolist()`` twice over the same tensor gives elements of one symbol (so that windows cut
+    at them line up); another tensor's elements get another."""
+    values = values_of(body(
+        """
+        row = i[0]
+        first = row.tolist()
+        again = row.tolist()
+        other = i[1].tolist()
+        """
+    ))
+    symbols = [values[name].element.dim for name in ("first", "again", "other")]
+    assert all(symbol is not None and not symbol.is_const for symbol in symbols)
+    assert str(symbols[0]) == str(symbols[1]) and str(symbols[0]) != str(symbols[2])
+
+
+# --- joins: stack and cat (ops/joins) -------------------------------------------------------------
+
+
+def test_stack_by_keyword_and_position_of_lists_known_and_unknown() -> None:
+    """``torch.stack`` reads ``tensors=`` and ``dim=`` by keyword or position; a list of unknown length
+    of (t, d) rows stacks to (n, t, d) on dim 0 only (n a fresh size); stacks it cannot shape keep the
+    first tensor's dtype and the scale the tensors share; every result is made at the call."""
+    import re
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], i: Int[Tensor, "b t"], p: Float[Tensor, "*batch d"], xs):
+            by_keyword = torch.stack(tensors=[x, x], dim=1)
+            by_position = torch.stack([x, x], 1)
+            last = torch.stack([x, x], -1)
+            first_axis = torch.stack([x, x], dim=-4)
+            single = torch.stack([x])
+            out_of_range = torch.stack([x, x], dim=4)
+            single_out_of_range = torch.stack([x], dim=5)
+            single_variadic = torch.stack([p])
+            sx = x / 8
+            uneven = torch.stack([sx, sx[:, :1]])
+            variadic = torch.stack([p, p])
+            rows = torch.stack([x[k] for k in range(len(xs))])
+            rows_keyword = torch.stack(tensors=[x[k] for k in range(len(xs))])
+            rows_inner = torch.stack([i[k] for k in range(len(xs))], dim=1)
+            unknown = torch.stack(xs)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    values = {name: value for name, value in values.items() if name != "k"}  # the comprehensions' index
+    shapes = {name: _shape(value) for name, value in values.items() if name != "sx"}
+    assert shapes == {
+        "by_keyword": "(b, 2, t, d)",
+        "by_position": "(b, 2, t, d)",
+        "last": "(b, t, d, 2)",
+        "first_axis": "(2, b, t, d)",
+        "single": "(1, b, t, d)",
+        "out_of_range": None,
+        "single_out_of_range": None,
+        "single_variadic": None,
+        "uneven": None,
+        "variadic": None,
+        "rows": shapes["rows"],
+        "rows_keyword": shapes["rows_keyword"],
+        "rows_inner": None,
+        "unknown": None,
+    }
+    assert re.fullmatch(r"\(n\d*, t, d\)", shapes["rows"]) and re.fullmatch(r"\(n\d*, t, d\)", shapes["rows_keyword"])
+    dtypes = {name: value.dtype for name, value in values.items()}
+    assert dtypes.pop("unknown") is None and dtypes.pop("rows_inner") == "int"
+    assert set(dtypes.values()) == {"float"}
+    assert values["uneven"].tag(ScaleTag) is not None and values["uneven"].tag(ScaleTag).factor == values["sx"].tag(ScaleTag).factor
+    for name, value in values.items():
+        if name != "sx":
+            assert _code(value.node).startswith("torch.stack("), name
+
+
+def test_cat_by_keyword_of_lists_known_and_unknown() -> None:
+    """``torch.cat`` reads ``tensors=`` by keyword; a list of unknown length of (t, d) rows joins to
+    (n*t, d) on dim 0 (torch: ``cat([x[k] for k in range(2)])`` of (2, 3, 4) is (6, 4)), and to an
+    unknown shape elsewhere or for 0-d items (torch refuses those); an unreadable dim gives an unknown
+    shape; every result is made at the call."""
+    import re
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], xs):
+            by_keyword = torch.cat(tensors=[x, x], dim=1)
+            rows = torch.cat([x[k] for k in range(len(xs))])
+            rows_keyword = torch.cat(tensors=[x[k] for k in range(len(xs))])
+            rows_inner = torch.cat([x[k] for k in range(len(xs))], dim=1)
+            scalars = torch.cat([x[k, 0, 0] for k in range(len(xs))])
+            unreadable_dim = torch.cat([x, x], dim=xs)
+            unknown = torch.cat(xs)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments if a.name != "k"}
+    shapes = {name: _shape(value) for name, value in values.items()}
+    assert shapes["by_keyword"] == "(b, 2*t, d)"
+    assert re.fullmatch(r"\(n\d*\*t, d\)", shapes["rows"]) and re.fullmatch(r"\(n\d*\*t, d\)", shapes["rows_keyword"])
+    assert [shapes[name] for name in ("rows_inner", "scalars", "unreadable_dim", "unknown")] == [None] * 4
+    assert [values[name].dtype for name in ("by_keyword", "rows", "rows_keyword", "rows_inner", "scalars")] == ["float"] * 5
+    assert values["unknown"].dtype is None
+    assert all(_code(value.node).startswith("torch.cat(") for value in values.values())
+
+
+def test_unbind_pieces_their_count_shape_and_projection_part() -> None:
+    """``unbind`` gives one (rest)-shaped piece per index of a constant axis up to 64 (dim 0 by
+    default), an unknown count above or for a symbolic axis (every piece still has the rest's shape),
+    and only the dtype for a variadic or unknown source or an out-of-range axis; pieces of a
+    projection know their part."""
+    from shapecheck.engine.domain.tags import SplitTuple
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], r: Float[Tensor, "b t 12"], p: Float[Tensor, "*batch d"], u: Float[Tensor, "b 1 t"], xs):
+            default = x.unbind()
+            columns = torch.unbind(r, dim=2)
+            one = u.unbind(1)
+            most = torch.zeros(64, 2).unbind()
+            too_many = torch.zeros(65, 2).unbind()
+            variadic = p.unbind(0)
+            out_of_range = x.unbind(3)
+            unknown = torch.unbind(xs)
+            proj = nn.Linear(12, 36)
+            parts = proj(r).unflatten(-1, (3, 12)).unbind(2)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {}
+    for name, value in values.items():
+        if isinstance(value, SplitTuple):
+            count = None if value.pieces is None else len(value.pieces)
+            shapes = sorted({_shape(piece) for piece in value.pieces or ()})
+            found[name] = (count, shapes, _shape(value.template), value.template.dtype, value.exact)
+    assert found == {
+        "default": (None, [], "(t, d)", "float", True),
+        "columns": (12, ["(b, t)"], "(b, t)", "float", True),
+        "one": (1, ["(b, t)"], "(b, t)", "float", True),
+        "most": (64, ["(2)"], "(2)", "float", True),
+        "too_many": (None, [], "(2)", "float", True),
+        "variadic": (None, [], None, "float", False),
+        "out_of_range": (None, [], None, "float", False),
+        "unknown": (None, [], None, None, False),
+        "parts": (3, ["(b, t, 12)"], "(b, t, 12)", "float", True),
+    }
+    assert [piece.tag(ProjectionTag).part for piece in values["parts"].pieces] == [(0,), (1,), (2,)]
+
+
+# --- token windows (ops/windows): the offset, length and time axis of a cut sequence ---------------
+
+
+def _windows(src: str, sources: dict | None = None) -> dict:
+    from shapecheck.engine.domain.tags import SequenceOriginTag
+
+    facts = analyze_src(HEADER + textwrap.dedent(src))
+    assert facts.internal_errors == []
+    found = {}
+    if sources is not None:
+        for assignment in run_of(facts, "f").assignments:
+            tag = assignment.value.tag(SequenceOriginTag) if hasattr(assignment.value, "tag") else None
+            if tag is not None:
+                sources[assignment.name] = tag.source
+    for assignment in run_of(facts, "f").assignments:
+        tag = assignment.value.tag(SequenceOriginTag) if hasattr(assignment.value, "tag") else None
+        found[assignment.name] = None if tag is None else (
+            str(tag.offset), None if tag.length is None else str(tag.length), tag.sliced, tag.axis, tag.opaque,
+        )
+    return found
+
+
+def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
+    """A slice of a 1-D int sequence (or along the time axis of a batch-first one) is a window: its
+    offset is the start, its length stop - start, ``[:-1]`` counted from the end (torch: ``data[2:-1]``
+    of 500 is 497 long); slicing a window moves it; a step, a negative start, a single time position
+    or a float tensor give none; a batch index keeps it (its time axis no longer known); ``roll`` and
+    ``flip`` keep where it came from but mark it moved. Windows of one tensor share its identity,
+    made where the tensor was."""
+    sources: dict = {}
+    found = _windows(
+        """
+        def f(i: int, xs, ids: Int[Tensor, "*batch t"]):
+            data = torch.randint(0, 40, (500,))
+            batch = torch.randint(0, 40, (4, 16))
+            window = data[i : i + 16]
+            tail = data[3:]
+            head = data[:-1]
+            cut = data[2:-1]
+            stepped = data[0:16:2]
+            negative = data[-16:]
+            inner = window[1:]
+            inner_cut = window[:-1]
+            inner_tail = window[2:-3]
+            shifted = batch[:, 1:]
+            prefix = batch[:, :-1]
+            rows = batch[1:]
+            moved_rows = shifted[1:]
+            picked = shifted[0]
+            picked_time = shifted[:, 0]
+            every = shifted[:, ::2]
+            rolled = torch.roll(window, 1)
+            flipped = window.flip(0)
+            unknown = xs[:, 1:]
+            unknown_window = unknown[:, :-1]
+            floats = torch.randn(500)[1:]
+            ellipsis = batch[..., 1:]
+            ellipsis_unknown = xs[..., 1:]
+            ellipsis_variadic = ids[..., 1:]
+            two_ellipses = batch[..., 1:, ...]
+            new_axis = batch[None, :, 1:]
+            stream = torch.as_tensor(xs)[3:]
+            row_then_window = xs[0, 1:]
+            both_cut = xs[1:, 1:]
+            three_axes = xs[:, :, 1:]
+            unreadable_stop = data[3:xs]
+            stream_cut = torch.as_tensor(xs)[3:10]
+            stream_inner = stream_cut[1:]
+            both_axes = shifted[1:, 1:]
+            unknown_start = data[i * 0.5 :]
+            moved_unknown = unknown_start[1:]
+        """,
+        sources,
+    )
+    assert found == {
+        "data": None,
+        "batch": None,
+        "window": ("i", "16", True, 0, False),
+        "tail": ("3", "497", True, 0, False),
+        "head": ("0", "499", True, 0, False),
+        "cut": ("2", "497", True, 0, False),
+        "stepped": None,
+        "negative": None,
+        "inner": ("i+1", "15", True, 0, False),
+        "inner_cut": ("i", "15", True, 0, False),
+        "inner_tail": ("i+2", "11", True, 0, False),
+        "shifted": ("1", "15", True, 1, False),
+        "prefix": ("0", "15", True, 1, False),
+        "rows": None,
+        "moved_rows": ("1", "15", True, 1, False),
+        "picked": ("1", "15", True, None, False),
+        "picked_time": None,
+        "every": None,
+        "rolled": ("i", "16", True, None, True),
+        "flipped": ("i", "16", True, None, True),
+        "unknown": ("1", None, True, 1, False),
+        "unknown_window": ("1", None, True, 1, False),
+        "floats": None,
+        "ellipsis": ("1", "15", True, 1, False),
+        "ellipsis_unknown": ("1", None, True, None, False),
+        "ellipsis_variadic": ("1", "t-1", True, None, False),
+        "two_ellipses": None,
+        "new_axis": ("1", "15", True, None, False),
+        "stream": ("3", None, True, 0, False),
+        "row_then_window": None,
+        "both_cut": None,
+        "three_axes": None,
+        "unreadable_stop": ("3", "xs-3", True, 0, False),
+        "stream_cut": ("3", "7", True, 0, False),
+        "stream_inner": ("4", None, True, 0, False),
+        "both_axes": ("2", "14", True, 1, False),
+        "unknown_start": ("None", None, True, 0, False),
+        "moved_unknown": ("None", None, True, 0, False),
+    }
+    assert sources["window"] is sources["tail"] is sources["inner"] is sources["rolled"]
+    assert sources["shifted"] is sources["prefix"] is sources["ellipsis"] is not sources["window"]
+    assert _code(sources["window"].node) == "torch.randint(0, 40, (500,))"
+
+
+def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword() -> None:
+    """Int ids passed to a model of the file (by position or keyword) become a sequence at offset 0,
+    as long as their last axis, not cut (their variable too, so a target that is the same tensor is
+    the input); each tensor is its own sequence; float inputs are none."""
+    from shapecheck.engine.domain.tags import SequenceOriginTag
+
+    src = HEADER + textwrap.dedent(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(40, 8)
+
+            def forward(self, idx):
+                return self.emb(idx)
+
+
+        def f(xs):
+            model = Net()
+            ids = torch.randint(0, 40, (4, 16))
+            other = torch.randint(0, 40, (4, 16))
+            logits = model(ids)
+            after = ids
+            by_keyword = model(idx=other)
+            after_keyword = other
+            window = ids[:, 1:]
+            feats = torch.randn(4, 16)
+            out = model(feats)
+            after_feats = feats
+            rolled_logits = torch.roll(logits, 1, dims=1)
+            unknown_ids = torch.as_tensor(xs)
+            unknown_out = model(unknown_ids)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    tags = {name: value.tag(SequenceOriginTag) for name, value in values.items() if hasattr(value, "tag")}
+    found = {
+        name: None if tag is None else (str(tag.offset), str(tag.length), tag.sliced, _code(tag.node))
+        for name, tag in tags.items()
+    }
+    assert found == {
+        "ids": None, "other": None, "feats": None, "out": None, "after_feats": None,
+        "logits": ("0", "16", False, "ids"),
+        "after": ("0", "16", False, "ids"),
+        "by_keyword": ("0", "16", False, "other"),
+        "after_keyword": ("0", "16", False, "other"),
+        "window": ("1", "15", True, "ids[:, 1:]"),
+        "rolled_logits": ("0", "16", False, "ids"),
+        "unknown_ids": None,
+        "unknown_out": ("0", "None", False, "unknown_ids"),
+    }
+    assert tags["rolled_logits"].opaque and not tags["logits"].opaque  # rolled: its positions moved
+    assert tags["logits"].source is tags["after"].source is tags["window"].source
+    assert tags["by_keyword"].source is tags["after_keyword"].source is not tags["logits"].source
+
+
+# --- einsum and einops.einsum (ops/patterns) ---------------------------------------------------------
+
+
+def test_einsum_equations_operands_and_einops_word_patterns() -> None:
+    """``torch.einsum``: explicit and implicit outputs (implicit: the letters seen once, sorted),
+    operands as a tuple, spaces, an ellipsis in the inputs only; what it cannot read gives an unknown
+    shape (two ellipses, a digit, too few operands, an unreadable equation, an ellipsis in the output);
+    an index of two different sizes is a conflict (torch raises), a size of 1 broadcasts. Shapes are
+    torch's. ``einops.einsum`` names axes with words (the pattern last) and is read the same way:
+    q @ k^T written with words is attention scores; a group or a missing ``->`` is not read."""
+    from shapecheck.engine.domain.values import ScoresTag
+
+    src = HEADER + "import einops\n" + textwrap.dedent(
+        """
+        def f(xs):
+            a = torch.randn(2, 3)
+            b = torch.randn(3, 5)
+            q = torch.randn(2, 4, 6, 8)
+            k = torch.randn(2, 4, 7, 8)
+            p = torch.randn(2, 6, 3)
+            explicit = torch.einsum("ij,jk->ik", a, b)
+            as_tuple = torch.einsum("ij,jk->ik", (a, b))
+            implicit = torch.einsum("ij,jk", a, b)
+            implicit_order = torch.einsum("jk,ij", b, a)
+            spaced = torch.einsum(" i j , j k -> k i ", a, b)
+            ellipsis_out = torch.einsum("...j,jk->...k", p, b)
+            ellipsis_in = torch.einsum("...j,jk->k", p, b)
+            two_ellipses = torch.einsum("...j...,jk->k", p, b)
+            bad_letter = torch.einsum("i2,jk->ik", a, b)
+            too_few = torch.einsum("ij,jk,kl->il", a, b)
+            unreadable = torch.einsum(xs, a, b)
+            conflict = torch.einsum("ij,jk->ik", a, a)
+            broadcast_one = torch.einsum("ij,jk->ik", torch.randn(2, 1), b)
+            scores = torch.einsum("bhid,bhjd->bhij", q, k)
+            ellipsis_scores = torch.einsum("...id,...jd->...ij", q, k)
+            mid_ellipsis = torch.einsum("j...,jk->k", torch.randn(3, 2, 6), b)
+            words = einops.einsum(q, k, "b h i d, b h j d -> b h i j")
+            word_ellipsis = einops.einsum(p, b, "... j, j k -> ... k")
+            word_group = einops.einsum(q, k, "b h i (d), b h j d -> b h i j")
+            no_arrow = einops.einsum(q, k, "b h i d, b h j d")
+            word_unreadable = einops.einsum(q, k, xs)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {name: (_shape(value), value.dtype, value.has(ScoresTag)) for name, value in values.items() if name not in ("a", "b", "q", "k", "p")}
+    unknown = (None, None, False)
+    assert found == {
+        "explicit": ("(2, 5)", "float", False),
+        "as_tuple": ("(2, 5)", "float", False),
+        "implicit": ("(2, 5)", "float", False),
+        "implicit_order": ("(2, 5)", "float", False),
+        "spaced": ("(5, 2)", "float", False),
+        "ellipsis_out": (None, "float", False),
+        "ellipsis_in": ("(5)", "float", False),
+        "two_ellipses": unknown,
+        "bad_letter": unknown,
+        "too_few": unknown,
+        "unreadable": unknown,
+        "conflict": ("(2, 3)", "float", False),
+        "broadcast_one": ("(2, 5)", "float", False),
+        "scores": ("(2, 4, 6, 7)", "float", True),
+        "ellipsis_scores": (None, "float", True),
+        "mid_ellipsis": ("(5)", "float", False),
+        "words": ("(2, 4, 6, 7)", "float", True),
+        "word_ellipsis": (None, "float", False),
+        "word_group": unknown,
+        "no_arrow": unknown,
+        "word_unreadable": unknown,
+    }
+    assert [(_code(c.node), c.op) for c in facts.conflicts] == [('torch.einsum("ij,jk->ik", a, a)', "einsum")]
+    assert all(_code(value.node).startswith(("torch.einsum(", "einops.einsum(")) for name, value in values.items() if name not in ("a", "b", "q", "k", "p"))

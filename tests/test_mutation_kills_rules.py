@@ -1472,3 +1472,125 @@ def test_SC204_a_mask_after_the_softmax_or_of_unknown_kind_is_not_a_missing_one(
     # the bare softmax is reported, with a hint
     found = _findings(SC204_MASKED_LATE_OR_ELSEWHERE, "SC204")
     assert [d.line for d in found] == [21] and found[0].hint
+
+
+SC601_HELPERS_AND_RIGHT_CALLS_FIRST = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self, vocab=20, width=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, width)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        return self.head(self.drop(self.emb(ids)))
+
+
+ids = torch.randint(0, 20, (4, 8))
+model = Net()
+probe = nn.Linear(8, 2)
+optim = torch.optim.SGD([*model.parameters(), *probe.parameters()], lr=0.1)
+
+
+def train_step():
+    F.cross_entropy(model(ids).transpose(1, 2), ids).backward()
+
+
+@torch.no_grad()
+def evaluate():
+    return model(ids)
+
+
+for step in range(3):
+    probe(ids.float()).sum().backward()
+    with torch.no_grad():
+        probe(ids.float())
+    train_step()
+    train_step()
+    model(ids).sum().backward()
+    if step % 2 == 0:
+        model.eval()
+        with torch.no_grad():
+            model(ids)
+model.train()
+evaluate()
+evaluate()
+with torch.no_grad():
+    model(ids)
+"""
+
+
+def test_SC601_right_calls_and_a_helper_met_twice_come_before_later_findings() -> None:
+    # the probe (nothing to switch) evaluated in training mode and the model evaluated in eval mode
+    # are right and come first; a training helper and an evaluation helper each called twice are one
+    # finding each, at the helper's call; the training step and the evaluation after them still count
+    found = _findings(SC601_HELPERS_AND_RIGHT_CALLS_FIRST, "SC601")
+    assert [(d.line, "trains here" in d.message) for d in found] == [(24, True), (29, False), (38, True), (47, False)]
+
+
+def test_SC601_a_model_evaluated_through_its_own_method_is_named_as_the_script_calls_it() -> None:
+    from shapecheck.rules.sc601_missing_train_eval_mode import MissingTrainEvalMode
+
+    (example,) = [e for e in MissingTrainEvalMode.INVALID if "generate() in training mode" in e.title]
+    (found,) = _findings(example.code, "SC601")
+    # reported at `model.generate(...)` (the model calls itself inside), named `model`, not `TinyLM(...)`
+    assert found.message.startswith("`model` is evaluated with gradients off but in training mode")
+
+
+SC603_WINDOWS_AND_ONE_SIDE_CUT = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CharModel(nn.Module):
+    def __init__(self, vocab_size=40, d_model=32):
+        super().__init__()
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, idx):
+        return self.head(self.token_emb(idx))
+
+
+model = CharModel()
+data = torch.randint(0, 40, (500,))
+ids = torch.randint(0, 40, (4, 16))
+
+
+def lm_loss(logits, targets):
+    return F.cross_entropy(logits.transpose(1, 2), targets)
+
+
+def windows(start: int, first: int, n: int):
+    assert first == start
+    u = model(data[start : start + 16])
+    w = model(data[n * 0.5 :])
+    a = F.cross_entropy(u, data[n * 0.5 : n * 0.5 + 16])
+    b = F.cross_entropy(w, data[start : start + 16])
+    c = F.cross_entropy(u, data[first : first + 16])
+    return a + b + c
+
+
+def one_side_cut():
+    net = CharModel()
+    tokens = torch.randint(0, 40, (4, 16))
+    whole = net(tokens)
+    first = lm_loss(net(tokens[:, :16]), tokens)
+    again = lm_loss(net(tokens[:, :16]), tokens)
+    direct = F.cross_entropy(net(tokens[:, :16]).transpose(1, 2), tokens)
+    return whole, first + again + direct
+"""
+
+
+def test_SC603_unknown_offsets_asserted_starts_and_a_window_cut_on_one_side() -> None:
+    found = _findings(SC603_WINDOWS_AND_ONE_SIDE_CUT, "SC603")
+    # an offset the engine cannot read (a float start) on either side is no claim, and comes first;
+    # window starts equal only by `assert first == start` are the same positions; inputs cut to a
+    # window against the whole sequence they came from are enough evidence without causal attention,
+    # reported at the targets (the helper's `targets` once for its two calls, then the direct call)
+    assert _where(SC603_WINDOWS_AND_ONE_SIDE_CUT, found) == [(22, "targets)"), (31, "data[first : first + 16])"), (41, "tokens)")]
+    assert all(d.hint for d in found)

@@ -47,10 +47,10 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         joined = _joined_unknown(call.arg(0, "tensors"), call.node)
         element = getattr(call.arg(0, "tensors"), "element", None)
         shape = element.shape if isinstance(element, TensorValue) else None
-        if axis == 0 and shape is not None and not shape.variadic:
-            # ``torch.stack([data[i:i+T] for i in ix])``: (n, T), n the number of items.
+        if axis == 0 and shape is not None and not shape.variadic and shape.dims:
+            # ``torch.cat([x[i] for i in ix])`` of (T, d) rows: (n*T, d), n the number of items.
             count = Dim.sym(interp.fresh_name("n", use_target=False))
-            return TensorValue(Shape((count,) + shape.dims), joined.dtype, joined.tags, call.node)
+            return TensorValue(Shape((count * shape.dims[0],) + shape.dims[1:]), joined.dtype, joined.tags, call.node)
         return joined
     tensors = [as_tensor(item) for item in items]
     tags = lineage(*tensors) + keep_scale(*tensors)
