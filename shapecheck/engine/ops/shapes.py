@@ -50,7 +50,7 @@ from shapecheck.engine.ops.base import (
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
-from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX, Shape
+from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -124,7 +124,7 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 def _unnamed(interp: "Interpreter", dims: tuple[Dim, ...]) -> bool:
     """Some size is one nobody knows (unnamed, or made up by the engine): it may be 1."""
-    return any(symbol.startswith(ANONYMOUS_PREFIX) or symbol in interp.invented for dim in dims for symbol in dim.symbols())
+    return any(interp.facts.made_up(dim) for dim in dims)
 
 
 def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame: "Frame") -> Value | None:
