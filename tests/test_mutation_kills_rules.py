@@ -1330,7 +1330,8 @@ def test_SC507_a_right_layer_first_and_a_wrong_one_after_a_conflict_is_a_follow_
     assert [d.line for d in every.diagnostics if d.code in ("SC505", "SC507")] == [22]
 
 
-SC603_LOSSES = """import torch
+#: A character-level LM shared by the SC603 snippets below.
+CHAR_MODEL = """import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -1343,7 +1344,10 @@ class CharModel(nn.Module):
 
     def forward(self, idx):
         return self.head(self.token_emb(idx))
+"""
 
+
+SC603_LOSSES = CHAR_MODEL + """
 
 def losses(model, data, other, ix, start, first):
     x = torch.stack([data[i : i + 16] for i in ix])
@@ -1541,20 +1545,7 @@ def test_SC601_a_model_evaluated_through_its_own_method_is_named_as_the_script_c
     assert found.message.startswith("`model` is evaluated with gradients off but in training mode")
 
 
-SC603_WINDOWS_AND_ONE_SIDE_CUT = """import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-class CharModel(nn.Module):
-    def __init__(self, vocab_size=40, d_model=32):
-        super().__init__()
-        self.token_emb = nn.Embedding(vocab_size, d_model)
-        self.head = nn.Linear(d_model, vocab_size)
-
-    def forward(self, idx):
-        return self.head(self.token_emb(idx))
-
+SC603_WINDOWS_AND_ONE_SIDE_CUT = CHAR_MODEL + """
 
 model = CharModel()
 data = torch.randint(0, 40, (500,))
