@@ -4,7 +4,9 @@ pre-commit installs the hook repository (a committed revision) into a virtualenv
 copies the package into a temporary git repository and commits it there: it works the same on a
 fresh CI clone and on a working tree with uncommitted changes. The install needs PyPI (libcst, rich,
 ...). All runs of this module share one pre-commit home (``PRE_COMMIT_HOME``) for the session, so the
-hook is installed once (about a minute) and the later runs reuse it, as on a user's machine. The store
+hook is installed once and the later runs reuse it, as on a user's machine. With ``pre-commit-uv``
+installed (the ``dev`` extra has it) pre-commit builds the hook's virtualenv with uv: about 10 s here,
+against about 30 s with pip. The store
 and the hook repository live in a folder all xdist workers share: the module is one xdist group,
 but the tests may still land on two workers (seen with pytest 9), and pre-commit's own lock on its
 store makes the second worker wait for the first install and reuse it.
