@@ -321,3 +321,40 @@ class DecoderAttention(nn.Module):''',
     assert re.fullmatch(r"\(batch\d+, config.num_attention_heads, seq\d+, config.head_dim\)", queries[0]), queries
     assert codes(source) == []
     assert codes(source.replace("key_states.transpose(2, 3)", "key_states.transpose(1, 2)")) == ["SC504"]
+
+
+def located(source: str) -> list[tuple[str, str]]:
+    """The findings as (code, the text of the line they are on)."""
+    source = textwrap.dedent(source)
+    lines = source.splitlines()
+    result = lint_source(source, "attention.py")
+    assert result.error is None
+    return [(d.code, lines[d.line - 1].strip()) for d in result.diagnostics]
+
+
+def test_keys_left_untransposed_are_reported_at_the_product_whatever_the_cache_gave_back():
+    # The head move made the keys (b, h, s, d) like the queries, so ``query @ key`` contracts the
+    # head dim with the key length: a presumed sequence length, and after a cache's update another
+    # one. The product is where the transpose is missing (SC505); the head move is right, and
+    # SC504's fix of it would break the split.
+    for source in (GENERATED, without_cache(GENERATED)):
+        bug = source.replace("key_states.transpose(2, 3)", "key_states")
+        assert located(bug) == [("SC505", "attn_weights = torch.matmul(query, key_states) * scaling")]
+    bug = ENCODER.replace("key_layer.transpose(-1, -2)", "key_layer")
+    assert located(bug) == [("SC505", "attention_scores = torch.matmul(query_layer, key_layer)")]
+    # Keys moved over the wrong axes at the product are still SC504 (a transpose to fix there).
+    assert located(ENCODER.replace("key_layer.transpose(-1, -2)", "key_layer.transpose(1, 2)")) == [
+        ("SC504", "attention_scores = torch.matmul(query_layer, key_layer.transpose(1, 2))")
+    ]
+
+
+def test_a_product_over_the_wrong_axes_gives_nothing_to_judge_the_next_one_by():
+    # ``q @ k.transpose(1, 2)`` with keys whose head dim the engine cannot prove to be the query's:
+    # the product is not judged, and neither is the probabilities-times-values product after it,
+    # whose left operand would otherwise end in the head dim like the values.
+    bug = GENERATED.replace("key_states.transpose(2, 3)", "key_states.transpose(1, 2)")
+    bug = bug.replace("batch, num_key_value_heads, slen, head_dim = hidden_states.shape", "batch, num_key_value_heads, slen, head_dim = hidden_states.size()")
+    bug = bug.replace("key_states, value_states = cache.update(key_states, value_states, self.layer_idx)", "key_states, value_states = cache.update(value_states, key_states, self.layer_idx)")
+    assert [code for code, _ in located(bug)] == []
+    # The same keys transposed right: clean.
+    assert located(bug.replace("key_states.transpose(1, 2)", "key_states.transpose(2, 3)")) == []

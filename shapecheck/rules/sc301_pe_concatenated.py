@@ -79,7 +79,7 @@ def _concatenates_positions(event: OpEvent) -> bool:
     tokens = [t for t in others if _token_features(t, positions)]
     if not positions or not others:
         return False
-    if not tokens and not (len(tensors) == 2 and _made_to_broadcast(positions[0])):
+    if not tokens and not (len(tensors) == 2 and _made_to_broadcast(positions[0], others[0])):
         return False
     axis = int_of(event.arg(1, "dim")) if event.has_arg(1, "dim") else 0
     if axis is None:
@@ -90,17 +90,20 @@ def _concatenates_positions(event: OpEvent) -> bool:
     return len(ranks) == 1 and None not in ranks and axis == next(iter(ranks)) - 1  # type: ignore[operator]
 
 
-def _made_to_broadcast(table: TensorValue) -> bool:
-    """A table of one row per token built with a batch axis of 1, ``(1, max_len, d)``, concatenated
-    to one other tensor: it was made to be added (by
-    broadcasting) to a batch of token features. ``torch.cat`` does not broadcast, so whatever the
-    other operand is, concatenating this table along the features is a bug; a table meant to be
-    concatenated is expanded to the batch first (``pos.expand(b, -1, -1)``), which this is not."""
+def _made_to_broadcast(table: TensorValue, other: TensorValue) -> bool:
+    """A table of one row per token made to be added (by broadcasting) to a batch of token
+    features, concatenated to one other tensor: built with a batch axis of 1, ``(1, max_len, d)``
+    (or ``(1, blocks, len, d)``), or of a lower rank than the other tensor (``(max_len, d)`` beside
+    ``(b, t, d)``). ``torch.cat`` does not broadcast, so whatever the other operand is,
+    concatenating this table along the features is a bug; a table meant to be concatenated is
+    expanded to the batch first (``pos.expand(b, -1, -1)``), which this is not."""
     shape = table.shape
-    if shape is None or shape.variadic or shape.rank != 3:
+    if shape is None or shape.variadic:
         return False
+    if other.shape is not None and not other.shape.variadic and shape.rank < other.shape.rank:
+        return True
     first = shape.dims[0]
-    return first.is_const and first.value == 1
+    return shape.rank >= 3 and first.is_const and first.value == 1
 
 
 def _token_features(tensor: TensorValue, positions: list[TensorValue]) -> bool:

@@ -169,6 +169,11 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
     feature = key[layout.order.index(layout.rank - 1)]
     if not _is(query[-1], feature, assumptions):
         return None
+    if layout.order[-1] == layout.rank - 1 and all(_is(x, y, assumptions) for x, y in zip(query[:-2], key[:-2])):
+        # Reordered into the query's own layout (the head move both had, ``(b, t, h, d)`` to
+        # ``(b, h, t, d)``): the key was not transposed at all, which the product reports
+        # (``ops.products``), not a transpose over the wrong axes.
+        return None
     source = fixed_dims(layout.source.shape, layout.rank) if layout.source is not None else None
     # Shaped like the key: the same batch and head axes and the same feature size; the sequence
     # lengths may differ (cross-attention, a query pooled to fewer tokens).

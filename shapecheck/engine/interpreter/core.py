@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain import modes
-from shapecheck.engine.domain.joins import join_values
+from shapecheck.engine.domain.joins import join_values, path_sizes
 from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.domain.tags import DictValue, LambdaValue, PartialValue
 from shapecheck.engine.domain.values import (
@@ -150,6 +150,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         #: id of a tensor of unknown rank -> (the tensor, the batch and sequence dims presumed for its
         #: leading dims when its head split moved the heads: ``ops.shapes.presumed_leading``).
         self.presumed_leading: dict[int, tuple[Value, tuple[Dim, Dim]]] = {}
+        #: Names of made-up sizes that are sequence lengths by the layout the code spells out: the
+        #: sequence dim ``presumed_leading`` gives a head split, and the key length a cache gives
+        #: back for it (``k, v = cache.update(k, v, ...)``). Their value is unknown, their role is
+        #: not: a sequence length is not a feature width (``ops.products``).
+        self.sequence_sizes: set[str] = set()
 
     def fresh_name(self, hint: str, use_target: bool = True) -> str:
         """A symbol for a size nobody named: the assignment target when there is one (``T``)."""
@@ -160,6 +165,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         name = f"{hint}{self._fresh_counter}"
         self.invented.add(name)
         return name
+
+    def is_sequence_length(self, dim: Dim) -> bool:
+        """A made-up size presumed to be a sequence length on every path (``sequence_sizes``)."""
+        return dim.name is not None and all(part in self.sequence_sizes for part in path_sizes(dim.name))
 
     def is_invented(self, dim: Dim) -> bool:
         """A size the engine made up for an input it could not see (not one the code named)."""

@@ -47,7 +47,7 @@ from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from shapecheck.engine.interpreter.core import Frame
+    from shapecheck.engine.interpreter.core import Frame, Interpreter
 
 
 class StatementExecutor:
@@ -111,7 +111,7 @@ class StatementExecutor:
             value = self.eval(small.value, frame)
             self.pending_name = None
             if given and isinstance(value, TensorValue) and value.shape is None:
-                value = TupleValue(tuple(_updated(tensor) for tensor in given))
+                value = TupleValue(tuple(_updated(self, tensor) for tensor in given))
             for target in small.targets:
                 self.assign(target.target, value, frame, small)
         elif isinstance(small, cst.AnnAssign):
@@ -459,12 +459,19 @@ def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, fr
     return given
 
 
-def _updated(tensor: TensorValue) -> TensorValue:
+def _updated(interp: "Interpreter", tensor: TensorValue) -> TensorValue:
     """What an unseen callee gives back for ``tensor`` under its own name (a key / value cache
     appending past positions): the same kind of tensor (its provenance), rank and feature width;
-    its other sizes may have changed, so they are made up."""
-    dims = tuple(fresh_anonymous() for _ in tensor.shape.dims[:-1]) + tensor.shape.dims[-1:]  # type: ignore[union-attr]
-    return base.same_values(tensor, Shape(dims))
+    its other sizes may have changed, so they are made up. Heads laid out as ``(b, h, s, d)`` with
+    a presumed sequence length ``s`` (``Interpreter.sequence_sizes``) come back as keys and values
+    of the same batch and heads, ``(b, h, s', d)``, with ``s'`` another sequence length: what a
+    cache appends to is the sequence."""
+    dims: tuple[Dim, ...] = tensor.shape.dims  # type: ignore[union-attr]
+    if len(dims) >= 3 and interp.is_sequence_length(dims[-2]):
+        length = Dim.sym(interp.fresh_name("kv_len", use_target=False))
+        interp.sequence_sizes.add(length.name)  # type: ignore[arg-type]
+        return base.same_values(tensor, Shape(dims[:-2] + (length,) + dims[-1:]))
+    return base.same_values(tensor, Shape(tuple(fresh_anonymous() for _ in dims[:-1]) + dims[-1:]))
 
 
 def _sizes_of(value: Value) -> tuple[Dim, ...] | None:

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.tags import (
-    CauseTag,
     AttentionOutputTag,
     KernelLayout,
     KeyTransposed,
     ParameterTag,
+    Reordered,
 )
 from shapecheck.engine.domain.values import (
     ConstValue,
@@ -38,6 +38,7 @@ from shapecheck.engine.ops.base import (
     _with_rank,
     attended,
     attention_query,
+    causes_of,
     combined_scale,
     conflict,
     lineage,
@@ -90,9 +91,10 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
             inner_a = inner_b = None
         elif (
             misplaced_key is None
-            and not any(x.has(ProbsTag) or x.has(ScoresTag) or x.has(CauseTag) for x in (a, b))
+            and not any(x.has(ProbsTag) or x.has(ScoresTag) for x in (a, b))
+            and not _after_a_conflict(interp, a, b)
             and _untransposed_right(interp, a.shape, b.shape, frame)
-        ):  # attention weights, or shapes from a suspect op, are not a query and a key
+        ):  # attention weights, or shapes that follow from a conflict, are not a query and a key
             conflict(
                 interp,
                 "matmul",
@@ -103,9 +105,15 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
                 name,
             )
             inner_a = inner_b = None  # no assumption that the key length is the head dim
-        if inner_a is not None and inner_b is not None:
-            unify(frame, inner_a, inner_b)
-        result = shape_ops.matmul(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
+        if inner_a is not None and inner_b is not None and _token_contraction(a, b, inner_a, inner_b, frame):
+            # A query's features against the token axis of a key that was reordered but not
+            # transposed: a product over the wrong axes, whose shapes cannot be trusted downstream.
+            inner_a = inner_b = None
+            result = shape_ops.MatmulResult(None)
+        else:
+            if inner_a is not None and inner_b is not None:
+                unify(frame, inner_a, inner_b)
+            result = shape_ops.matmul(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
         shape = result.shape
         if result.conflict is not None:
             left, right = result.conflict
@@ -146,6 +154,24 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
     return result_tensor
 
 
+def _token_contraction(a: TensorValue, b: TensorValue, inner_a: Dim, inner_b: Dim, frame: "Frame") -> bool:
+    """``q @ k.transpose(1, 2)``: the right operand reordered with its features still last, so the
+    axis contracted is one of its token or head axes, not provably the left operand's feature size
+    (the left operand is not attention weights, whose last axis is key positions)."""
+    layout = b.tag(Reordered)
+    if layout is None or layout.rank < 3 or layout.order[-1] != layout.rank - 1 or a.has(ProbsTag):
+        return False
+    return equal(inner_a, inner_b, frame.assumptions) is not Truth.TRUE
+
+
+def _after_a_conflict(interp: "Interpreter", *tensors: TensorValue) -> bool:
+    """Computed from an op whose shapes conflicted (its ``CauseTag`` names it): their shapes are the
+    echo of that finding. A concatenation alone (rotary's ``rotate_half`` joins the two halves it
+    cut) is not enough."""
+    suspects = causes_of(*tensors)
+    return bool(suspects) and any(recorded.node in suspects for recorded in interp.facts.conflicts)
+
+
 def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame") -> bool:
     """``q @ k`` with ``q`` (..., t, d) and ``k`` (..., s, d): both operands end in the same dim,
     and the right one's rows are another size the code named, so the product runs only if the key
@@ -160,7 +186,14 @@ def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame
     if equal(last_a, rows_b, frame.assumptions) is not Truth.UNKNOWN:
         return False
     rows_a = a.dims[-2]  # the query's own rows are known too: a made-up shape says nothing
-    return (last_a.is_const or _named(interp, last_a)) and _named(interp, rows_b) and (rows_a.is_const or _named(interp, rows_a))
+    return (last_a.is_const or _named(interp, last_a)) and _rows(interp, rows_b) and (rows_a.is_const or _rows(interp, rows_a))
+
+
+def _rows(interp: "Interpreter", dim: Dim) -> bool:
+    """Rows a query or key is known to have: a size the code named, or a sequence length of the
+    head layout the code spells out (``Interpreter.sequence_sizes``: made up, but a length, not a
+    feature width)."""
+    return _named(interp, dim) or interp.is_sequence_length(dim)
 
 
 def _named(interp: "Interpreter", dim: Dim) -> bool:

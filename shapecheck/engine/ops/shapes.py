@@ -22,6 +22,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
     Origin,
+    ProjectionTag,
     ScoresTag,
     ShapeValue,
     TensorValue,
@@ -158,7 +159,10 @@ def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame:
         )
         return same_values(source, None)
     unify(frame, old, new) if len(split) == 1 and len(extra) == 1 else None
-    return same_values(source, Shape(kept + extra, source.shape.variadic))
+    result = same_values(source, Shape(kept + extra, source.shape.variadic))
+    if source.shape.variadic and target.dropped == 1 and len(extra) == 2:
+        result = result.with_tag(LeadingOfUnknownRank(source))  # the head split, for ``presumed_leading``
+    return result
 
 
 def _view_of_unknown_leading(source: TensorValue, target: ShapeValue, frame: "Frame") -> TensorValue:
@@ -195,11 +199,26 @@ def presumed_leading(interp: "Interpreter", split: TensorValue) -> TensorValue:
     tag = split.tag(LeadingOfUnknownRank)
     if tag is None or split.shape is None or not split.shape.variadic:
         return split
-    entry = interp.presumed_leading.get(id(tag.base))
+    owner = _leading_owner(tag.base)
+    entry = interp.presumed_leading.get(id(owner))
     if entry is None:
         leading = (Dim.sym(interp.fresh_name("batch", use_target=False)), Dim.sym(interp.fresh_name("seq", use_target=False)))
-        entry = interp.presumed_leading[id(tag.base)] = (tag.base, leading)
+        entry = interp.presumed_leading[id(owner)] = (owner, leading)
+        interp.sequence_sizes.add(leading[1].name)  # type: ignore[arg-type]
     return split.with_shape(Shape(entry[1] + split.shape.dims))
+
+
+def _leading_owner(base: Value) -> Value:
+    """The tensor whose leading dims ``base`` has: a projection's input (a Linear keeps every dim
+    but the last), followed back, so that ``self.query(x)`` and ``self.key(x)`` split on their own
+    (BERT's ``transpose_for_scores``) share the batch and sequence dims of ``x``."""
+    seen = 0
+    while isinstance(base, TensorValue) and (base.shape is None or base.shape.variadic) and seen < 8:
+        projection = base.tag(ProjectionTag)
+        if projection is None or not isinstance(projection.source, TensorValue):
+            break
+        base, seen = projection.source, seen + 1
+    return base
 
 
 def _origin_of(call: Call, count: int) -> Origin | None:

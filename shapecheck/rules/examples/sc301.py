@@ -129,6 +129,48 @@ class Encoder(nn.Module):
     def forward(self, ids):
         return embed(ids, self.token_table, self.pos_table)
 '''),
+    ("audio encoder: conv features and a sinusoid buffer of lower rank joined on the features", '''\
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def sinusoids(length, channels, max_timescale=10000):
+    step = np.log(max_timescale) / (channels // 2 - 1)
+    inv_timescales = torch.exp(-step * torch.arange(channels // 2))
+    scaled_time = torch.arange(length)[:, None] * inv_timescales[None, :]
+    return torch.cat([torch.sin(scaled_time), torch.cos(scaled_time)], dim=1)
+
+
+class AudioEncoder(nn.Module):
+    def __init__(self, n_mels=80, n_ctx=1500, n_state=384):
+        super().__init__()
+        self.conv1 = nn.Conv1d(n_mels, n_state, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(n_state, n_state, kernel_size=3, stride=2, padding=1)
+        self.register_buffer("positional_embedding", sinusoids(n_ctx, n_state))
+
+    def forward(self, mel):
+        x = F.gelu(self.conv1(mel))
+        x = F.gelu(self.conv2(x)).permute(0, 2, 1)
+        x = torch.cat([x, self.positional_embedding], dim=-1)  # <-
+        return x
+'''),
+    ("blocked vision level: a (1, blocks, len, d) table joined to patch features of unknown shape", '''\
+import torch
+from torch import nn
+
+
+class BlockedLevel(nn.Module):
+    def __init__(self, num_blocks=4, seq_length=16, embed_dim=64):
+        super().__init__()
+        self.pos_embed = nn.Parameter(torch.zeros(1, num_blocks, seq_length, embed_dim))
+        self.mix = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, patches):
+        patches = torch.cat([patches, self.pos_embed], dim=-1)  # <-
+        return self.mix(patches)
+'''),
 ]
 
 VALID = [
@@ -287,10 +329,53 @@ class UnbatchedPromptEncoder(nn.Module):
         x = self.tok_emb(ids)
         return torch.cat([self.prompt, x])
 '''),
+    ("coordinate features: a learned table cut to the length and expanded to the batch, then concatenated and projected", '''\
+import torch
+from torch import nn
+
+
+class CoordinateFeatures(nn.Module):
+    def __init__(self, max_len=128, d_pos=16, d_model=64):
+        super().__init__()
+        self.coords = nn.Parameter(torch.randn(1, max_len, d_pos))
+        self.proj = nn.Linear(d_model + d_pos, d_model)
+
+    def forward(self, feats):
+        b, t, _ = feats.shape
+        coords = self.coords[:, :t].expand(b, -1, -1)
+        return self.proj(torch.cat([feats, coords], dim=-1))
+'''),
 ]
 
 #: The whole example after `shapecheck lint --fix`, for the INVALID examples the rule can fix.
 FIXED = {
+    'audio encoder: conv features and a sinusoid buffer of lower rank joined on the features': '''\
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def sinusoids(length, channels, max_timescale=10000):
+    step = np.log(max_timescale) / (channels // 2 - 1)
+    inv_timescales = torch.exp(-step * torch.arange(channels // 2))
+    scaled_time = torch.arange(length)[:, None] * inv_timescales[None, :]
+    return torch.cat([torch.sin(scaled_time), torch.cos(scaled_time)], dim=1)
+
+
+class AudioEncoder(nn.Module):
+    def __init__(self, n_mels=80, n_ctx=1500, n_state=384):
+        super().__init__()
+        self.conv1 = nn.Conv1d(n_mels, n_state, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv1d(n_state, n_state, kernel_size=3, stride=2, padding=1)
+        self.register_buffer("positional_embedding", sinusoids(n_ctx, n_state))
+
+    def forward(self, mel):
+        x = F.gelu(self.conv1(mel))
+        x = F.gelu(self.conv2(x)).permute(0, 2, 1)
+        x = x + self.positional_embedding  # <-
+        return x
+''',
     'seed 2 MiniGPT: torch.cat([tok, pos], dim=-1)': '''\
 import torch
 import torch.nn as nn
