@@ -31,7 +31,7 @@ def join_values(left: Value, right: Value) -> Value:
     if isinstance(left, TensorValue) and isinstance(right, TensorValue):
         return join_tensors(left, right)
     if isinstance(left, IntValue) and isinstance(right, IntValue):
-        return left if left.dim == right.dim else UNKNOWN
+        return left if left.dim == right.dim else _join_sizes(left.dim, right.dim)
     # An optional tensor (``self.pos_embed = nn.Parameter(...) if n else None``): the code that uses
     # it runs only where it is a tensor (``if self.pos_embed is not None:``), so it is the tensor.
     if isinstance(left, TensorValue) and _is_none(right):
@@ -53,6 +53,19 @@ def join_values(left: Value, right: Value) -> Value:
     except Exception:  # pragma: no cover - defensive: exotic equality
         return UNKNOWN
     return UNKNOWN
+
+
+def _join_sizes(left: Dim, right: Dim) -> Value:
+    """Two sizes a name has on two paths (``head_dim = attn_head_dim`` on one, ``dim // num_heads``
+    on the other): the size ``a|b``, equal to nothing known but itself, so that what is computed from
+    it on every path (``head_dim ** -0.5`` and the head split) still agrees. Sizes already joined, or
+    unnamed, give an unknown (a loop does not grow a chain of joins)."""
+    if is_path_join(left) or is_path_join(right) or is_anonymous(left) or is_anonymous(right):
+        return UNKNOWN
+    try:
+        return IntValue(Dim.sym(f"{left}{PATH_SEPARATOR}{right}"))
+    except ValueError:
+        return UNKNOWN
 
 
 def _is_none(value: Value) -> bool:

@@ -143,6 +143,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         # ids of the annotations of parameters that default to None (``mask: Tensor | None = None``),
         # read standalone: the tensor they give may be None, wherever it is passed on to.
         self.optional_annotations: set[int] = set()
+        #: Names of the ``int | None = None`` parameters read standalone: sizes that may be None.
+        self.optional_sizes: set[str] = set()
         #: Module classes of the file built standalone (constructor defaults, named unknowns), by
         #: qualified name: a parameter annotated with one of them is that instance (driver).
         self.standalone_instances: dict[str, ObjectValue] = {}
@@ -335,6 +337,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             instance = self._annotated_instance(param)
             if instance is not None:
                 return instance
+        if defaults_to_none and standalone and annotated_class_name(self.imports, param.annotation) == "int":
+            # ``attn_head_dim: int | None = None`` read standalone: a size callers may give (a
+            # symbol of its own), or None (``interp.maybe_none``): ``is None`` stays undecided.
+            self.optional_sizes.add(name)
+            return IntValue(Dim.sym(name))
         annotated = annotation_value(self.imports, param.annotation, names)
         if annotated is not None:
             if defaults_to_none and isinstance(annotated, TensorValue):
@@ -365,7 +372,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
 
     def maybe_none(self, value: Value) -> bool:
         """``value`` is still the tensor a ``T | None = None`` parameter's annotation gave it (in
-        this run or passed on from the run that bound it): it may be None."""
+        this run or passed on from the run that bound it), or the size an ``int | None = None``
+        parameter gave: it may be None."""
+        if isinstance(value, IntValue):
+            return value.dim.name is not None and value.dim.name in self.optional_sizes
         return isinstance(value, TensorValue) and id(value.node) in self.optional_annotations
 
     # ------------------------------------------------------------------ project names

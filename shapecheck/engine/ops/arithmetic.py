@@ -143,6 +143,10 @@ def tensor_binary(
         kept = replace(probs_side, shape=shape, dtype=dtype, node=node)
         triangle = other.tag(TriangleTag)
         return with_mask(kept, MaskedTag(node, other, Scale(0.0) if operator == "mul" else None, False, triangle is not None))
+    if a.has(ProbsTag) and operator == "truediv" and left_tensor:
+        # Renormalised (``attn / attn.sum(-1, keepdim=True)``, after a gate mixed them with another
+        # distribution): still the weights that reach the values.
+        return replace(a, shape=shape, dtype=dtype, node=node)
 
     # A mask turned into an additive one: (1 - mask) * -1e9, mask * float("-inf"), ...
     for side, other in ((a, right), (b, left)):
