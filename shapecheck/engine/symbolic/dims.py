@@ -1125,6 +1125,34 @@ def equal(a: DimLike, b: DimLike, assumptions: Assumptions | None = None, *, min
     return Truth.FALSE if _provably_nonzero(diff, max(1, min_symbol)) else Truth.UNKNOWN
 
 
+def differ_if_divisible(a: DimLike, b: DimLike, assumptions: Assumptions | None = None) -> bool:
+    """Do a and b differ for all symbols >= 2 once every floor division of a symbol by a product of
+    others is exact (``d_model // n_heads`` with ``d_model`` a multiple of ``n_heads``, as a head
+    split needs)? ``h * h * (e // h)`` vs ``e``: with ``e = h * k``, ``h*h*k`` vs ``h*k``, so yes.
+    Like ``equal(..., min_symbol=2)``, very likely a bug and never certain."""
+    a, b = as_dim(a), as_dim(b)
+    if assumptions is not None:
+        a, b = assumptions.simplify(a), assumptions.simplify(b)
+    mapping: dict[str, Dim] = {}
+    for dim in (a, b):
+        for mono, _ in dim._terms:
+            for atom, _e in mono:
+                if atom.__class__ is not _Opaque or atom.kind != "//":
+                    continue
+                numerator, denominator = atom.num.name, atom.den
+                if numerator is None or numerator in mapping or numerator in denominator.symbols():
+                    continue
+                if denominator.is_const or not denominator.is_integral_form() or len(denominator._terms) != 1:
+                    continue
+                mapping[numerator] = denominator * _sym(f"{numerator}′quotient")
+    if not mapping:
+        return False
+    try:
+        return equal(a.substitute(mapping), b.substitute(mapping), min_symbol=2) is Truth.FALSE
+    except (ArithmeticError, ValueError):
+        return False
+
+
 def _terms_divisible(a: Dim, b: Dim) -> tuple[bool, Dim]:
     """Split a into terms structurally divisible by b and the rest; (any rest?, rest)."""
     rest = []

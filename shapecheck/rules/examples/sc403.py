@@ -139,6 +139,26 @@ class Attention(nn.Module):
         k = self.k(x).unflatten(-1, (self.n_heads, self.d_model // self.n_heads)).transpose(1, 2)
         return F.scaled_dot_product_attention(q, k, k)
 '''),
+    ("encoder-decoder _shape helper: head dim times heads as the last size, sizes from the caller", '''\
+from torch import nn
+
+
+class EncoderDecoderAttention(nn.Module):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != embed_dim:
+            raise ValueError("embed_dim must be divisible by num_heads")
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+
+    def _shape(self, tensor, seq_len, bsz):
+        return tensor.view(bsz, seq_len, self.num_heads, self.head_dim * self.num_heads).transpose(1, 2)  # <-
+
+    def forward(self, hidden_states):
+        bsz, tgt_len, _ = hidden_states.size()
+        return self._shape(self.q_proj(hidden_states), tgt_len, bsz)
+'''),
 ]
 
 VALID = [
@@ -270,5 +290,18 @@ class Attention(nn.Module):
     def forward(self, x):
         q, k, v = (t.unflatten(-1, (self.n_heads, self.head_dim)).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
         return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(2)
+'''),
+    ("tokens folded in pairs: view(b, t // 2, 2 * d) of sizes from the caller", '''\
+from torch import nn
+
+
+class PairFold(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.reduce = nn.Linear(2 * dim, dim)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        return self.reduce(x.reshape(b, t // 2, 2 * d))
 '''),
 ]
