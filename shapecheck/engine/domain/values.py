@@ -603,7 +603,24 @@ def dim_of(value: Value) -> Dim | None:
         return value.receiver.attribute(value.name).as_dim()
     if isinstance(value, ConstValue) and isinstance(value.value, bool):
         return Dim.const(int(value.value))
+    if isinstance(value, FloatValue):
+        return _integral(value.scale)
     return None
+
+
+def _integral(scale: Scale) -> Dim | None:
+    """A product of sizes the engine kept as a real number (``config.intermediate_size *
+    config.num_experts`` of a configuration it does not see): an integer coefficient times
+    positive integer powers of dims, as a dim; anything else (a fraction, a root) None."""
+    coef = scale.coef
+    if not float(coef).is_integer() or not scale.factors:
+        return None
+    dim = Dim.const(int(coef))
+    for base, exponent in scale.factors:
+        if exponent.denominator != 1 or exponent <= 0:
+            return None
+        dim = dim * base ** int(exponent)
+    return dim
 
 
 def scale_of(value: Value) -> Scale | None:

@@ -228,8 +228,10 @@ def _result_shape(
     other = right if left_tensor else left
     if is_scalar(other) or (isinstance(other, ConstValue) and isinstance(other.value, (int, float, bool))):
         return tensor.shape
-    if isinstance(other, Opaque):
-        return broadcast_with_unknown(tensor.shape, gain=operator == "mul")  # a parameter: a number or a tensor
+    if isinstance(other, Opaque) or other is UNKNOWN:
+        # A parameter or the result of a call the engine cannot see (``self.act_fn(gate(x)) *
+        # up(x)``): a number or a tensor, which broadcasts with this one.
+        return broadcast_with_unknown(tensor.shape, gain=operator == "mul")
     return None
 
 
