@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-import libcst as cst
-
-from shapecheck.engine import analyze
+from engine_snippets import findings_on_lines, standalone_shapes
 from shapecheck.linter import lint_source
 
 GENERATED = """
@@ -135,15 +133,7 @@ def codes(source: str) -> list[str]:
 
 def assigned(source: str, function: str, name: str) -> list[str]:
     """The shapes ``name`` was given in every standalone run of ``function``."""
-    source = textwrap.dedent(source)
-    facts = analyze(cst.parse_module(source), source, "attention.py")
-    return [
-        str(assignment.value.shape)
-        for run in facts.runs
-        if run.qualname == function and not run.inlined
-        for assignment in run.assignments
-        if assignment.name == name and getattr(assignment.value, "shape", None) is not None
-    ]
+    return standalone_shapes(source, function, name)
 
 
 def test_the_head_split_of_an_unknown_prefix_moves_the_heads_of_a_batch_first_input():
@@ -325,11 +315,7 @@ class DecoderAttention(nn.Module):''',
 
 def located(source: str) -> list[tuple[str, str]]:
     """The findings as (code, the text of the line they are on)."""
-    source = textwrap.dedent(source)
-    lines = source.splitlines()
-    result = lint_source(source, "attention.py")
-    assert result.error is None
-    return [(d.code, lines[d.line - 1].strip()) for d in result.diagnostics]
+    return findings_on_lines(source)
 
 
 def test_keys_left_untransposed_are_reported_at_the_product_whatever_the_cache_gave_back():

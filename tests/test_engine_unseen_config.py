@@ -9,12 +9,7 @@ known trailing sizes of the other operand hold.
 
 from __future__ import annotations
 
-import textwrap
-
-import libcst as cst
-
-from shapecheck.engine import analyze
-from shapecheck.linter import lint_source
+from engine_snippets import findings_on_lines, standalone_shapes
 
 SHARED_EXPERTS_MLP = """
 from torch import nn
@@ -39,23 +34,11 @@ class SharedExpertsMLP(nn.Module):
 
 
 def codes(source: str) -> list[tuple[str, str]]:
-    source = textwrap.dedent(source)
-    lines = source.splitlines()
-    result = lint_source(source, "modeling_moe.py")
-    assert result.error is None
-    return [(d.code, lines[d.line - 1].strip()) for d in result.diagnostics]
+    return findings_on_lines(source, "modeling_moe.py")
 
 
 def shapes_of(source: str, function: str, name: str) -> set[str]:
-    source = textwrap.dedent(source)
-    facts = analyze(cst.parse_module(source), source, "modeling_moe.py")
-    return {
-        str(a.value.shape)
-        for run in facts.runs
-        if run.qualname == function and not run.inlined
-        for a in run.assignments
-        if a.name == name and getattr(a.value, "shape", None) is not None
-    }
+    return set(standalone_shapes(source, function, name, "modeling_moe.py"))
 
 
 def test_a_product_of_unseen_attributes_sizes_a_layer():

@@ -29,7 +29,6 @@ from shapecheck.engine.ops.base import (
     dims_from,
     dtype_class,
     register,
-    size_args,
     size_args_inventing,
 )
 from shapecheck.engine.symbolic.dims import Dim

@@ -25,7 +25,7 @@ from shapecheck.engine.domain.values import (
     int_of,
 )
 from shapecheck.engine.ops import windows
-from shapecheck.engine.ops.base import _piece, fresh, read_size
+from shapecheck.engine.ops.base import _piece, read_size
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 

@@ -39,7 +39,6 @@ from shapecheck.engine.ops.base import (
     _with_rank,
     conflict,
     dims_from,
-    fresh,
     lineage,
     norm_axis,
     register,

@@ -1,0 +1,33 @@
+"""Helpers of the engine's idiom tests: lint a snippet and say where its findings are, or read the
+shapes a standalone run of one function gave a name."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from shapecheck.engine import analyze
+from shapecheck.linter import lint_source
+
+
+def findings_on_lines(source: str, path: str = "attention.py") -> list[tuple[str, str]]:
+    """The findings of all rules on ``source`` (dedented), as (code, the stripped text of its line)."""
+    source = textwrap.dedent(source)
+    lines = source.splitlines()
+    result = lint_source(source, path)
+    assert result.error is None, result.error
+    return [(d.code, lines[d.line - 1].strip()) for d in result.diagnostics]
+
+
+def standalone_shapes(source: str, function: str, name: str, path: str = "attention.py") -> list[str]:
+    """The shapes ``name`` was given in every standalone (not inlined) run of ``function``."""
+    source = textwrap.dedent(source)
+    facts = analyze(cst.parse_module(source), source, path)
+    return [
+        str(assignment.value.shape)
+        for run in facts.runs
+        if run.qualname == function and not run.inlined
+        for assignment in run.assignments
+        if assignment.name == name and getattr(assignment.value, "shape", None) is not None
+    ]
