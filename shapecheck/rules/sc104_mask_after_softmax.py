@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
+from shapecheck.engine.domain.tags import NormalisedTag
 from shapecheck.engine.domain.values import (
     MaskedTag,
     ProbsTag,
@@ -35,6 +36,9 @@ class MaskAfterSoftmax(Rule):
     Finds masks that do not remove positions from attention:
     - `masked_fill` (or a product with a mask) on softmax probabilities whose scores were never
       masked before the softmax;
+    - an additive mask or bias (a relative position bias, `attn_mask`) added to the probabilities
+      after the softmax: anything but another distribution (a gate mixing content and positional
+      attention) or a number;
     - `masked_fill(scores, mask, 0)` (or any fill that is not very negative), or `scores * mask`,
       before the softmax.
 
@@ -83,6 +87,14 @@ class MaskAfterSoftmax(Rule):
                 "position still gets weight exp(fill), use -inf or a very negative number",
                 hint='use float("-inf") (or torch.finfo(scores.dtype).min) as the fill value',
             )
+        sums = [e for e in facts.events_of("binary") if _operator(e) in ("add", "sub")]
+        for event in in_every_context(sums, lambda e: _added_to_probabilities(e, attention)):
+            yield Report(
+                event.node,
+                "mask or bias added to attention probabilities after softmax; the rows no longer sum to 1 "
+                "and the bias never took part in the normalisation",
+                hint="add it to the scores before softmax",
+            )
         products = [e for e in facts.events_of("binary") if _operator(e) == "mul" and _in_attention(e, attention)]
         for event in in_every_context(products, _multiplied_mask):
             result = event.result_tensor
@@ -94,6 +106,21 @@ class MaskAfterSoftmax(Rule):
                 else "scores multiplied by a 0/1 mask before softmax; masked positions get score 0, not -inf",
                 hint='mask the scores before softmax with masked_fill(mask, float("-inf"))',
             )
+
+
+def _added_to_probabilities(event: OpEvent, attention: AttentionFacts) -> bool | None:
+    """``attn = attn.softmax(-1); attn = attn + bias``: a tensor that is no distribution added to
+    (or subtracted from) probabilities that reach the values."""
+    if _operator(event) not in ("add", "sub"):
+        return False
+    result = event.result_tensor
+    probs, masked = result.tag(ProbsTag), result.tag(MaskedTag)
+    if probs is None or probs.log or probs.node not in attention.softmaxes:
+        return False
+    if masked is None or masked.node is not event.node or not isinstance(masked.mask, TensorValue):
+        return False
+    added = masked.mask
+    return not (added.has(ProbsTag) or added.has(NormalisedTag) or added.rank == 0)
 
 
 def _operator(event: OpEvent) -> str | None:

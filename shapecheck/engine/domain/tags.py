@@ -3,7 +3,7 @@
 Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``PartialValue``,
 ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``):
 ``KeyTransposed``, ``Permuted``, ``KernelLayout``, ``Reordered``, ``AttentionOutputTag``,
-``ParameterTag``, ``LayerOutputTag``, ``FilledTag``, ``CauseTag``, ``StreamTag``, ``ShiftTag``,
+``ParameterTag``, ``LayerOutputTag``, ``FilledTag``, ``CauseTag``, ``NormalisedTag``, ``StreamTag``, ``ShiftTag``,
 ``PaddingTag``, ``SequenceOriginTag``, ``LeadingOfUnknownRank``. The general values and tags live in ``values``.
 """
 
@@ -193,6 +193,15 @@ class CauseTag:
     and the linter reports only the root (one root cause, one finding)."""
 
     nodes: frozenset
+
+
+@dataclass(frozen=True, slots=True)
+class NormalisedTag:
+    """Computed from the output of a softmax (``node``, the first one met): a distribution, or a
+    mixture of distributions (a gate mixing content and positional attention). Added to attention
+    probabilities it keeps them a distribution; anything else added to them does not (SC104)."""
+
+    node: cst.CSTNode
 
 
 @dataclass(frozen=True, slots=True)

@@ -143,6 +143,11 @@ def tensor_binary(
         kept = replace(probs_side, shape=shape, dtype=dtype, node=node)
         triangle = other.tag(TriangleTag)
         return with_mask(kept, MaskedTag(node, other, Scale(0.0) if operator == "mul" else None, False, triangle is not None))
+    if a.has(ProbsTag) and operator in ("add", "sub") and left_tensor and unseen(right):
+        # ``attn + attn_mask`` after the softmax, the mask a parameter: still the probabilities,
+        # met by something that may be a mask or a bias (SC104 reads it).
+        kept = replace(a, shape=shape, dtype=dtype, node=node)
+        return with_mask(kept, MaskedTag(node, TensorValue(None, None, (), node), None, False, False))
     if a.has(ProbsTag) and operator == "truediv" and left_tensor:
         # Renormalised (``attn / attn.sum(-1, keepdim=True)``, after a gate mixed them with another
         # distribution): still the weights that reach the values.

@@ -23,6 +23,7 @@ from shapecheck.engine.domain.tags import (
     KeyTransposed,
     LeadingOfUnknownRank,
     ModelOutputTag,
+    NormalisedTag,
     PaddingTag,
     ParameterTag,
     Permuted,
@@ -222,7 +223,8 @@ def _with_rank(interp: "Interpreter", shape: Shape | None, rank: int) -> Shape |
 
 
 def lineage(*values: Value) -> tuple[object, ...]:
-    """Tags that follow information through any computation: position and token provenance, and
+    """Tags that follow information through any computation: position and token provenance, what
+    was computed from a softmax (``NormalisedTag``), and
     the suspect ops a value was computed from (``CauseTag``, merged), and which tokens of which
     sequence a tensor was computed from (position by position)."""
     tags: list[object] = []
@@ -232,7 +234,7 @@ def lineage(*values: Value) -> tuple[object, ...]:
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
-                if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag, ModelOutputTag) and type(tag) not in kinds:
+                if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag, ModelOutputTag, NormalisedTag) and type(tag) not in kinds:
                     kinds.add(type(tag))
                     if type(tag) is SequenceOriginTag and tag.axis is not None:
                         tag = replace(tag, axis=None)  # the layout may change: find the axis by its size

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import FilledTag, LayerOutputTag
+from shapecheck.engine.domain.tags import FilledTag, LayerOutputTag, NormalisedTag
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     UNKNOWN_TENSOR,
@@ -126,6 +126,8 @@ def _logical_not(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _softmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0, "input")
     result = TensorValue(source.shape, "float", lineage(source), call.node)
+    if not result.has(NormalisedTag):
+        result = result.with_tag(NormalisedTag(call.node))
     if source.has(ScoresTag):
         log = isinstance(call.node, cst.Call) and _callee_name(call.node) == "log_softmax"
         result = result.with_tag(ProbsTag(call.node, source, log))

@@ -199,6 +199,41 @@ def local_window_attention(q, k, v, pad_mask, window=8):
     attn = attn.masked_fill(rearrange(pad_mask, "b j -> b 1 1 j"), fill)  # <-
     return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
 '''),
+    ("window attention: relative position bias added after the softmax", '''\
+import torch
+from torch import nn
+
+
+class WindowAttention(nn.Module):
+    def __init__(self, dim, window_size=7, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.scale = (dim // num_heads) ** -0.5
+        self.bias_table = nn.Parameter(torch.zeros(num_heads, window_size * window_size, window_size * window_size))
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        attn = (q * self.scale) @ k.transpose(-2, -1)
+        attn = attn.softmax(dim=-1)
+        attn = attn + self.bias_table.unsqueeze(0)  # <-
+        return self.proj((attn @ v).transpose(1, 2).reshape(B, N, C))
+'''),
+    ("functional attention: the caller's additive mask added to the weights", '''\
+import math
+
+import torch
+
+
+def attend(query, key, value, attn_mask=None):
+    weights = query @ key.transpose(-2, -1) / math.sqrt(query.size(-1))
+    weights = torch.softmax(weights, dim=-1)
+    if attn_mask is not None:
+        weights = weights + attn_mask  # <-
+    return weights @ value
+'''),
 ]
 
 VALID = [
@@ -422,5 +457,41 @@ def attend(
     scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
     scores = scores * gain  # a learned per-head temperature, not a mask
     return scores.softmax(dim=-1) @ v
+'''),
+    ("gated positional attention: content and positional attention mixed after their softmaxes", '''\
+import torch
+from torch import nn
+
+
+class GatedAttention(nn.Module):
+    def __init__(self, dim, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.scale = (dim // num_heads) ** -0.5
+        self.qk = nn.Linear(dim, dim * 2)
+        self.v = nn.Linear(dim, dim)
+        self.pos_proj = nn.Linear(3, num_heads)
+        self.gating = nn.Parameter(torch.ones(num_heads))
+
+    def forward(self, x, rel_indices):
+        B, N, C = x.shape
+        q, k = self.qk(x).reshape(B, N, 2, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        content = ((q @ k.transpose(-2, -1)) * self.scale).softmax(dim=-1)
+        positional = self.pos_proj(rel_indices).permute(0, 3, 1, 2).softmax(dim=-1)
+        gate = torch.sigmoid(self.gating.view(1, -1, 1, 1))
+        attn = (1.0 - gate) * content + gate * positional
+        v = self.v(x).reshape(B, N, self.num_heads, C // self.num_heads).permute(0, 2, 1, 3)
+        return (attn @ v).transpose(1, 2).reshape(B, N, C)
+'''),
+    ("a small number added to the weights before a log", '''\
+import math
+
+import torch
+
+
+def attend(query, key, value):
+    weights = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(query.size(-1)), dim=-1)
+    entropy = -(weights * torch.log(weights + 1e-9)).sum(-1)
+    return weights @ value, entropy
 '''),
 ]
