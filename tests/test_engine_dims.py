@@ -14,7 +14,7 @@ from shapecheck.engine.symbolic.dims import (
     Truth,
     as_dim,
     const,
-    differ_if_divisible,
+    differ_by_head_count,
     divides,
     equal,
     exact_div,
@@ -861,17 +861,22 @@ def test_printing_constant_factors_and_unit_numerators():
     assert sym("a b").name == "a b"  # a space is a printable character: a name may hold one
 
 
-def test_differ_if_divisible_makes_floor_divisions_of_a_symbol_exact():
+def test_differ_by_head_count_makes_floor_divisions_of_a_symbol_exact():
     # A head split's head dim: d_model // n_heads, d_model a multiple of n_heads.
     head = d // h
     assert equal(t * d, t * h * h * head, min_symbol=2) is U  # floor division: no proof
-    assert differ_if_divisible(t * d, t * h * h * head)  # (t, h, h*d_k) of (t, d_model)
-    assert differ_if_divisible(t * d, t * h * (h + 1) * head)
-    assert not differ_if_divisible(t * d, t * h * head)  # the right split
-    assert not differ_if_divisible(t * d, t * 2 * (d // 2))  # a constant divisor: equal once exact
-    assert not differ_if_divisible(t * d, t * d)  # no floor division: nothing to say
-    assert not differ_if_divisible(d, (d + 1) // h)  # not a plain symbol divided
+    assert differ_by_head_count(t * d, t * h * h * head)  # (t, h, h*d_k) of (t, d_model)
+    assert differ_by_head_count(t * d * h, t * head)  # the head count twice too few
+    # Other ratios say nothing: a constant (a fused 3-way projection viewed as 2), a size of its
+    # own (a sequence length the source does not have), a head count plus one.
+    assert not differ_by_head_count(3 * t * d, 2 * t * h * head)
+    assert not differ_by_head_count(a * d, a * t * h * head)
+    assert not differ_by_head_count(t * d, t * h * (h + 1) * head)
+    assert not differ_by_head_count(t * d, t * h * head)  # the right split
+    assert not differ_by_head_count(t * d, t * 2 * (d // 2))  # a constant divisor: equal once exact
+    assert not differ_by_head_count(t * d, t * d)  # no floor division: nothing to say
+    assert not differ_by_head_count(d, (d + 1) // h)  # not a plain symbol divided
     # Known facts are applied first.
     facts = Assumptions()
     facts.add_equal(h, const(1))
-    assert not differ_if_divisible(t * d, t * h * h * head, facts)
+    assert not differ_by_head_count(t * d, t * h * h * head, facts)

@@ -16,6 +16,7 @@ from shapecheck.engine.domain.values import (
     ConstValue,
     IntValue,
     Opaque,
+    ProjectionTag,
     TensorValue,
     TupleValue,
     Value,
@@ -143,4 +144,9 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
     for layout in (Permuted, Reordered):
         if left.tag(layout) != right.tag(layout):
             tags = tuple(tag for tag in tags if type(tag) is not layout)
+    # Two paths' projections (a query from the fused qkv on one, from the caller on the other, a key
+    # from another piece of it): which projection made the tensor is not known after the merge.
+    projections = left.tag(ProjectionTag), right.tag(ProjectionTag)
+    if projections[0] is not None and projections[1] is not None and projections[0] != projections[1]:
+        tags = tuple(tag for tag in tags if type(tag) is not ProjectionTag)
     return replace(left, shape=shape, dtype=dtype, tags=tags)

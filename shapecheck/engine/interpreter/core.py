@@ -300,7 +300,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         names = known_sizes(self_value)
         params = node.params
         positional = list(params.posonly_params) + list(params.params)
-        if skip_self and positional:
+        if skip_self and positional and not is_static(node):
             positional = positional[1:]
         bindings: dict[str, Value] = {}
         is_init = node.name.value == "__init__" and not open_kwargs
@@ -507,7 +507,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             node, call.args, kwargs, standalone=False, skip_self=self_value is not None, self_value=self_value,
             open_kwargs="**" in call.kwargs,
         )
-        if self_value is not None and node.params.params:
+        if self_value is not None and node.params.params and not is_static(node):
             bindings[node.params.params[0].name.value] = self_value
         for param_name, value in list(bindings.items()):
             if isinstance(value, Opaque) and value.name == param_name:
@@ -636,3 +636,8 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
     return "__name__" in names and any(
         isinstance(side, cst.SimpleString) and side.evaluated_value == "__main__" for side in (left, right)
     )
+
+
+def is_static(node: cst.FunctionDef) -> bool:
+    """A ``@staticmethod``: called through an instance, it is given no ``self``."""
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)

@@ -18,7 +18,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.interpreter.annotation_values import annotated_class_name, annotation_value
-from shapecheck.engine.interpreter.core import MAX_INLINE_DEPTH, Budget, Interpreter
+from shapecheck.engine.interpreter.core import MAX_INLINE_DEPTH, Budget, Interpreter, is_static
 from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
 
@@ -98,7 +98,7 @@ def _analyze_tensor_methods_of_plain_classes(interpreter: Interpreter) -> None:
         obj = _construct_standalone(interpreter, value.info)
         for name, method in methods:
             bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True, self_value=obj)
-            if method.params.params:
+            if method.params.params and not is_static(method):
                 bindings[method.params.params[0].name.value] = obj
             interpreter.run_function(method, f"{value.info.qualname}.{name}", value.info, bindings, obj, 0, inlined=False)
 
@@ -204,6 +204,6 @@ def _analyze_methods(interpreter: Interpreter, info: ClassInfo, obj: ObjectValue
         if name == "__init__":
             continue
         bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True, self_value=obj)
-        if method.params.params:
+        if method.params.params and not is_static(method):
             bindings[method.params.params[0].name.value] = obj
         interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)

@@ -45,9 +45,16 @@ _SYMBOL = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
            "and": "&", "or": "|", "xor": "^"}
 
 
+def _nothing_known(shape: Shape | None) -> bool:
+    """No dim known: an unknown shape, or one of unknown rank with no trailing dim (``(*)``, a
+    0-dim tensor times a parameter)."""
+    return shape is None or (shape.variadic and not shape.dims)
+
+
 def _is_scalar_like(value: Value) -> bool:
-    """A number, a named unknown parameter, or a 0-dim tensor: scaling, not broadcasting."""
-    if is_scalar(value) or isinstance(value, Opaque):
+    """A number, a named unknown parameter, the result of a call the engine cannot see (``q / scale``
+    with ``scale = helper(q)``), or a 0-dim tensor: scaling, not broadcasting."""
+    if is_scalar(value) or isinstance(value, Opaque) or value is UNKNOWN:
         return True
     if isinstance(value, TensorValue):
         return value.shape is not None and value.shape.rank == 0
@@ -117,7 +124,7 @@ def tensor_binary(
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
             return kept.with_tag(ScaleTag(factor, node, origin, written))
-        if operator == "truediv" and left_tensor and right_tensor and b.shape is None and not a.has(ScaleTag):
+        if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape) and not a.has(ScaleTag):
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
             # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled".
             result = result.with_tag(ScaleTag(None, node))

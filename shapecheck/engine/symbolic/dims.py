@@ -1125,15 +1125,18 @@ def equal(a: DimLike, b: DimLike, assumptions: Assumptions | None = None, *, min
     return Truth.FALSE if _provably_nonzero(diff, max(1, min_symbol)) else Truth.UNKNOWN
 
 
-def differ_if_divisible(a: DimLike, b: DimLike, assumptions: Assumptions | None = None) -> bool:
-    """Do a and b differ for all symbols >= 2 once every floor division of a symbol by a product of
-    others is exact (``d_model // n_heads`` with ``d_model`` a multiple of ``n_heads``, as a head
-    split needs)? ``h * h * (e // h)`` vs ``e``: with ``e = h * k``, ``h*h*k`` vs ``h*k``, so yes.
-    Like ``equal(..., min_symbol=2)``, very likely a bug and never certain."""
+def differ_by_head_count(a: DimLike, b: DimLike, assumptions: Assumptions | None = None) -> bool:
+    """Do a and b differ by a power of a head count once every floor division of a symbol by a
+    product of others is exact (``d_model // n_heads`` with ``d_model`` a multiple of ``n_heads``,
+    as a head split needs)? ``h * h * (e // h)`` vs ``e``: with ``e = h * k``, ``h*h*k`` vs ``h*k``,
+    a factor ``h``: a head split that used the head count once too often (or too few). Any other
+    ratio (a constant, a size of its own) says nothing here. Like ``equal(..., min_symbol=2)``,
+    very likely a bug and never certain."""
     a, b = as_dim(a), as_dim(b)
     if assumptions is not None:
         a, b = assumptions.simplify(a), assumptions.simplify(b)
     mapping: dict[str, Dim] = {}
+    divisors: set[str] = set()
     for dim in (a, b):
         for mono, _ in dim._terms:
             for atom, _e in mono:
@@ -1144,13 +1147,22 @@ def differ_if_divisible(a: DimLike, b: DimLike, assumptions: Assumptions | None 
                     continue
                 if denominator.is_const or not denominator.is_integral_form() or len(denominator._terms) != 1:
                     continue
-                mapping[numerator] = denominator * _sym(f"{numerator}′quotient")
+                mapping[numerator] = denominator * _sym(f"{numerator}\u2032quotient")
+                divisors |= denominator.symbols()
     if not mapping:
         return False
     try:
-        return equal(a.substitute(mapping), b.substitute(mapping), min_symbol=2) is Truth.FALSE
+        a, b = a.substitute(mapping), b.substitute(mapping)
+        for larger, smaller in ((a, b), (b, a)):
+            ratio = _try_exact_div(larger, smaller) if smaller._terms else None
+            if ratio is None or ratio == 1 or len(ratio._terms) != 1:
+                continue
+            mono, coef = ratio._terms[0]
+            if coef == 1 and mono and all(atom.__class__ is str and atom in divisors and e > 0 for atom, e in mono):
+                return True
     except (ArithmeticError, ValueError):
         return False
+    return False
 
 
 def _terms_divisible(a: Dim, b: Dim) -> tuple[bool, Dim]:

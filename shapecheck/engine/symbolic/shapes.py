@@ -23,7 +23,7 @@ from shapecheck.engine.symbolic.dims import (
     DimLike,
     Truth,
     as_dim,
-    differ_if_divisible,
+    differ_by_head_count,
     divides,
     equal,
     exact_div,
@@ -390,7 +390,7 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
             if total is not None and total != (target := product(dims)):
                 if equal(total, target, assumptions) is Truth.FALSE:
                     return ReshapeResult(None, (total, target), (total, target))
-                if equal(total, target, assumptions, min_symbol=2) is Truth.FALSE or differ_if_divisible(total, target, assumptions):
+                if equal(total, target, assumptions, min_symbol=2) is Truth.FALSE or differ_by_head_count(total, target, assumptions):
                     return ReshapeResult(Shape(dims), None, (total, target))
             return ReshapeResult(Shape(dims))
         if total is None:
