@@ -21,6 +21,7 @@ from shapecheck.engine.domain.tags import (
 )
 from shapecheck.engine.domain.values import (
     PositionTag,
+    ProbsTag,
     ProjectionTag,
     ScaleTag,
     ScoresTag,
@@ -2125,3 +2126,102 @@ def test_einsum_equations_operands_and_einops_word_patterns() -> None:
     }
     assert [(_code(c.node), c.op) for c in facts.conflicts] == [('torch.einsum("ij,jk->ik", a, a)', "einsum")]
     assert all(_code(value.node).startswith(("torch.einsum(", "einops.einsum(")) for name, value in values.items() if name not in ("a", "b", "q", "k", "p"))
+
+
+def test_einsum_attention_roles_which_product_is_scores_and_which_attends_values() -> None:
+    """Which two-operand einsum is attention scores and which is probabilities times values.
+
+    Scores: one contracted index, last in both operands, the output ending in a free index of each
+    (``bhqd,bhkd->bhqk``, or its keys first: ``bhkq``; 2-D ``id,jd->ij``); the key axis is not
+    written, so it stays None. The written-out q @ k^T with a transposed key (``bhqd,bhdk->bhqk``,
+    3-D and 2-D) is scores too, keyed on the untransposed key, key axis -1. Either carries the
+    scale of both operands. Not scores: a reduction over queries or keys (``bqd,bkd->bk``,
+    ``->bq``, ``->kb``), a projection (``btd,de->bte``), a matrix-vector product, two contracted
+    indices. Probabilities times values, on either side, are the attention output: the key axis is
+    where the probabilities' contracted index sits (-1, or -2 for transposed probabilities), and the
+    output's stream passes through the softmax. Shapes are torch 2.13's."""
+    from shapecheck.engine.domain.tags import StreamTag
+
+    values, conflicts = _run(
+        """
+        def f():
+            q = torch.randn(2, 4, 6, 8)
+            k = torch.randn(2, 4, 7, 8)
+            v = torch.randn(2, 4, 7, 8)
+            scores = torch.einsum("bhqd,bhkd->bhqk", q, k)
+            keys_first = torch.einsum("bhqd,bhkd->bhkq", q, k)
+            probs = scores.softmax(-1)
+            out = torch.einsum("bhqk,bhkd->bhqd", probs, v)
+            out_right = torch.einsum("bhkd,bhqk->bhqd", v, probs)
+            out_transposed = torch.einsum("bhkq,bhkd->bhqd", probs.transpose(-2, -1), v)
+            kt = k.transpose(2, 3)
+            written = torch.einsum("bhqd,bhdk->bhqk", q, kt)
+            q3 = torch.randn(2, 6, 8)
+            k3 = torch.randn(2, 7, 8)
+            kt3 = k3.transpose(-2, -1)
+            written3 = torch.einsum("btc,bcs->bts", q3, kt3)
+            q2 = torch.randn(6, 8)
+            k2 = torch.randn(7, 8)
+            written2 = torch.einsum("tc,cs->ts", q2, k2.T)
+            scores2 = torch.einsum("id,jd->ij", q2, k2)
+            per_key = torch.einsum("bqd,bkd->bk", q3, k3)
+            per_query = torch.einsum("bqd,bkd->bq", q3, k3)
+            keys_batch = torch.einsum("bqd,bkd->kb", q3, k3)
+            projected = torch.einsum("btd,de->bte", q3, torch.randn(8, 5))
+            matvec = torch.einsum("ij,j->i", q2, torch.randn(8))
+            two_contracted = torch.einsum("abcd,abcd->ab", q, q)
+            scaled_query = torch.einsum("bhqd,bhkd->bhqk", q * 8 ** -0.5, k)
+            scaled_key = torch.einsum("bhqd,bhkd->bhqk", q, k / 8 ** 0.5)
+            written_scaled_query = torch.einsum("btc,bcs->bts", q3 * 8 ** -0.5, kt3)
+            written_scaled_key = torch.einsum("btc,bcs->bts", q3, kt3 * 0.125)
+        """
+    )
+    assert conflicts == []
+    inputs = ("q", "k", "v", "probs", "kt", "q3", "k3", "kt3", "q2", "k2")
+    found = {}
+    for name, value in values.items():
+        assert None not in value.tags  # a tag is always a tag
+        if name in inputs:
+            continue
+        scores = value.tag(ScoresTag)
+        scale = value.tag(ScaleTag)
+        found[name] = (
+            _shape(value),
+            None if scores is None else (_code(scores.node), str(scores.head_dim), scores.key_axis),
+            None if scale is None else round(scale.factor.coef, 4),
+        )
+
+    def einsum(equation: str, *operands: str) -> str:
+        return f'torch.einsum("{equation}", {", ".join(operands)})'
+
+    assert found == {
+        "scores": ("(2, 4, 6, 7)", (einsum("bhqd,bhkd->bhqk", "q", "k"), "8", None), None),
+        "keys_first": ("(2, 4, 7, 6)", (einsum("bhqd,bhkd->bhkq", "q", "k"), "8", None), None),
+        "out": ("(2, 4, 6, 8)", None, None),
+        "out_right": ("(2, 4, 6, 8)", None, None),
+        "out_transposed": ("(2, 4, 6, 8)", None, None),
+        "written": ("(2, 4, 6, 7)", (einsum("bhqd,bhdk->bhqk", "q", "kt"), "8", -1), None),
+        "written3": ("(2, 6, 7)", (einsum("btc,bcs->bts", "q3", "kt3"), "8", -1), None),
+        "written2": ("(6, 7)", (einsum("tc,cs->ts", "q2", "k2.T"), "8", -1), None),
+        "scores2": ("(6, 7)", (einsum("id,jd->ij", "q2", "k2"), "8", None), None),
+        "per_key": ("(2, 7)", None, None),
+        "per_query": ("(2, 6)", None, None),
+        "keys_batch": ("(7, 2)", None, None),
+        "projected": ("(2, 6, 5)", None, None),
+        "matvec": ("(6)", None, None),
+        "two_contracted": ("(2, 4)", None, None),
+        "scaled_query": ("(2, 4, 6, 7)", (einsum("bhqd,bhkd->bhqk", "q * 8 ** -0.5", "k"), "8", None), 0.3536),
+        "scaled_key": ("(2, 4, 6, 7)", (einsum("bhqd,bhkd->bhqk", "q", "k / 8 ** 0.5"), "8", None), 0.3536),
+        "written_scaled_query": ("(2, 6, 7)", (einsum("btc,bcs->bts", "q3 * 8 ** -0.5", "kt3"), "8", -1), 0.3536),
+        "written_scaled_key": ("(2, 6, 7)", (einsum("btc,bcs->bts", "q3", "kt3 * 0.125"), "8", -1), 0.125),
+    }
+    # Scores name their query and key; the written-out q @ k^T names the key before its transpose.
+    for name, query, key in (("scores", "q", "k"), ("written", "q", "k"), ("written3", "q3", "k3"), ("written2", "q2", "k2")):
+        tag = values[name].tag(ScoresTag)
+        assert (tag.query is values[query], tag.key is values[key]) == (True, True), name
+    softmax = values["probs"].tag(ProbsTag).node
+    for name, key_axis in (("out", -1), ("out_right", -1), ("out_transposed", -2)):
+        tag = values[name].tag(AttentionOutputTag)
+        assert (_code(tag.node).startswith("torch.einsum("), tag.softmax, tag.key_axis) == (True, softmax, key_axis), name
+        assert values[name].tag(StreamTag).sites == frozenset({softmax}), name
+
