@@ -2225,3 +2225,114 @@ def test_einsum_attention_roles_which_product_is_scores_and_which_attends_values
         assert (_code(tag.node).startswith("torch.einsum("), tag.softmax, tag.key_axis) == (True, softmax, key_axis), name
         assert values[name].tag(StreamTag).sites == frozenset({softmax}), name
 
+
+# --- split, chunk, tensor_split (ops/joins) ----------------------------------------------------------
+
+
+def _pieces(value) -> tuple:
+    """A split's pieces' shapes (None: their number is unknown), its template's shape, whether exact."""
+    pieces = None if value.pieces is None else tuple(_shape(piece) for piece in value.pieces)
+    return pieces, _shape(value.template), value.exact
+
+
+def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
+    """``split(n)`` makes pieces *of* n (the last one the rest), ``chunk(n)`` at most n pieces of
+    ``ceil(size / n)``, ``tensor_split(n)`` exactly n pieces, the first ``size % n`` one longer, and
+    ``tensor_split((i, j))`` the slices between those indices (clamped, maybe empty). Sizes by
+    position or keyword (``split_size_or_sections=``, the method's ``split_size=``, ``chunks=``,
+    ``sections=``, ``indices=``), a list of sizes, a zero-size axis, symbolic sizes (pieces only when
+    the division is exact), more than 64 pieces and what cannot be read (an unknown size or axis, a
+    chunk count of 0, which torch refuses) give no pieces. Every shape is torch 2.13's."""
+    values, conflicts = _run(
+        """
+        def f(u, n: int, t: int):
+            x = torch.randn(12, 10)
+            z = torch.randn(0, 3)
+            y = torch.randn(t, 2 * t)
+            s1 = x.split(4)
+            s2 = torch.split(x, 4, 1)
+            s3 = torch.split(x, split_size_or_sections=3, dim=1)
+            s4 = x.split(split_size=5, dim=-1)
+            s5 = x.split((2, 8), 1)
+            s6 = x.split([2, 8], dim=1)
+            s7 = x.split(20)
+            s8 = torch.randn(130, 2).split(2)
+            s9 = x.split(u)
+            s10 = x.split(4, dim=n)
+            s11 = z.split(2)
+            s12 = y.split(t, dim=1)
+            s13 = y.split(2, dim=1)
+            s14 = y.split(3)
+            s15 = x.split(4, 5)
+            c1 = x.chunk(5)
+            c2 = torch.chunk(x, 3, dim=1)
+            c3 = torch.chunk(x, chunks=4, dim=-1)
+            c4 = x.chunk(13)
+            c5 = x.chunk(0)
+            c6 = x.chunk(u)
+            c7 = z.chunk(3)
+            c8 = y.chunk(2, dim=1)
+            c9 = y.chunk(2)
+            t1 = torch.tensor_split(x, 3)
+            t2 = x.tensor_split(3, dim=1)
+            t3 = torch.tensor_split(x, (2, 5), dim=1)
+            t4 = torch.tensor_split(x, (5, 2), dim=1)
+            t5 = torch.tensor_split(x, [-3, 20], dim=1)
+            t6 = torch.tensor_split(x, indices=[3], dim=-1)
+            t7 = torch.tensor_split(x, sections=4)
+            t8 = torch.tensor_split(x, 14)
+            t9 = torch.tensor_split(x, u)
+            t10 = torch.tensor_split(x, (n, 4), dim=1)
+            t11 = y.tensor_split(2, dim=1)
+            t12 = y.tensor_split(2)
+            t13 = z.tensor_split(2)
+        """
+    )
+    assert conflicts == []
+    found = {name: _pieces(value) for name, value in values.items() if name not in ("x", "y", "z")}
+
+    def rows(*sizes: int) -> tuple[str, ...]:
+        return tuple(f"({size}, 10)" for size in sizes)
+
+    def cols(*sizes: int) -> tuple[str, ...]:
+        return tuple(f"(12, {size})" for size in sizes)
+
+    assert found == {
+        "s1": (rows(4, 4, 4), "(4, 10)", True),
+        "s2": (cols(4, 4, 2), None, False),
+        "s3": (cols(3, 3, 3, 1), None, False),
+        "s4": (cols(5, 5), "(12, 5)", True),
+        "s5": (cols(2, 8), None, False),
+        "s6": (cols(2, 8), None, False),
+        "s7": (rows(12), None, False),
+        "s8": (None, "(2, 2)", True),  # 65 pieces: too many to list
+        "s9": (None, "(u, 10)", False),
+        "s10": (None, None, False),
+        "s11": (("(0, 3)",), None, False),
+        "s12": (("(t, t)", "(t, t)"), "(t, t)", True),
+        "s13": (None, "(t, 2)", True),  # t pieces of 2
+        "s14": (None, "(3, 2*t)", False),
+        "s15": (None, None, False),  # no axis 5
+        "c1": (rows(3, 3, 3, 3), None, False),
+        "c2": (cols(4, 4, 2), None, False),
+        "c3": (cols(3, 3, 3, 1), None, False),
+        "c4": (rows(*[1] * 12), None, False),
+        "c5": (None, None, False),
+        "c6": (None, None, False),
+        "c7": (("(0, 3)",) * 3, None, False),
+        "c8": (("(t, t)", "(t, t)"), None, False),
+        "c9": ((None, None), None, False),  # t rows in 2 chunks: sizes unknown (two pieces for t >= 2)
+        "t1": (rows(4, 4, 4), None, False),
+        "t2": (cols(4, 3, 3), None, False),
+        "t3": (cols(2, 3, 5), None, False),
+        "t4": (cols(5, 0, 8), None, False),
+        "t5": (cols(7, 3, 0), None, False),
+        "t6": (cols(3, 7), None, False),
+        "t7": (rows(3, 3, 3, 3), None, False),
+        "t8": (rows(*[1] * 12, 0, 0), None, False),
+        "t9": (None, None, False),
+        "t10": ((None, None, None), None, False),
+        "t11": (("(t, t)", "(t, t)"), None, False),
+        "t12": ((None, None), None, False),
+        "t13": (("(0, 3)", "(0, 3)"), None, False),
+    }
