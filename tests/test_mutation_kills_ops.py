@@ -2226,6 +2226,172 @@ def test_einsum_attention_roles_which_product_is_scores_and_which_attends_values
         assert values[name].tag(StreamTag).sites == frozenset({softmax}), name
 
 
+
+EINSUM_OPERANDS = """
+import einops
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 5))
+
+    def forward(self, x: Float[Tensor, "b t 8"], v: Float[Tensor, "*batch t d"], w: Float[Tensor, "b t d"], xs):
+        left = torch.einsum("btd,de->bte", x, self.W)
+        right = torch.einsum("de,btd->bte", self.W, x)
+        variadic = torch.einsum("btd,bsd->bts", v, v)
+        n = w.shape[-1]
+        assert n == 12
+        width = torch.einsum("btd,de->bte", w, torch.randn(5, 4))
+        heads = einops.rearrange(w, "b t (h k) -> b h t k", h=5, k=3)
+        pos = torch.randn(2, 3) + torch.arange(3)
+        dotted = torch.einsum("ij,jk->i.k", pos, torch.randn(3, 5))
+        implicit_ellipsis = torch.einsum("...j,jk", torch.randn(2, 6, 3), torch.randn(3, 5))
+        words_unreadable = einops.einsum(pos, x, xs)
+        words_conflict = einops.einsum(pos, pos, "i j, j k -> i k")
+        lower_words = einops.einsum(x, x, "batch time dim, batch other dim -> batch time other")
+        capitalised = einops.einsum(x, x, "Batch T D, Batch S D -> Batch T S")
+        return left
+"""
+
+
+def test_einsum_projections_variadic_operands_known_sizes_and_unreadable_outputs() -> None:
+    """An einsum with a model's weight, on either side, projects the other operand (at the call);
+    a variadic operand gives its trailing letters' sizes; a size known only from an ``assert`` (d ==
+    12) conflicts with another (torch raises on 12 vs 5), in einsum and in an einops group; an
+    output the engine cannot read keeps the operands' provenance; an implicit output keeps the
+    ellipsis (torch's rank is 3: never a 1-D guess); ``einops.einsum`` keeps provenance when its
+    pattern is unreadable, reports a conflict like einsum, and reads lower-case words and
+    capitalised names alike. Shapes are torch 2.13's (einops 0.8)."""
+    facts = analyze_src(HEADER + textwrap.dedent(EINSUM_OPERANDS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {
+        name: (_shape(values[name]), values[name].dtype, values[name].has(PositionTag), values[name].has(ScoresTag))
+        for name in ("left", "right", "variadic", "dotted", "implicit_ellipsis", "words_unreadable", "words_conflict", "lower_words", "capitalised")
+    }
+    assert found == {
+        "left": ("(b, t, 5)", "float", False, False),
+        "right": ("(b, t, 5)", "float", False, False),
+        "variadic": ("(_, t, t)", "float", False, True),
+        "dotted": (None, None, True, False),
+        "implicit_ellipsis": (None, "float", False, False),
+        "words_unreadable": (None, None, True, False),
+        "words_conflict": ("(2, 3)", "float", True, False),
+        "lower_words": ("(b, t, t)", "float", False, True),
+        "capitalised": ("(b, t, t)", "float", False, True),
+    }
+    for name in ("left", "right"):
+        projection = values[name].tag(ProjectionTag)
+        assert (_code(projection.node), _shape(projection.source)) == (_code(values[name].node), "(b, t, 8)"), name
+    assert _code(values["dotted"].node).startswith("torch.einsum(") and _code(values["words_unreadable"].node).startswith("einops.einsum(")
+    # the positions are those added to ``pos``, not the "maybe" of an operand the engine cannot see
+    assert [values[name].tag(PositionTag).kind for name in ("pos", "dotted", "words_unreadable")] == ["added"] * 3
+    conflicts = sorted((c.kind, c.op, _code(c.node).split("(")[0], c.detail) for c in facts.conflicts)
+    assert conflicts == [
+        ("matmul", "einsum", "einops.einsum", "einsum 'ab,bc->ac': index 'b' is 3 in one operand and 2 in another"),
+        ("matmul", "einsum", "torch.einsum", "einsum 'btd,de->bte': index 'd' is d in one operand and 5 in another"),
+        ("reshape", "rearrange", "einops.rearrange", "'b t (h k) -> b h t k': the group (h k) = 15 does not match the axis of size d"),
+    ]
+
+
+def test_einops_patterns_shapes_conflicts_and_the_last_two_axes_swapped() -> None:
+    """``einops.rearrange`` read from its pattern: by position or keyword (``tensor=``, ``pattern=``),
+    as ``einops.rearrange`` or a bare ``rearrange``, upper-case names, a size-1 axis, digits, ``()``.
+    A rearrange swapping only the last two axes marks the result as that tensor transposed (a key
+    written ``b h d t``): 4-D, 3-D and 2-D; not when other axes move too, for a merge, for
+    ``repeat``, and a rearrange that does not swap them drops the mark it had. ``reduce`` keeps
+    only provenance. What einops rejects (a name no side sizes, another rank, an unbalanced group,
+    no ``->``) and an unreadable pattern give an unknown shape, keeping the dtype, at the call. A
+    group of the wrong size is a ``reshape`` conflict, an uneven split a ``heads`` one (einops
+    raises on both). Shapes are einops 0.8's on torch 2.13."""
+    from shapecheck.engine.domain.tags import KeyTransposed
+
+    src = HEADER + "import einops\nfrom einops import rearrange\n" + textwrap.dedent(
+        """
+        def f(u, pat):
+            x = torch.randn(2, 6, 12)
+            q = torch.randn(2, 4, 6, 8)
+            m = torch.randn(6, 8)
+            y1 = torch.randn(2, 1, 12)
+            swap = einops.rearrange(q, "b h t d -> b h d t")
+            swap_name = rearrange(q, "b h t d -> b h d t")
+            swap3 = einops.rearrange(x, "b t d -> b d t")
+            swap2 = rearrange(m, "t d -> d t")
+            moved = rearrange(q, "b h t d -> h b d t")
+            heads_first = rearrange(q, "b h t d -> b t h d")
+            repeated = einops.repeat(q, "b h t d -> b h d t")
+            merged = rearrange(q, "b h t d -> b h (d t)")
+            kt = q.transpose(-2, -1)
+            kt_moved = rearrange(kt, "b h d t -> b t h d")
+            by_keyword = rearrange(tensor=x, pattern="b t (h d) -> b h t d", h=4)
+            upper = rearrange(x, "B T (H D) -> B H T D", H=4)
+            one_axis = rearrange(y1, "b 1 d -> b d")
+            pairs = einops.reduce(x, "b t (h 2) -> b t h", "max", h=6)
+            new_one = rearrange(x, "b t d -> b t () d")
+            digit_out = rearrange(x, "b t d -> b t 1 d")
+            unknown_pairs = einops.reduce(u, "b (t 2) d -> b t d", "mean")
+            missing = einops.repeat(x, "b t d -> b n t d")
+            wrong_rank = rearrange(x, "t d -> d t")
+            unreadable = rearrange(x, pat)
+            no_arrow = rearrange(x, "b t d")
+            unbalanced = rearrange(x, "b t d ( -> b t d")
+            unbalanced_right = rearrange(x, "b t d -> b (t d")
+            mean = einops.reduce(q @ kt, "b h t s -> b t s", "mean")
+            positions = einops.reduce(x + torch.arange(12), "b t d -> b d", "sum")
+            uneven = rearrange(x, "b t (h k) -> b h t k", h=5)
+            wrong_group = rearrange(x, "b t (h k) -> b h t k", h=5, k=3)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    inputs = ("x", "q", "m", "y1", "kt")
+    found = {
+        name: (_shape(value), value.dtype, value.has(KeyTransposed))
+        for name, value in values.items() if name not in inputs and name not in ("wrong_rank", "uneven", "wrong_group")
+    }
+    assert found == {
+        "swap": ("(2, 4, 8, 6)", "float", True),
+        "swap_name": ("(2, 4, 8, 6)", "float", True),
+        "swap3": ("(2, 12, 6)", "float", True),
+        "swap2": ("(8, 6)", "float", True),
+        "moved": ("(4, 2, 8, 6)", "float", False),
+        "heads_first": ("(2, 6, 4, 8)", "float", False),
+        "repeated": ("(2, 4, 8, 6)", "float", False),
+        "merged": ("(2, 4, 48)", "float", False),
+        "kt_moved": ("(2, 6, 4, 8)", "float", False),
+        "by_keyword": ("(2, 4, 6, 3)", "float", False),
+        "upper": ("(2, 4, 6, 3)", "float", False),
+        "one_axis": ("(2, 12)", "float", False),
+        "pairs": ("(2, 6, 6)", "float", False),
+        "new_one": ("(2, 6, 1, 12)", "float", False),
+        "digit_out": ("(2, 6, 1, 12)", "float", False),
+        "unknown_pairs": ("(_, _, _)", None, False),
+        "missing": (None, "float", False),
+        "unreadable": (None, "float", False),
+        "no_arrow": (None, "float", False),
+        "unbalanced": (None, "float", False),
+        "unbalanced_right": (None, "float", False),
+        "mean": ("(2, 6, 6)", "float", False),
+        "positions": ("(2, 12)", "float", False),
+    }
+    assert _shape(values["wrong_rank"]) is None
+    for name, source in (("swap", "q"), ("swap_name", "q"), ("swap3", "x"), ("swap2", "m")):
+        assert values[name].tag(KeyTransposed).source is values[source], name
+    for name, value in values.items():
+        if name not in inputs:
+            assert _code(value.node).startswith(("einops.", "rearrange(")), name
+    # reduce keeps provenance (positions) and nothing else (the scores it averaged are no scores)
+    assert values["positions"].has(PositionTag) and not values["mean"].has(ScoresTag) and values["mean"].tags == ()
+    conflicts = sorted((c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts)
+    assert conflicts == [
+        ("heads", "rearrange", 'rearrange(x, "b t (h k) -> b h t k", h=5)',
+         "'b t (h k) -> b h t k' splits 12 into groups of 5: 12 is not divisible by 5 (12 % 5 = 2)"),
+        ("reshape", "rearrange", 'rearrange(x, "b t (h k) -> b h t k", h=5, k=3)',
+         "'b t (h k) -> b h t k': the group (h k) = 15 does not match the axis of size 12"),
+    ]
+
 # --- split, chunk, tensor_split (ops/joins) ----------------------------------------------------------
 
 
