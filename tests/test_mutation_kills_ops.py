@@ -2502,3 +2502,53 @@ def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
         "t12": ((None, None), None, False),
         "t13": (("(0, 3)", "(0, 3)"), None, False),
     }
+
+
+TENSOR_SPLITS = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(12, 36)
+
+    def forward(self, x: Float[Tensor, "b t 12"], w: Float[Tensor, "b t d"], u, n: int):
+        parts = self.qkv(x).tensor_split(3, dim=-1)
+        c = w.shape[-1]
+        assert c % 4 == 0
+        quarters = w.tensor_split(4, dim=-1)
+        positional = torch.tensor_split(x, 3, 2)
+        zero_first = torch.tensor_split(x, (0, 4), dim=2)
+        one = torch.tensor_split(x, 1)
+        many = torch.tensor_split(x, 64, dim=2)
+        too_many = torch.tensor_split(x, 65, dim=2)
+        unknown_axis = x.tensor_split(3, dim=n)
+        unknown_source = torch.tensor_split(u, 2)
+        return x
+
+
+m = M()
+"""
+
+
+def test_tensor_split_reads_its_axis_indices_and_count() -> None:
+    """``tensor_split``'s axis by position; an index 0 makes an empty first piece; 1 to 64 sections
+    are listed (65 are too many to list); a width divisible by 4 only by an ``assert`` splits into 4
+    known pieces; an unknown axis or source still gives the number of pieces; the pieces of a fused
+    projection are its parts 0, 1, 2; the template keeps the dtype. Shapes are torch 2.13's (b=2,
+    t=5)."""
+    facts = analyze_src(HEADER + textwrap.dedent(TENSOR_SPLITS))
+    assert facts.internal_errors == [] and facts.conflicts == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {name: _pieces(values[name])[0] for name in values if name not in ("c",)}
+    assert found == {
+        "parts": ("(b, t, 12)",) * 3,
+        "quarters": ("(b, t, d//4)",) * 4,
+        "positional": ("(b, t, 4)",) * 3,
+        "zero_first": ("(b, t, 0)", "(b, t, 4)", "(b, t, 8)"),
+        "one": ("(b, t, 12)",),
+        "many": ("(b, t, 1)",) * 12 + ("(b, t, 0)",) * 52,
+        "too_many": None,
+        "unknown_axis": (None,) * 3,
+        "unknown_source": (None,) * 2,
+    }
+    assert [piece.tag(ProjectionTag).part for piece in values["parts"].pieces] == [(0,), (1,), (2,)]
+    assert [values[name].template.dtype for name in ("parts", "quarters", "too_many", "unknown_axis")] == ["float"] * 4
