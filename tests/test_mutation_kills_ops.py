@@ -1873,7 +1873,8 @@ def test_unbind_pieces_their_count_shape_and_projection_part() -> None:
         "unknown": (None, [], None, None, False),
         "parts": (3, ["(b, t, 12)"], "(b, t, 12)", "float", True),
     }
-    assert [piece.tag(ProjectionTag).part for piece in values["parts"].pieces] == [(0,), (1,), (2,)]
+    for name in ("parts", "split_parts", "chunk_parts", "listed_parts", "fused_chunks", "fused_splits"):
+        assert [piece.tag(ProjectionTag).part for piece in values[name].pieces] == [(0,), (1,), (2,)], name
 
 
 # --- token windows (ops/windows): the offset, length and time axis of a cut sequence ---------------
@@ -2411,7 +2412,7 @@ def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
     chunk count of 0, which torch refuses) give no pieces. Every shape is torch 2.13's."""
     values, conflicts = _run(
         """
-        def f(u, n: int, t: int):
+        def f(u, n: int, t: int, w: Float[Tensor, "b t d"]):
             x = torch.randn(12, 10)
             z = torch.randn(0, 3)
             y = torch.randn(t, 2 * t)
@@ -2452,10 +2453,25 @@ def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
             t11 = y.tensor_split(2, dim=1)
             t12 = y.tensor_split(2)
             t13 = z.tensor_split(2)
+            c = w.shape[-1]
+            assert c % 4 == 0
+            s16 = z.split(1)
+            s17 = z.split(0)
+            s18 = torch.randn(128, 2).split(2)
+            s19 = y.split(t)
+            s20 = torch.randn(t, 64 * t).split(t, dim=1)
+            s21 = w.split(4, dim=-1)
+            s22 = u.split(2)
+            s23 = u.split((2, 8))
+            s24 = x.split((2, 8), dim=5)
+            s25 = x.split(2.5)
+            c10 = x.chunk(1)
+            c11 = w.chunk(4, dim=-1)
+            c12 = torch.chunk(u, 3)
         """
     )
     assert conflicts == []
-    found = {name: _pieces(value) for name, value in values.items() if name not in ("x", "y", "z")}
+    found = {name: _pieces(value) for name, value in values.items() if name not in ("x", "y", "z", "c")}
 
     def rows(*sizes: int) -> tuple[str, ...]:
         return tuple(f"({size}, 10)" for size in sizes)
@@ -2501,17 +2517,41 @@ def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
         "t11": (("(t, t)", "(t, t)"), None, False),
         "t12": ((None, None), None, False),
         "t13": (("(0, 3)", "(0, 3)"), None, False),
+        "s16": (("(0, 3)",), None, False),
+        "s17": (None, "(0, 3)", False),  # one empty piece in torch: the count is not read here
+        "s18": (("(2, 2)",) * 64, "(2, 2)", True),
+        "s19": (("(t, 2*t)",), "(t, 2*t)", True),
+        "s20": (("(t, t)",) * 64, "(t, t)", True),
+        "s21": (None, "(b, t, 4)", True),  # d // 4 pieces of 4: exact because d % 4 == 0 is asserted
+        "s22": (None, None, False),
+        "s23": ((None, None), None, False),
+        "s24": ((None, None), None, False),  # no axis 5
+        "s25": (None, None, False),  # torch refuses a float size
+        "c10": (rows(12), None, False),
+        "c11": (("(b, t, d//4)",) * 4, None, False),
+        "c12": ((None, None, None), None, False),
+    }
+    # every split's template is a tensor of the source's kind, even when nothing else is known
+    assert {name: value.template.dtype for name, value in values.items() if name not in ("x", "y", "z", "c")} == {
+        name: None if name in ("s22", "s23", "c12") else "float" for name in found  # u: of unknown dtype
     }
 
 
 TENSOR_SPLITS = """
 class M(nn.Module):
-    def __init__(self):
+    def __init__(self, width: int):
         super().__init__()
         self.qkv = nn.Linear(12, 36)
+        self.fused = nn.Linear(12, 3 * width)
+        self.width = width
 
     def forward(self, x: Float[Tensor, "b t 12"], w: Float[Tensor, "b t d"], u, n: int):
         parts = self.qkv(x).tensor_split(3, dim=-1)
+        split_parts = self.qkv(x).split(12, dim=-1)
+        chunk_parts = self.qkv(x).chunk(3, dim=-1)
+        listed_parts = self.qkv(x).split((12, 12, 12), dim=-1)
+        fused_chunks = self.fused(x).chunk(3, dim=-1)
+        fused_splits = self.fused(x).split(self.width, dim=-1)
         c = w.shape[-1]
         assert c % 4 == 0
         quarters = w.tensor_split(4, dim=-1)
@@ -2523,9 +2563,6 @@ class M(nn.Module):
         unknown_axis = x.tensor_split(3, dim=n)
         unknown_source = torch.tensor_split(u, 2)
         return x
-
-
-m = M()
 """
 
 
@@ -2533,7 +2570,8 @@ def test_tensor_split_reads_its_axis_indices_and_count() -> None:
     """``tensor_split``'s axis by position; an index 0 makes an empty first piece; 1 to 64 sections
     are listed (65 are too many to list); a width divisible by 4 only by an ``assert`` splits into 4
     known pieces; an unknown axis or source still gives the number of pieces; the pieces of a fused
-    projection are its parts 0, 1, 2; the template keeps the dtype. Shapes are torch 2.13's (b=2,
+    projection are its parts 0, 1, 2 (``tensor_split``, ``split`` by a size or a list of sizes,
+    ``chunk``; a known or symbolic width); the template keeps the dtype. Shapes are torch 2.13's (b=2,
     t=5)."""
     facts = analyze_src(HEADER + textwrap.dedent(TENSOR_SPLITS))
     assert facts.internal_errors == [] and facts.conflicts == []
@@ -2541,6 +2579,11 @@ def test_tensor_split_reads_its_axis_indices_and_count() -> None:
     found = {name: _pieces(values[name])[0] for name in values if name not in ("c",)}
     assert found == {
         "parts": ("(b, t, 12)",) * 3,
+        "split_parts": ("(b, t, 12)",) * 3,
+        "chunk_parts": ("(b, t, 12)",) * 3,
+        "listed_parts": ("(b, t, 12)",) * 3,
+        "fused_chunks": ("(b, t, width)",) * 3,
+        "fused_splits": ("(b, t, width)",) * 3,
         "quarters": ("(b, t, d//4)",) * 4,
         "positional": ("(b, t, 4)",) * 3,
         "zero_first": ("(b, t, 0)", "(b, t, 4)", "(b, t, 8)"),
@@ -2550,5 +2593,6 @@ def test_tensor_split_reads_its_axis_indices_and_count() -> None:
         "unknown_axis": (None,) * 3,
         "unknown_source": (None,) * 2,
     }
-    assert [piece.tag(ProjectionTag).part for piece in values["parts"].pieces] == [(0,), (1,), (2,)]
+    for name in ("parts", "split_parts", "chunk_parts", "listed_parts", "fused_chunks", "fused_splits"):
+        assert [piece.tag(ProjectionTag).part for piece in values[name].pieces] == [(0,), (1,), (2,)], name
     assert [values[name].template.dtype for name in ("parts", "quarters", "too_many", "unknown_axis")] == ["float"] * 4
