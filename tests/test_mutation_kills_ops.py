@@ -2596,3 +2596,153 @@ def test_tensor_split_reads_its_axis_indices_and_count() -> None:
     for name in ("parts", "split_parts", "chunk_parts", "listed_parts", "fused_chunks", "fused_splits"):
         assert [piece.tag(ProjectionTag).part for piece in values[name].pieces] == [(0,), (1,), (2,)], name
     assert [values[name].template.dtype for name in ("parts", "quarters", "too_many", "unknown_axis")] == ["float"] * 4
+
+
+# --- tensors made from sizes or data (ops/factories) -------------------------------------------------
+
+FACTORIES = """
+def f(t: int):
+    x = torch.randn(2, 3)
+    i = torch.zeros(4, dtype=torch.long)
+    o1 = torch.ones(2, 3)
+    o2 = torch.zeros((2, 3))
+    o3 = torch.zeros(size=(2, 3))
+    o4 = torch.empty(2, 3, dtype=torch.long)
+    o5 = torch.randn(2, 3, dtype=torch.float16)
+    o6 = torch.rand([4])
+    o7 = torch.empty(t, 3, dtype=torch.bool)
+    f1 = torch.full((2, 3), 1.5)
+    f2 = torch.full((2, 3), True)
+    f3 = torch.full((2, 3), 7)
+    f4 = torch.full(size=(2, 3), fill_value=-1.0)
+    f5 = torch.full((t, 3), 0.5, dtype=torch.float16)
+    l1 = torch.zeros_like(x)
+    l2 = torch.ones_like(i)
+    l3 = torch.full_like(x, 2.0)
+    l4 = torch.full_like(x, fill_value=3.0)
+    l5 = torch.empty_like(i)
+    l6 = torch.rand_like(x, dtype=torch.float16)
+    l7 = torch.randn_like(x)
+    l8 = torch.zeros_like(i, dtype=torch.bool)
+    e1 = torch.eye(3)
+    e2 = torch.eye(3, 5)
+    e3 = torch.eye(n=3, m=4)
+    e4 = torch.eye(3, dtype=torch.bool)
+    e5 = torch.eye(t)
+    a1 = torch.arange(5)
+    a2 = torch.arange(2, 7)
+    a3 = torch.arange(0, 10, 2)
+    a4 = torch.arange(2, 7, 1)
+    a5 = torch.arange(end=5)
+    a6 = torch.arange(start=2, end=7)
+    a7 = torch.arange(1, end=4)
+    a9 = torch.arange(5, dtype=torch.float32)
+    a10 = torch.arange(t)
+    a11 = torch.arange(1, t + 1)
+    a12 = torch.arange(0, 8, step=2)
+    a13 = torch.arange(0.0, 4)
+    n1 = torch.tensor([[1, 2], [3, 4]])
+    n2 = torch.tensor([1.0, 2])
+    n3 = torch.tensor(True)
+    n4 = torch.tensor([True, False])
+    n5 = torch.tensor(3)
+    n6 = torch.tensor([1, 2], dtype=torch.float32)
+    n7 = torch.tensor(data=[1, 2, 3])
+    n8 = torch.tensor([True, 1])
+    n9 = torch.tensor([[True], [False]])
+    r1 = torch.randint(10, (2, 3))
+    r2 = torch.randint(0, 10, (4,))
+    r3 = torch.randint(10, size=(5,))
+    r4 = torch.randint(3, 10, (2,), dtype=torch.float32)
+    r5 = torch.randint(high=10, size=(2, t))
+    k1 = torch.randint_like(x, 10)
+    k2 = torch.randint_like(x, 10, dtype=torch.long)
+    p1 = torch.randperm(5)
+    p2 = torch.randperm(t)
+    p3 = torch.randperm(5, dtype=torch.float32)
+"""
+
+
+def test_factories_make_the_shape_dtype_and_fill_torch_makes() -> None:
+    """``ones`` / ``zeros`` / ``empty`` / ``rand*`` / ``full`` and their ``*_like`` forms, ``eye``,
+    ``arange``, ``tensor``, ``randint``, ``randint_like`` and ``randperm``: sizes by position, as a
+    tuple or list and by keyword, the dtype class (``dtype=``, a bool or float fill, the numbers of a
+    nested list, the source's for ``*_like``), the fill of ``ones`` / ``zeros`` / ``full`` (a scale the
+    rules read), arange's positions and its ``step * k`` index only when it starts at 0 (``arange(1,
+    end=4)`` starts at 1). Shapes and dtypes are torch 2.13's (t = 4 there); what the engine does not
+    read is None: an arange with a step other than 1 or a float bound, ``full`` with an int fill (int64
+    in torch)."""
+    from shapecheck.engine.domain.tags import FilledTag
+    from shapecheck.engine.ops.frequencies import IndexLinear
+
+    values, conflicts = _run(FACTORIES)
+    assert conflicts == []
+    found = {}
+    for name, value in values.items():
+        fill = value.tag(FilledTag)
+        found[name] = (_shape(value), value.dtype, None if fill is None else fill.value.coef)
+        assert _code(value.node).startswith("torch."), name
+    assert found == {
+        "x": ("(2, 3)", "float", None),
+        "i": ("(4)", "int", 0.0),
+        "o1": ("(2, 3)", "float", 1.0),
+        "o2": ("(2, 3)", "float", 0.0),
+        "o3": ("(2, 3)", "float", 0.0),
+        "o4": ("(2, 3)", "int", None),
+        "o5": ("(2, 3)", "float", None),
+        "o6": ("(4)", "float", None),
+        "o7": ("(t, 3)", "bool", None),
+        "f1": ("(2, 3)", "float", 1.5),
+        "f2": ("(2, 3)", "bool", None),
+        "f3": ("(2, 3)", None, 7.0),
+        "f4": ("(2, 3)", "float", -1.0),
+        "f5": ("(t, 3)", "float", 0.5),
+        "l1": ("(2, 3)", "float", 0.0),
+        "l2": ("(4)", "int", 1.0),
+        "l3": ("(2, 3)", "float", 2.0),
+        "l4": ("(2, 3)", "float", 3.0),
+        "l5": ("(4)", "int", None),
+        "l6": ("(2, 3)", "float", None),
+        "l7": ("(2, 3)", "float", None),
+        "l8": ("(4)", "bool", 0.0),
+        "e1": ("(3, 3)", "float", None),
+        "e2": ("(3, 5)", "float", None),
+        "e3": ("(3, 4)", "float", None),
+        "e4": ("(3, 3)", "bool", None),
+        "e5": ("(t, t)", "float", None),
+        "a1": ("(5)", "int", None),
+        "a2": ("(5)", "int", None),
+        "a3": (None, "int", None),
+        "a4": ("(5)", "int", None),
+        "a5": ("(5)", "int", None),
+        "a6": ("(5)", "int", None),
+        "a7": ("(3)", "int", None),
+        "a9": ("(5)", "float", None),
+        "a10": ("(t)", "int", None),
+        "a11": ("(t)", "int", None),
+        "a12": (None, "int", None),
+        "a13": (None, "float", None),
+        "n1": ("(2, 2)", "int", None),
+        "n2": ("(2)", "float", None),
+        "n3": ("()", "bool", None),
+        "n4": ("(2)", "bool", None),
+        "n5": ("()", "int", None),
+        "n6": ("(2)", "float", None),
+        "n7": ("(3)", "int", None),
+        "n8": ("(2)", "int", None),
+        "n9": ("(2, 1)", "bool", None),
+        "r1": ("(2, 3)", "int", None),
+        "r2": ("(4)", "int", None),
+        "r3": ("(5)", "int", None),
+        "r4": ("(2)", "float", None),
+        "r5": ("(2, t)", "int", None),
+        "k1": ("(2, 3)", "float", None),
+        "k2": ("(2, 3)", "int", None),
+        "p1": ("(5)", "int", None),
+        "p2": ("(t)", "int", None),
+        "p3": ("(5)", "float", None),
+    }
+    aranges = [name for name in values if name.startswith("a")]
+    assert {name: values[name].tag(PositionTag).kind for name in aranges} == dict.fromkeys(aranges, "index")
+    steps = {name: values[name].tag(IndexLinear).coef.coef for name in aranges if values[name].has(IndexLinear)}
+    assert steps == {"a1": 1.0, "a3": 2.0, "a5": 1.0, "a9": 1.0, "a10": 1.0, "a12": 2.0, "a13": 1.0}
