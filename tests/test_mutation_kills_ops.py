@@ -2600,7 +2600,10 @@ def test_tensor_split_reads_its_axis_indices_and_count() -> None:
 # --- tensors made from sizes or data (ops/factories) -------------------------------------------------
 
 FACTORIES = """
-def f(t: int):
+from helpers import helper
+
+
+def f(t: int, data):
     x = torch.randn(2, 3)
     i = torch.zeros(4, dtype=torch.long)
     o1 = torch.ones(2, 3)
@@ -2659,6 +2662,17 @@ def f(t: int):
     p1 = torch.randperm(5)
     p2 = torch.randperm(t)
     p3 = torch.randperm(5, dtype=torch.float32)
+    z1 = torch.zeros(1, helper(), 4)
+    z2 = torch.zeros(helper())
+    e6 = torch.eye(helper())
+    e7 = torch.eye(3, helper())
+    r6 = torch.randint(5)
+    r7 = torch.randint(0, 5, helper())
+    p4 = torch.randperm(n=5)
+    p5 = torch.randperm(helper())
+    n10 = torch.tensor(data, dtype=torch.long)
+    n11 = torch.tensor(data)
+    a14 = torch.arange()
 """
 
 
@@ -2670,7 +2684,8 @@ def test_factories_make_the_shape_dtype_and_fill_torch_makes() -> None:
     rules read), arange's positions and its ``step * k`` index only when it starts at 0 (``arange(1,
     end=4)`` starts at 1). Shapes and dtypes are torch 2.13's (t = 4 there); what the engine does not
     read is None: an arange with a step other than 1 or a float bound, ``full`` with an int fill (int64
-    in torch)."""
+    in torch), sizes from a helper the engine does not see (one unseen size among several is a size
+    of its own), and calls torch refuses (``randint(5)``, ``arange()``)."""
     from shapecheck.engine.domain.tags import FilledTag
     from shapecheck.engine.ops.frequencies import IndexLinear
 
@@ -2740,8 +2755,20 @@ def test_factories_make_the_shape_dtype_and_fill_torch_makes() -> None:
         "p1": ("(5)", "int", None),
         "p2": ("(t)", "int", None),
         "p3": ("(5)", "float", None),
+        "z1": ("(1, n1, 4)", "float", 0.0),  # one size unseen among three: a size of its own
+        "z2": (None, "float", 0.0),  # a lone unseen argument may be a whole shape
+        "e6": (None, "float", None),
+        "e7": (None, "float", None),
+        "r6": (None, "int", None),  # torch refuses randint without a size
+        "r7": (None, "int", None),
+        "p4": ("(5)", "int", None),
+        "p5": (None, "int", None),
+        "n10": (None, "int", None),
+        "n11": (None, None, None),
+        "a14": (None, "int", None),  # torch refuses arange(): no crash
     }
     aranges = [name for name in values if name.startswith("a")]
     assert {name: values[name].tag(PositionTag).kind for name in aranges} == dict.fromkeys(aranges, "index")
-    steps = {name: values[name].tag(IndexLinear).coef.coef for name in aranges if values[name].has(IndexLinear)}
+    assert all(values[name].tag(PositionTag).node is values[name].node for name in aranges)
+    steps = {name: values[name].tag(IndexLinear).coef.coef for name in aranges if values[name].has(IndexLinear) and name != "a14"}
     assert steps == {"a1": 1.0, "a3": 2.0, "a5": 1.0, "a9": 1.0, "a10": 1.0, "a12": 2.0, "a13": 1.0}
