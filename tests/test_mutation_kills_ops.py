@@ -2392,6 +2392,59 @@ def test_einops_patterns_shapes_conflicts_and_the_last_two_axes_swapped() -> Non
          "'b t (h k) -> b h t k': the group (h k) = 15 does not match the axis of size 12"),
     ]
 
+
+def test_cat_of_variadic_unknown_mixed_and_single_operands() -> None:
+    """``torch.cat`` on a negative axis of operands known only by their trailing dims adds that axis
+    (``(*, t, 4)`` and ``(*, t, 6)`` on -1: ``(*, t, 10)``; on -2 too); on axis 0 of them, or with an
+    operand of unknown shape, the shape is unknown; one operand is itself; operands of two dtypes
+    give no dtype (torch promotes int and float to float: never the first's ``int``); an axis out of
+    range gives an unknown shape keeping dtype and provenance; a size other than the cat axis known
+    only by ``assert`` (d == 12 against 5) is a ``cat`` conflict at the call (torch raises). Shapes
+    are torch 2.13's."""
+    values, conflicts = _run(
+        """
+        def f(v1: Float[Tensor, "*batch t 4"], v2: Float[Tensor, "*batch t 6"], h1: Float[Tensor, "*batch 3 d"],
+              h2: Float[Tensor, "*batch 5 d"], w: Float[Tensor, "b t d"], u):
+            x = torch.randn(2, 3)
+            i = torch.zeros(2, 3, dtype=torch.long)
+            p = x + torch.arange(3)
+            vp = v1 + torch.arange(4)
+            last = torch.cat([vp, v2], dim=-1)
+            hidden = torch.cat([v1[..., 0, :], vp[..., 0, :]], dim=-2)
+            second = torch.cat((h1, h2), dim=-2)
+            first = torch.cat([v1, v2])
+            mixed_unknown = torch.cat([u, p], dim=-1)
+            single = torch.cat([x])
+            promoted = torch.cat([i, x])
+            same_int = torch.cat([i, i], dim=1)
+            out_of_range = torch.cat([p, p], dim=5)
+            n = w.shape[-1]
+            assert n == 12
+            widths = torch.cat([w, torch.randn(2, 7, 5)], dim=1)
+        """
+    )
+    found = {
+        name: (_shape(values[name]), values[name].dtype, values[name].has(PositionTag))
+        for name in ("last", "hidden", "second", "first", "mixed_unknown", "single", "promoted", "same_int", "out_of_range", "widths")
+    }
+    assert found == {
+        "last": ("(*, t, 10)", "float", True),
+        "hidden": (None, "float", True),  # (*, 4) twice on -2: the axis is in the unknown prefix
+        "second": ("(*, 8, d)", "float", False),
+        "first": (None, "float", False),
+        "mixed_unknown": (None, None, True),
+        "single": ("(2, 3)", "float", False),
+        "promoted": ("(4, 3)", None, False),
+        "same_int": ("(2, 6)", "int", False),
+        "out_of_range": (None, "float", True),
+        "widths": (None, "float", False),
+    }
+    assert all(_code(values[name].node).startswith("torch.cat(") for name in found)
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in conflicts] == [(
+        "cat", "cat", "torch.cat([w, torch.randn(2, 7, 5)], dim=1)",
+        "cat along dim 1 of (b, t, d) and (2, 7, 5): dim 2 differs (d vs 5)",
+    )]
+
 # --- split, chunk, tensor_split (ops/joins) ----------------------------------------------------------
 
 
