@@ -2825,3 +2825,267 @@ def test_factories_make_the_shape_dtype_and_fill_torch_makes() -> None:
     assert all(values[name].tag(PositionTag).node is values[name].node for name in aranges)
     steps = {name: values[name].tag(IndexLinear).coef.coef for name in aranges if values[name].has(IndexLinear) and name != "a14"}
     assert steps == {"a1": 1.0, "a3": 2.0, "a5": 1.0, "a9": 1.0, "a10": 1.0, "a12": 2.0, "a13": 1.0}
+
+
+
+# --- elementwise ops, masking and reductions (ops/elementwise) -----------------------------------------
+
+ELEMENTWISE = """
+def f(u, v: Float[Tensor, "*b 4"]):
+    x = torch.randn(2, 3, 4)
+    i = torch.randint(0, 5, (2, 3))
+    bmask = torch.randn(2, 3) > 0
+    p = x + torch.arange(4)
+    q = torch.randn(2, 3, 4)
+    scores = q @ q.transpose(-2, -1)
+    pscores = q @ p.transpose(-2, -1)
+    future = torch.ones(3, 3).triu(diagonal=1).bool()
+    pos_mask = torch.arange(3)[None, :] > torch.arange(3)[:, None]
+    fc = nn.Linear(4, 8)
+    h = fc(x)
+    e_sig = torch.sigmoid(i)
+    e_exp = bmask.exp()
+    e_cs = bmask.cumsum(1)
+    e_cp = bmask.cumprod(1)
+    e_flip = torch.flip(bmask, [0])
+    e_icum = i.cumsum(0)
+    e_relu = torch.relu(p)
+    e_layer = torch.relu(h)
+    n1 = F.normalize(x, dim=-1)
+    n2 = F.layer_norm(x, (4,))
+    n3 = F.rms_norm(x, (4,))
+    a1 = x.add(p)
+    a2 = x.mul(0.5)
+    a3 = x.div(4)
+    a4 = x.sub(other=p)
+    c1 = x.add(torch.randn(5))
+    c2 = x.sub(torch.randn(6))
+    c3 = x.mul(torch.randn(7))
+    c4 = x.div(torch.randn(9))
+    c5 = torch.pow(x, torch.randn(11))
+    m1 = torch.logical_not(future)
+    w1 = torch.pow(x, 2)
+    w2 = torch.pow(input=p, exponent=2)
+    s1 = torch.softmax(pscores, dim=-1)
+    s2 = F.log_softmax(scores, dim=-1)
+    s3 = F.softmax(input=scores, dim=-1)
+    mf1 = scores.masked_fill(future, float("-inf"))
+    mf2 = torch.masked_fill(input=scores, mask=future, value=-1e9)
+    mf3 = scores.masked_fill(bmask[:, None, :] == 0, 0.0)
+    mf4 = scores.masked_fill(torch.ones(4, 4).bool(), 0.0)
+    mf5 = x.masked_fill(bmask[..., None], 0.0)
+    mf6 = s3.masked_fill(future, 0.0)
+    mf7 = scores.masked_fill(pos_mask, -1e4)
+    wh1 = torch.where(future, float("-inf"), scores)
+    wh2 = torch.where(pos_mask, scores, torch.full_like(scores, -1e4))
+    wh3 = torch.where(bmask[..., None], x, 0.0)
+    wh4 = torch.where(future)
+    wh5 = torch.where(bmask[..., None], input=x, other=p)
+    wh6 = torch.where(u, x, 0.0)
+    t1 = torch.tril(torch.ones(3, 3))
+    t2 = torch.ones(3, 3).triu(diagonal=1)
+    t3 = torch.full((3, 3), float("-inf")).triu(1)
+    t4 = torch.triu(torch.ones(2, 3, 5), 2)
+    t5 = torch.tril(u)
+    t6 = torch.tril(p[0])
+    r1 = x.argmin(-1)
+    r2 = torch.count_nonzero(x, dim=1)
+    r3 = bmask.all()
+    r4 = bmask.any(1)
+    r5 = bmask.prod(1)
+    r6 = bmask.sum()
+    r7 = torch.max(x, p)
+    r8 = torch.min(x, other=p)
+    r10 = torch.norm(x, 2, -1)
+    r11 = x.norm(2, -1, True)
+    r12 = x.std(-1, True, True)
+    r13 = x.var(-1, True)
+    r14 = v.sum(-1)
+    r15 = x.sum(5)
+    r16 = (p * 0.5).sum(-1)
+    r17 = (p * 0.5).mean(-1)
+    r18 = (p * 0.5).amax(-1)
+    r21 = x.sum((1, 2))
+    r22 = x.sum(-1, keepdim=True)
+    r19 = x.max(-1)
+    r20 = x.min(dim=1)
+    vp = v + torch.arange(4)
+    g = torch.tensor(u)
+    r23 = x.all()
+    r24 = torch.max(x, g)
+    r25 = torch.max(i, x[..., 0])
+    r26 = torch.max(p, x)
+    r27 = vp.sum(-1)
+    r28 = p.sum(5)
+    wh7 = torch.where(bmask[..., None], x, other=torch.randn(5, 1, 1, 4))
+    wh8 = torch.where(torch.randn(5, 2, 3, 4) > 0, x, 0.0)
+    wh9 = torch.where(g > 0, x, 0.0)
+    wh10 = torch.where(future, scores, torch.randn(3, 3))
+    wh11 = torch.where(g > 0, scores, float("-inf"))
+    mf8 = g.masked_fill(future, 0.0)
+    e_exp2 = torch.exp(x)
+    e_rec = torch.reciprocal(x)
+"""
+
+
+def test_elementwise_masking_and_reductions_read_their_operands_like_torch() -> None:
+    """Elementwise functions (float results of int or bool inputs, ``cumsum`` / ``cumprod`` of bool
+    are int, a flip keeps bool; norms carry a scale of their own at the call; a layer's output stays
+    one), the ``add`` / ``sub`` / ``mul`` / ``div`` methods (``other=``, scales, broadcast conflicts
+    named by their operator), ``pow`` (``input=`` / ``exponent=``), ``logical_not`` of a triangle,
+    softmax / log_softmax of scores (``input=``), ``masked_fill`` and ``where`` on scores and
+    probabilities (the mask, the fill, which side is blocked, whether it is causal; a mask of the
+    wrong shape is a ``mask-broadcast`` conflict), ``tril`` / ``triu`` (lower, diagonal by position or
+    keyword, the size of the last axis, the method form, an additive ``-inf`` triangle), reductions
+    (int and bool results, ``torch.max(a, b)`` and ``other=``, ``norm`` / ``std`` / ``var``'s
+    positional keepdim, tuples of dims, variadic and out-of-range sources, the scale kept by sum and
+    mean, values and indices of ``max(dim)``). Every result is made at its call and keeps the
+    provenance of what it was computed from. Shapes and dtypes are torch 2.13's (``v`` a (5, 4)
+    tensor there)."""
+    from shapecheck.engine.domain.tags import LayerOutputTag
+    from shapecheck.engine.domain.values import UNKNOWN, MaskedTag, ProbsTag, TensorValue
+
+    facts = analyze_src(HEADER + textwrap.dedent(ELEMENTWISE))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    written = dict(line.strip().split(" = ", 1) for line in ELEMENTWISE.splitlines()[2:] if " = " in line)
+    found = {
+        name: (_shape(value), value.dtype, value.has(PositionTag))
+        for name, value in values.items() if isinstance(value, TensorValue) and name[0] in "eanmwsctr" and name not in ("scores", "q")
+    }
+    for name in found:
+        assert _code(values[name].node) == written[name], name  # made at its own call
+    assert found == {
+        "e_sig": ("(2, 3)", "float", False),
+        "e_exp": ("(2, 3)", "float", False),
+        "e_cs": ("(2, 3)", "int", False),
+        "e_cp": ("(2, 3)", "int", False),
+        "e_flip": ("(2, 3)", "bool", False),
+        "e_icum": ("(2, 3)", "int", False),
+        "e_relu": ("(2, 3, 4)", "float", True),
+        "e_layer": ("(2, 3, 8)", "float", False),
+        "n1": ("(2, 3, 4)", "float", False),
+        "n2": ("(2, 3, 4)", "float", False),
+        "n3": ("(2, 3, 4)", "float", False),
+        "a1": ("(2, 3, 4)", "float", True),
+        "a2": ("(2, 3, 4)", "float", False),
+        "a3": ("(2, 3, 4)", "float", False),
+        "a4": ("(2, 3, 4)", "float", True),
+        "c1": (None, "float", False),
+        "c2": (None, "float", False),
+        "c3": (None, "float", False),
+        "c4": (None, "float", False),
+        "c5": (None, "float", False),
+        "m1": ("(3, 3)", "bool", False),
+        "w1": ("(2, 3, 4)", "float", False),
+        "w2": ("(2, 3, 4)", "float", True),
+        "s1": ("(2, 3, 3)", "float", True),
+        "s2": ("(2, 3, 3)", "float", False),
+        "s3": ("(2, 3, 3)", "float", False),
+        "mf1": ("(2, 3, 3)", "float", False),
+        "mf2": ("(2, 3, 3)", "float", False),
+        "mf3": ("(2, 3, 3)", "float", False),
+        "mf4": ("(2, 3, 3)", "float", False),
+        "mf5": ("(2, 3, 4)", "float", False),
+        "mf6": ("(2, 3, 3)", "float", False),
+        "mf7": ("(2, 3, 3)", "float", True),
+        "wh1": ("(2, 3, 3)", "float", False),
+        "wh2": ("(2, 3, 3)", "float", True),
+        "wh3": ("(2, 3, 4)", "float", False),
+        "wh5": ("(2, 3, 4)", "float", False),
+        "wh6": ("(2, 3, 4)", "float", False),
+        "t1": ("(3, 3)", "float", False),
+        "t2": ("(3, 3)", "float", False),
+        "t3": ("(3, 3)", "float", False),
+        "t4": ("(2, 3, 5)", "float", False),
+        "t5": (None, None, False),
+        "t6": ("(3, 4)", "float", True),
+        "r1": ("(2, 3)", "int", False),
+        "r2": ("(2, 4)", "int", False),
+        "r3": ("()", "bool", False),
+        "r4": ("(2)", "bool", False),
+        "r5": ("(2)", "int", False),
+        "r6": ("()", "int", False),
+        "r7": ("(2, 3, 4)", "float", True),
+        "r8": ("(2, 3, 4)", "float", True),
+        "r10": ("(2, 3)", "float", False),
+        "r11": ("(2, 3, 1)", "float", False),
+        "r12": ("(2, 3, 1)", "float", False),
+        "r13": ("(2, 3)", "float", False),
+        "r14": (None, "float", False),
+        "r15": (None, "float", False),
+        "r16": ("(2, 3)", "float", True),
+        "r17": ("(2, 3)", "float", True),
+        "r18": ("(2, 3)", "float", True),
+        "r21": ("(2)", "float", False),
+        "r22": ("(2, 3, 1)", "float", False),
+        "r23": ("()", "bool", False),
+        "r24": (None, None, False),  # the other of unknown shape and dtype
+        "r25": ("(2, 3)", None, False),  # int and float: torch promotes to float, never the first's int
+        "r26": ("(2, 3, 4)", "float", True),
+        "r27": (None, "float", True),
+        "r28": (None, "float", True),
+        "wh7": ("(5, 2, 3, 4)", "float", False),  # the other branch broadcasts too
+        "wh8": ("(5, 2, 3, 4)", "float", False),  # and the condition
+        "wh9": ("(*, 2, 3, 4)", "float", False),  # a condition of unknown shape may add leading axes
+        "wh10": ("(2, 3, 3)", "float", False),
+        "wh11": ("(2, 3, 3)", "float", False),  # a mask of unknown shape on scores is presumed to fit them
+        "mf8": (None, None, False),
+        "e_exp2": ("(2, 3, 4)", "float", False),
+        "e_rec": ("(2, 3, 4)", "float", False),
+    }
+    assert not any(None in value.tags for value in values.values() if isinstance(value, TensorValue))  # a tag is a tag
+    assert values["wh10"].tag(MaskedTag).fill is None  # a random tensor is no fill value
+    assert values["wh4"] is UNKNOWN  # torch.where(condition) alone: a tuple of index tensors
+    assert [(_shape(item), item.dtype) for name in ("r19", "r20") for item in values[name].items] == [
+        ("(2, 3)", "float"), ("(2, 3)", "int"), ("(2, 4)", "float"), ("(2, 4)", "int"),
+    ]
+    scales = {name: values[name].tag(ScaleTag) for name in ("n1", "n2", "n3", "a2", "a3", "r16", "r17", "r18", "e_relu")}
+    assert {name: None if tag is None else (tag.factor and tag.factor.coef, _code(tag.node)) for name, tag in scales.items()} == {
+        "n1": (None, written["n1"]), "n2": (None, written["n2"]), "n3": (None, written["n3"]),
+        "a2": (0.5, "x.mul(0.5)"), "a3": (0.25, "x.div(4)"),
+        "r16": (0.5, "(p * 0.5)"), "r17": (0.5, "(p * 0.5)"), "r18": None, "e_relu": None,
+    }
+    assert values["e_layer"].has(LayerOutputTag)
+    probs = {name: values[name].tag(ProbsTag) for name in ("s1", "s2", "s3")}
+    assert {name: (tag.log, tag.scores is values[source]) for (name, tag), source in zip(probs.items(), ("pscores", "scores", "scores"))} == {
+        "s1": (False, True), "s2": (True, True), "s3": (False, True),
+    }
+    triangles = {name: values[name].tag(TriangleTag) for name in ("future", "m1", "t1", "t2", "t3", "t4", "t5", "t6")}
+    assert {name: (t.lower, t.diagonal, str(t.full_size), t.method_form, t.additive, t.negated) for name, t in triangles.items()} == {
+        "future": (False, 1, "3", True, False, False),
+        "m1": (False, 1, "3", True, False, True),
+        "t1": (True, 0, "3", False, False, False),
+        "t2": (False, 1, "3", True, False, False),
+        "t3": (False, 1, "3", True, True, False),
+        "t4": (False, 2, "5", False, False, False),
+        "t5": (True, 0, "None", False, False, False),
+        "t6": (True, 0, "4", False, False, False),
+    }
+    assert all(_code(triangles[name].node) == written[name] for name in ("t1", "t2", "t3", "t4", "t5", "t6"))  # m1: the triu it negates
+    masks = {name: values[name].tag(MaskedTag) for name in ("mf1", "mf2", "mf3", "mf5", "mf6", "mf7", "wh1", "wh2", "wh3")}
+    mask_of = {"mf1": "future", "mf2": "future", "mf6": "future", "mf7": "pos_mask", "wh1": "future", "wh2": "pos_mask"}
+    assert {
+        name: None if tag is None else (tag.mask is values[mask_of[name]] if name in mask_of else _code(tag.mask.node), tag.fill.coef, tag.blocked_when, tag.causal)
+        for name, tag in masks.items()
+    } == {
+        "mf1": (True, float("-inf"), True, True),
+        "mf2": (True, -1e9, True, True),
+        "mf3": ("bmask[:, None, :] == 0", 0.0, True, False),
+        "mf5": None,  # not scores: no mask to judge
+        "mf6": (True, 0.0, True, True),
+        "mf7": (True, -1e4, True, False),
+        "wh1": (True, float("-inf"), True, True),
+        "wh2": (True, -1e4, False, False),  # the fill is the other branch: blocked where the mask is False
+        "wh3": None,
+    }
+    assert all(_code(masks[name].node) == written[name] for name in mask_of)
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts] == [
+        ("broadcast", "add", "x.add(torch.randn(5))", "`+` of shapes (2, 3, 4) and (5): 4 vs 5 cannot broadcast"),
+        ("broadcast", "sub", "x.sub(torch.randn(6))", "`-` of shapes (2, 3, 4) and (6): 4 vs 6 cannot broadcast"),
+        ("broadcast", "mul", "x.mul(torch.randn(7))", "`*` of shapes (2, 3, 4) and (7): 4 vs 7 cannot broadcast"),
+        ("broadcast", "truediv", "x.div(torch.randn(9))", "`/` of shapes (2, 3, 4) and (9): 4 vs 9 cannot broadcast"),
+        ("broadcast", "pow", "torch.pow(x, torch.randn(11))", "`**` of shapes (2, 3, 4) and (11): 4 vs 11 cannot broadcast"),
+        ("mask-broadcast", "masked_fill", "scores.masked_fill(torch.ones(4, 4).bool(), 0.0)",
+         "mask of shape (4, 4) cannot broadcast against (2, 3, 3) (4 vs 3)"),
+    ]
