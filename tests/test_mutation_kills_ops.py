@@ -2943,7 +2943,7 @@ def test_elementwise_masking_and_reductions_read_their_operands_like_torch() -> 
     provenance of what it was computed from. Shapes and dtypes are torch 2.13's (``v`` a (5, 4)
     tensor there)."""
     from shapecheck.engine.domain.tags import LayerOutputTag
-    from shapecheck.engine.domain.values import UNKNOWN, MaskedTag, ProbsTag, TensorValue
+    from shapecheck.engine.domain.values import UNKNOWN, MaskedTag, TensorValue
 
     facts = analyze_src(HEADER + textwrap.dedent(ELEMENTWISE))
     assert facts.internal_errors == []

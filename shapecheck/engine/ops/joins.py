@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -214,7 +215,7 @@ def _tensor_split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if full is not None and full.is_const and None not in bounds:
             n = full.value
             cuts = [0, *(min(max(b + n if b < 0 else b, 0), n) for b in bounds), n]  # type: ignore[operator]
-            sizes = [Dim.const(max(end - start, 0)) for start, end in zip(cuts, cuts[1:])]
+            sizes = [Dim.const(max(end - start, 0)) for start, end in pairwise(cuts)]
     else:
         count = int_of(where)
         if count is None or not 0 < count <= 64:
