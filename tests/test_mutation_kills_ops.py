@@ -21,6 +21,7 @@ from shapecheck.engine.domain.tags import (
 )
 from shapecheck.engine.domain.values import (
     PositionTag,
+    ProbsTag,
     ProjectionTag,
     ScaleTag,
     ScoresTag,
@@ -2125,3 +2126,966 @@ def test_einsum_equations_operands_and_einops_word_patterns() -> None:
     }
     assert [(_code(c.node), c.op) for c in facts.conflicts] == [('torch.einsum("ij,jk->ik", a, a)', "einsum")]
     assert all(_code(value.node).startswith(("torch.einsum(", "einops.einsum(")) for name, value in values.items() if name not in ("a", "b", "q", "k", "p"))
+
+
+def test_einsum_attention_roles_which_product_is_scores_and_which_attends_values() -> None:
+    """Which two-operand einsum is attention scores and which is probabilities times values.
+
+    Scores: one contracted index, last in both operands, the output ending in a free index of each
+    (``bhqd,bhkd->bhqk``, or its keys first: ``bhkq``; 2-D ``id,jd->ij``); the key axis is not
+    written, so it stays None. The written-out q @ k^T with a transposed key (``bhqd,bhdk->bhqk``,
+    3-D and 2-D) is scores too, keyed on the untransposed key, key axis -1. Either carries the
+    scale of both operands. Not scores: a reduction over queries or keys (``bqd,bkd->bk``,
+    ``->bq``, ``->kb``), a projection (``btd,de->bte``), a matrix-vector product, two contracted
+    indices. Probabilities times values, on either side, are the attention output: the key axis is
+    where the probabilities' contracted index sits (-1, or -2 for transposed probabilities), and the
+    output's stream passes through the softmax. Shapes are torch 2.13's."""
+    from shapecheck.engine.domain.tags import StreamTag
+
+    values, conflicts = _run(
+        """
+        def f():
+            q = torch.randn(2, 4, 6, 8)
+            k = torch.randn(2, 4, 7, 8)
+            v = torch.randn(2, 4, 7, 8)
+            scores = torch.einsum("bhqd,bhkd->bhqk", q, k)
+            keys_first = torch.einsum("bhqd,bhkd->bhkq", q, k)
+            probs = scores.softmax(-1)
+            out = torch.einsum("bhqk,bhkd->bhqd", probs, v)
+            out_right = torch.einsum("bhkd,bhqk->bhqd", v, probs)
+            out_transposed = torch.einsum("bhkq,bhkd->bhqd", probs.transpose(-2, -1), v)
+            kt = k.transpose(2, 3)
+            written = torch.einsum("bhqd,bhdk->bhqk", q, kt)
+            q3 = torch.randn(2, 6, 8)
+            k3 = torch.randn(2, 7, 8)
+            kt3 = k3.transpose(-2, -1)
+            written3 = torch.einsum("btc,bcs->bts", q3, kt3)
+            q2 = torch.randn(6, 8)
+            k2 = torch.randn(7, 8)
+            written2 = torch.einsum("tc,cs->ts", q2, k2.T)
+            scores2 = torch.einsum("id,jd->ij", q2, k2)
+            per_key = torch.einsum("bqd,bkd->bk", q3, k3)
+            per_query = torch.einsum("bqd,bkd->bq", q3, k3)
+            keys_batch = torch.einsum("bqd,bkd->kb", q3, k3)
+            projected = torch.einsum("btd,de->bte", q3, torch.randn(8, 5))
+            matvec = torch.einsum("ij,j->i", q2, torch.randn(8))
+            two_contracted = torch.einsum("abcd,abcd->ab", q, q)
+            scaled_query = torch.einsum("bhqd,bhkd->bhqk", q * 8 ** -0.5, k)
+            scaled_key = torch.einsum("bhqd,bhkd->bhqk", q, k / 8 ** 0.5)
+            written_scaled_query = torch.einsum("btc,bcs->bts", q3 * 8 ** -0.5, kt3)
+            written_scaled_key = torch.einsum("btc,bcs->bts", q3, kt3 * 0.125)
+        """
+    )
+    assert conflicts == []
+    inputs = ("q", "k", "v", "probs", "kt", "q3", "k3", "kt3", "q2", "k2")
+    found = {}
+    for name, value in values.items():
+        assert None not in value.tags  # a tag is always a tag
+        if name in inputs:
+            continue
+        scores = value.tag(ScoresTag)
+        scale = value.tag(ScaleTag)
+        found[name] = (
+            _shape(value),
+            None if scores is None else (_code(scores.node), str(scores.head_dim), scores.key_axis),
+            None if scale is None else round(scale.factor.coef, 4),
+        )
+
+    def einsum(equation: str, *operands: str) -> str:
+        return f'torch.einsum("{equation}", {", ".join(operands)})'
+
+    assert found == {
+        "scores": ("(2, 4, 6, 7)", (einsum("bhqd,bhkd->bhqk", "q", "k"), "8", None), None),
+        "keys_first": ("(2, 4, 7, 6)", (einsum("bhqd,bhkd->bhkq", "q", "k"), "8", None), None),
+        "out": ("(2, 4, 6, 8)", None, None),
+        "out_right": ("(2, 4, 6, 8)", None, None),
+        "out_transposed": ("(2, 4, 6, 8)", None, None),
+        "written": ("(2, 4, 6, 7)", (einsum("bhqd,bhdk->bhqk", "q", "kt"), "8", -1), None),
+        "written3": ("(2, 6, 7)", (einsum("btc,bcs->bts", "q3", "kt3"), "8", -1), None),
+        "written2": ("(6, 7)", (einsum("tc,cs->ts", "q2", "k2.T"), "8", -1), None),
+        "scores2": ("(6, 7)", (einsum("id,jd->ij", "q2", "k2"), "8", None), None),
+        "per_key": ("(2, 7)", None, None),
+        "per_query": ("(2, 6)", None, None),
+        "keys_batch": ("(7, 2)", None, None),
+        "projected": ("(2, 6, 5)", None, None),
+        "matvec": ("(6)", None, None),
+        "two_contracted": ("(2, 4)", None, None),
+        "scaled_query": ("(2, 4, 6, 7)", (einsum("bhqd,bhkd->bhqk", "q * 8 ** -0.5", "k"), "8", None), 0.3536),
+        "scaled_key": ("(2, 4, 6, 7)", (einsum("bhqd,bhkd->bhqk", "q", "k / 8 ** 0.5"), "8", None), 0.3536),
+        "written_scaled_query": ("(2, 6, 7)", (einsum("btc,bcs->bts", "q3 * 8 ** -0.5", "kt3"), "8", -1), 0.3536),
+        "written_scaled_key": ("(2, 6, 7)", (einsum("btc,bcs->bts", "q3", "kt3 * 0.125"), "8", -1), 0.125),
+    }
+    # Scores name their query and key; the written-out q @ k^T names the key before its transpose.
+    for name, query, key in (("scores", "q", "k"), ("written", "q", "k"), ("written3", "q3", "k3"), ("written2", "q2", "k2")):
+        tag = values[name].tag(ScoresTag)
+        assert (tag.query is values[query], tag.key is values[key]) == (True, True), name
+    softmax = values["probs"].tag(ProbsTag).node
+    for name, key_axis in (("out", -1), ("out_right", -1), ("out_transposed", -2)):
+        tag = values[name].tag(AttentionOutputTag)
+        assert (_code(tag.node).startswith("torch.einsum("), tag.softmax, tag.key_axis) == (True, softmax, key_axis), name
+        assert values[name].tag(StreamTag).sites == frozenset({softmax}), name
+
+
+
+EINSUM_OPERANDS = """
+import einops
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W = nn.Parameter(torch.randn(8, 5))
+
+    def forward(self, x: Float[Tensor, "b t 8"], v: Float[Tensor, "*batch t d"], w: Float[Tensor, "b t d"], xs):
+        left = torch.einsum("btd,de->bte", x, self.W)
+        right = torch.einsum("de,btd->bte", self.W, x)
+        variadic = torch.einsum("btd,bsd->bts", v, v)
+        n = w.shape[-1]
+        assert n == 12
+        width = torch.einsum("btd,de->bte", w, torch.randn(5, 4))
+        heads = einops.rearrange(w, "b t (h k) -> b h t k", h=5, k=3)
+        pos = torch.randn(2, 3) + torch.arange(3)
+        dotted = torch.einsum("ij,jk->i.k", pos, torch.randn(3, 5))
+        implicit_ellipsis = torch.einsum("...j,jk", torch.randn(2, 6, 3), torch.randn(3, 5))
+        words_unreadable = einops.einsum(pos, x, xs)
+        words_conflict = einops.einsum(pos, pos, "i j, j k -> i k")
+        lower_words = einops.einsum(x, x, "batch time dim, batch other dim -> batch time other")
+        capitalised = einops.einsum(x, x, "Batch T D, Batch S D -> Batch T S")
+        return left
+"""
+
+
+def test_einsum_projections_variadic_operands_known_sizes_and_unreadable_outputs() -> None:
+    """An einsum with a model's weight, on either side, projects the other operand (at the call);
+    a variadic operand gives its trailing letters' sizes; a size known only from an ``assert`` (d ==
+    12) conflicts with another (torch raises on 12 vs 5), in einsum and in an einops group; an
+    output the engine cannot read keeps the operands' provenance; an implicit output keeps the
+    ellipsis (torch's rank is 3: never a 1-D guess); ``einops.einsum`` keeps provenance when its
+    pattern is unreadable, reports a conflict like einsum, and reads lower-case words and
+    capitalised names alike. Shapes are torch 2.13's (einops 0.8)."""
+    facts = analyze_src(HEADER + textwrap.dedent(EINSUM_OPERANDS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {
+        name: (_shape(values[name]), values[name].dtype, values[name].has(PositionTag), values[name].has(ScoresTag))
+        for name in ("left", "right", "variadic", "dotted", "implicit_ellipsis", "words_unreadable", "words_conflict", "lower_words", "capitalised")
+    }
+    assert found == {
+        "left": ("(b, t, 5)", "float", False, False),
+        "right": ("(b, t, 5)", "float", False, False),
+        "variadic": ("(_, t, t)", "float", False, True),
+        "dotted": (None, None, True, False),
+        "implicit_ellipsis": (None, "float", False, False),
+        "words_unreadable": (None, None, True, False),
+        "words_conflict": ("(2, 3)", "float", True, False),
+        "lower_words": ("(b, t, t)", "float", False, True),
+        "capitalised": ("(b, t, t)", "float", False, True),
+    }
+    for name in ("left", "right"):
+        projection = values[name].tag(ProjectionTag)
+        assert (_code(projection.node), _shape(projection.source)) == (_code(values[name].node), "(b, t, 8)"), name
+    assert _code(values["dotted"].node).startswith("torch.einsum(") and _code(values["words_unreadable"].node).startswith("einops.einsum(")
+    # the positions are those added to ``pos``, not the "maybe" of an operand the engine cannot see
+    assert [values[name].tag(PositionTag).kind for name in ("pos", "dotted", "words_unreadable")] == ["added"] * 3
+    conflicts = sorted((c.kind, c.op, _code(c.node).split("(")[0], c.detail) for c in facts.conflicts)
+    assert conflicts == [
+        ("matmul", "einsum", "einops.einsum", "einsum 'ab,bc->ac': index 'b' is 3 in one operand and 2 in another"),
+        ("matmul", "einsum", "torch.einsum", "einsum 'btd,de->bte': index 'd' is d in one operand and 5 in another"),
+        ("reshape", "rearrange", "einops.rearrange", "'b t (h k) -> b h t k': the group (h k) = 15 does not match the axis of size d"),
+    ]
+
+
+def test_einops_patterns_shapes_conflicts_and_the_last_two_axes_swapped() -> None:
+    """``einops.rearrange`` read from its pattern: by position or keyword (``tensor=``, ``pattern=``),
+    as ``einops.rearrange`` or a bare ``rearrange``, upper-case names, a size-1 axis, digits, ``()``.
+    A rearrange swapping only the last two axes marks the result as that tensor transposed (a key
+    written ``b h d t``): 4-D, 3-D and 2-D; not when other axes move too, for a merge, for
+    ``repeat``, and a rearrange that does not swap them drops the mark it had. ``reduce`` keeps
+    only provenance. What einops rejects (a name no side sizes, another rank, an unbalanced group,
+    no ``->``) and an unreadable pattern give an unknown shape, keeping the dtype, at the call. A
+    group of the wrong size is a ``reshape`` conflict, an uneven split a ``heads`` one (einops
+    raises on both). Shapes are einops 0.8's on torch 2.13."""
+    from shapecheck.engine.domain.tags import KeyTransposed
+
+    src = HEADER + "import einops\nfrom einops import rearrange\n" + textwrap.dedent(
+        """
+        def f(u, pat):
+            x = torch.randn(2, 6, 12)
+            q = torch.randn(2, 4, 6, 8)
+            m = torch.randn(6, 8)
+            y1 = torch.randn(2, 1, 12)
+            swap = einops.rearrange(q, "b h t d -> b h d t")
+            swap_name = rearrange(q, "b h t d -> b h d t")
+            swap3 = einops.rearrange(x, "b t d -> b d t")
+            swap2 = rearrange(m, "t d -> d t")
+            moved = rearrange(q, "b h t d -> h b d t")
+            heads_first = rearrange(q, "b h t d -> b t h d")
+            repeated = einops.repeat(q, "b h t d -> b h d t")
+            merged = rearrange(q, "b h t d -> b h (d t)")
+            kt = q.transpose(-2, -1)
+            kt_moved = rearrange(kt, "b h d t -> b t h d")
+            by_keyword = rearrange(tensor=x, pattern="b t (h d) -> b h t d", h=4)
+            upper = rearrange(x, "B T (H D) -> B H T D", H=4)
+            one_axis = rearrange(y1, "b 1 d -> b d")
+            pairs = einops.reduce(x, "b t (h 2) -> b t h", "max", h=6)
+            new_one = rearrange(x, "b t d -> b t () d")
+            digit_out = rearrange(x, "b t d -> b t 1 d")
+            unknown_pairs = einops.reduce(u, "b (t 2) d -> b t d", "mean")
+            missing = einops.repeat(x, "b t d -> b n t d")
+            wrong_rank = rearrange(x, "t d -> d t")
+            unreadable = rearrange(x, pat)
+            no_arrow = rearrange(x, "b t d")
+            unbalanced = rearrange(x, "b t d ( -> b t d")
+            unbalanced_right = rearrange(x, "b t d -> b (t d")
+            mean = einops.reduce(q @ kt, "b h t s -> b t s", "mean")
+            positions = einops.reduce(x + torch.arange(12), "b t d -> b d", "sum")
+            uneven = rearrange(x, "b t (h k) -> b h t k", h=5)
+            wrong_group = rearrange(x, "b t (h k) -> b h t k", h=5, k=3)
+        """
+    )
+    facts = analyze_src(src)
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    inputs = ("x", "q", "m", "y1", "kt")
+    found = {
+        name: (_shape(value), value.dtype, value.has(KeyTransposed))
+        for name, value in values.items() if name not in inputs and name not in ("wrong_rank", "uneven", "wrong_group")
+    }
+    assert found == {
+        "swap": ("(2, 4, 8, 6)", "float", True),
+        "swap_name": ("(2, 4, 8, 6)", "float", True),
+        "swap3": ("(2, 12, 6)", "float", True),
+        "swap2": ("(8, 6)", "float", True),
+        "moved": ("(4, 2, 8, 6)", "float", False),
+        "heads_first": ("(2, 6, 4, 8)", "float", False),
+        "repeated": ("(2, 4, 8, 6)", "float", False),
+        "merged": ("(2, 4, 48)", "float", False),
+        "kt_moved": ("(2, 6, 4, 8)", "float", False),
+        "by_keyword": ("(2, 4, 6, 3)", "float", False),
+        "upper": ("(2, 4, 6, 3)", "float", False),
+        "one_axis": ("(2, 12)", "float", False),
+        "pairs": ("(2, 6, 6)", "float", False),
+        "new_one": ("(2, 6, 1, 12)", "float", False),
+        "digit_out": ("(2, 6, 1, 12)", "float", False),
+        "unknown_pairs": ("(_, _, _)", None, False),
+        "missing": (None, "float", False),
+        "unreadable": (None, "float", False),
+        "no_arrow": (None, "float", False),
+        "unbalanced": (None, "float", False),
+        "unbalanced_right": (None, "float", False),
+        "mean": ("(2, 6, 6)", "float", False),
+        "positions": ("(2, 12)", "float", False),
+    }
+    assert _shape(values["wrong_rank"]) is None
+    for name, source in (("swap", "q"), ("swap_name", "q"), ("swap3", "x"), ("swap2", "m")):
+        assert values[name].tag(KeyTransposed).source is values[source], name
+    for name, value in values.items():
+        if name not in inputs:
+            assert _code(value.node).startswith(("einops.", "rearrange(")), name
+    # reduce keeps provenance (positions) and nothing else (the scores it averaged are no scores)
+    assert values["positions"].has(PositionTag) and not values["mean"].has(ScoresTag) and values["mean"].tags == ()
+    conflicts = sorted((c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts)
+    assert conflicts == [
+        ("heads", "rearrange", 'rearrange(x, "b t (h k) -> b h t k", h=5)',
+         "'b t (h k) -> b h t k' splits 12 into groups of 5: 12 is not divisible by 5 (12 % 5 = 2)"),
+        ("reshape", "rearrange", 'rearrange(x, "b t (h k) -> b h t k", h=5, k=3)',
+         "'b t (h k) -> b h t k': the group (h k) = 15 does not match the axis of size 12"),
+    ]
+
+
+def test_cat_of_variadic_unknown_mixed_and_single_operands() -> None:
+    """``torch.cat`` on a negative axis of operands known only by their trailing dims adds that axis
+    (``(*, t, 4)`` and ``(*, t, 6)`` on -1: ``(*, t, 10)``; on -2 too); on axis 0 of them, or with an
+    operand of unknown shape, the shape is unknown; one operand is itself; operands of two dtypes
+    give no dtype (torch promotes int and float to float: never the first's ``int``); an axis out of
+    range gives an unknown shape keeping dtype and provenance; a size other than the cat axis known
+    only by ``assert`` (d == 12 against 5) is a ``cat`` conflict at the call (torch raises). Shapes
+    are torch 2.13's."""
+    values, conflicts = _run(
+        """
+        def f(v1: Float[Tensor, "*batch t 4"], v2: Float[Tensor, "*batch t 6"], h1: Float[Tensor, "*batch 3 d"],
+              h2: Float[Tensor, "*batch 5 d"], w: Float[Tensor, "b t d"], u):
+            x = torch.randn(2, 3)
+            i = torch.zeros(2, 3, dtype=torch.long)
+            p = x + torch.arange(3)
+            vp = v1 + torch.arange(4)
+            last = torch.cat([vp, v2], dim=-1)
+            hidden = torch.cat([v1[..., 0, :], vp[..., 0, :]], dim=-2)
+            second = torch.cat((h1, h2), dim=-2)
+            first = torch.cat([v1, v2])
+            mixed_unknown = torch.cat([u, p], dim=-1)
+            single = torch.cat([x])
+            promoted = torch.cat([i, x])
+            same_int = torch.cat([i, i], dim=1)
+            out_of_range = torch.cat([p, p], dim=5)
+            n = w.shape[-1]
+            assert n == 12
+            widths = torch.cat([w, torch.randn(2, 7, 5)], dim=1)
+        """
+    )
+    found = {
+        name: (_shape(values[name]), values[name].dtype, values[name].has(PositionTag))
+        for name in ("last", "hidden", "second", "first", "mixed_unknown", "single", "promoted", "same_int", "out_of_range", "widths")
+    }
+    assert found == {
+        "last": ("(*, t, 10)", "float", True),
+        "hidden": (None, "float", True),  # (*, 4) twice on -2: the axis is in the unknown prefix
+        "second": ("(*, 8, d)", "float", False),
+        "first": (None, "float", False),
+        "mixed_unknown": (None, None, True),
+        "single": ("(2, 3)", "float", False),
+        "promoted": ("(4, 3)", None, False),
+        "same_int": ("(2, 6)", "int", False),
+        "out_of_range": (None, "float", True),
+        "widths": (None, "float", False),
+    }
+    assert all(_code(values[name].node).startswith("torch.cat(") for name in found)
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in conflicts] == [(
+        "cat", "cat", "torch.cat([w, torch.randn(2, 7, 5)], dim=1)",
+        "cat along dim 1 of (b, t, d) and (2, 7, 5): dim 2 differs (d vs 5)",
+    )]
+
+# --- split, chunk, tensor_split (ops/joins) ----------------------------------------------------------
+
+
+def _pieces(value) -> tuple:
+    """A split's pieces' shapes (None: their number is unknown), its template's shape, whether exact."""
+    pieces = None if value.pieces is None else tuple(_shape(piece) for piece in value.pieces)
+    return pieces, _shape(value.template), value.exact
+
+
+def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
+    """``split(n)`` makes pieces *of* n (the last one the rest), ``chunk(n)`` at most n pieces of
+    ``ceil(size / n)``, ``tensor_split(n)`` exactly n pieces, the first ``size % n`` one longer, and
+    ``tensor_split((i, j))`` the slices between those indices (clamped, maybe empty). Sizes by
+    position or keyword (``split_size_or_sections=``, the method's ``split_size=``, ``chunks=``,
+    ``sections=``, ``indices=``), a list of sizes, a zero-size axis, symbolic sizes (pieces only when
+    the division is exact), more than 64 pieces and what cannot be read (an unknown size or axis, a
+    chunk count of 0, which torch refuses) give no pieces. Every shape is torch 2.13's."""
+    values, conflicts = _run(
+        """
+        def f(u, n: int, t: int, w: Float[Tensor, "b t d"]):
+            x = torch.randn(12, 10)
+            z = torch.randn(0, 3)
+            y = torch.randn(t, 2 * t)
+            s1 = x.split(4)
+            s2 = torch.split(x, 4, 1)
+            s3 = torch.split(x, split_size_or_sections=3, dim=1)
+            s4 = x.split(split_size=5, dim=-1)
+            s5 = x.split((2, 8), 1)
+            s6 = x.split([2, 8], dim=1)
+            s7 = x.split(20)
+            s8 = torch.randn(130, 2).split(2)
+            s9 = x.split(u)
+            s10 = x.split(4, dim=n)
+            s11 = z.split(2)
+            s12 = y.split(t, dim=1)
+            s13 = y.split(2, dim=1)
+            s14 = y.split(3)
+            s15 = x.split(4, 5)
+            c1 = x.chunk(5)
+            c2 = torch.chunk(x, 3, dim=1)
+            c3 = torch.chunk(x, chunks=4, dim=-1)
+            c4 = x.chunk(13)
+            c5 = x.chunk(0)
+            c6 = x.chunk(u)
+            c7 = z.chunk(3)
+            c8 = y.chunk(2, dim=1)
+            c9 = y.chunk(2)
+            t1 = torch.tensor_split(x, 3)
+            t2 = x.tensor_split(3, dim=1)
+            t3 = torch.tensor_split(x, (2, 5), dim=1)
+            t4 = torch.tensor_split(x, (5, 2), dim=1)
+            t5 = torch.tensor_split(x, [-3, 20], dim=1)
+            t6 = torch.tensor_split(x, indices=[3], dim=-1)
+            t7 = torch.tensor_split(x, sections=4)
+            t8 = torch.tensor_split(x, 14)
+            t9 = torch.tensor_split(x, u)
+            t10 = torch.tensor_split(x, (n, 4), dim=1)
+            t11 = y.tensor_split(2, dim=1)
+            t12 = y.tensor_split(2)
+            t13 = z.tensor_split(2)
+            c = w.shape[-1]
+            assert c % 4 == 0
+            s16 = z.split(1)
+            s17 = z.split(0)
+            s18 = torch.randn(128, 2).split(2)
+            s19 = y.split(t)
+            s20 = torch.randn(t, 64 * t).split(t, dim=1)
+            s21 = w.split(4, dim=-1)
+            s22 = u.split(2)
+            s23 = u.split((2, 8))
+            s24 = x.split((2, 8), dim=5)
+            s25 = x.split(2.5)
+            c10 = x.chunk(1)
+            c11 = w.chunk(4, dim=-1)
+            c12 = torch.chunk(u, 3)
+        """
+    )
+    assert conflicts == []
+    found = {name: _pieces(value) for name, value in values.items() if name not in ("x", "y", "z", "c")}
+
+    def rows(*sizes: int) -> tuple[str, ...]:
+        return tuple(f"({size}, 10)" for size in sizes)
+
+    def cols(*sizes: int) -> tuple[str, ...]:
+        return tuple(f"(12, {size})" for size in sizes)
+
+    assert found == {
+        "s1": (rows(4, 4, 4), "(4, 10)", True),
+        "s2": (cols(4, 4, 2), None, False),
+        "s3": (cols(3, 3, 3, 1), None, False),
+        "s4": (cols(5, 5), "(12, 5)", True),
+        "s5": (cols(2, 8), None, False),
+        "s6": (cols(2, 8), None, False),
+        "s7": (rows(12), None, False),
+        "s8": (None, "(2, 2)", True),  # 65 pieces: too many to list
+        "s9": (None, "(u, 10)", False),
+        "s10": (None, None, False),
+        "s11": (("(0, 3)",), None, False),
+        "s12": (("(t, t)", "(t, t)"), "(t, t)", True),
+        "s13": (None, "(t, 2)", True),  # t pieces of 2
+        "s14": (None, "(3, 2*t)", False),
+        "s15": (None, None, False),  # no axis 5
+        "c1": (rows(3, 3, 3, 3), None, False),
+        "c2": (cols(4, 4, 2), None, False),
+        "c3": (cols(3, 3, 3, 1), None, False),
+        "c4": (rows(*[1] * 12), None, False),
+        "c5": (None, None, False),
+        "c6": (None, None, False),
+        "c7": (("(0, 3)",) * 3, None, False),
+        "c8": (("(t, t)", "(t, t)"), None, False),
+        "c9": ((None, None), None, False),  # t rows in 2 chunks: sizes unknown (two pieces for t >= 2)
+        "t1": (rows(4, 4, 4), None, False),
+        "t2": (cols(4, 3, 3), None, False),
+        "t3": (cols(2, 3, 5), None, False),
+        "t4": (cols(5, 0, 8), None, False),
+        "t5": (cols(7, 3, 0), None, False),
+        "t6": (cols(3, 7), None, False),
+        "t7": (rows(3, 3, 3, 3), None, False),
+        "t8": (rows(*[1] * 12, 0, 0), None, False),
+        "t9": (None, None, False),
+        "t10": ((None, None, None), None, False),
+        "t11": (("(t, t)", "(t, t)"), None, False),
+        "t12": ((None, None), None, False),
+        "t13": (("(0, 3)", "(0, 3)"), None, False),
+        "s16": (("(0, 3)",), None, False),
+        "s17": (None, "(0, 3)", False),  # one empty piece in torch: the count is not read here
+        "s18": (("(2, 2)",) * 64, "(2, 2)", True),
+        "s19": (("(t, 2*t)",), "(t, 2*t)", True),
+        "s20": (("(t, t)",) * 64, "(t, t)", True),
+        "s21": (None, "(b, t, 4)", True),  # d // 4 pieces of 4: exact because d % 4 == 0 is asserted
+        "s22": (None, None, False),
+        "s23": ((None, None), None, False),
+        "s24": ((None, None), None, False),  # no axis 5
+        "s25": (None, None, False),  # torch refuses a float size
+        "c10": (rows(12), None, False),
+        "c11": (("(b, t, d//4)",) * 4, None, False),
+        "c12": ((None, None, None), None, False),
+    }
+    # every split's template is a tensor of the source's kind, even when nothing else is known
+    assert {name: value.template.dtype for name, value in values.items() if name not in ("x", "y", "z", "c")} == {
+        name: None if name in ("s22", "s23", "c12") else "float" for name in found  # u: of unknown dtype
+    }
+
+
+TENSOR_SPLITS = """
+class M(nn.Module):
+    def __init__(self, width: int):
+        super().__init__()
+        self.qkv = nn.Linear(12, 36)
+        self.fused = nn.Linear(12, 3 * width)
+        self.width = width
+
+    def forward(self, x: Float[Tensor, "b t 12"], w: Float[Tensor, "b t d"], u, n: int):
+        parts = self.qkv(x).tensor_split(3, dim=-1)
+        split_parts = self.qkv(x).split(12, dim=-1)
+        chunk_parts = self.qkv(x).chunk(3, dim=-1)
+        listed_parts = self.qkv(x).split((12, 12, 12), dim=-1)
+        fused_chunks = self.fused(x).chunk(3, dim=-1)
+        fused_splits = self.fused(x).split(self.width, dim=-1)
+        c = w.shape[-1]
+        assert c % 4 == 0
+        quarters = w.tensor_split(4, dim=-1)
+        positional = torch.tensor_split(x, 3, 2)
+        zero_first = torch.tensor_split(x, (0, 4), dim=2)
+        one = torch.tensor_split(x, 1)
+        many = torch.tensor_split(x, 64, dim=2)
+        too_many = torch.tensor_split(x, 65, dim=2)
+        unknown_axis = x.tensor_split(3, dim=n)
+        unknown_source = torch.tensor_split(u, 2)
+        return x
+"""
+
+
+def test_tensor_split_reads_its_axis_indices_and_count() -> None:
+    """``tensor_split``'s axis by position; an index 0 makes an empty first piece; 1 to 64 sections
+    are listed (65 are too many to list); a width divisible by 4 only by an ``assert`` splits into 4
+    known pieces; an unknown axis or source still gives the number of pieces; the pieces of a fused
+    projection are its parts 0, 1, 2 (``tensor_split``, ``split`` by a size or a list of sizes,
+    ``chunk``; a known or symbolic width); the template keeps the dtype. Shapes are torch 2.13's (b=2,
+    t=5)."""
+    facts = analyze_src(HEADER + textwrap.dedent(TENSOR_SPLITS))
+    assert facts.internal_errors == [] and facts.conflicts == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {name: _pieces(values[name])[0] for name in values if name not in ("c",)}
+    assert found == {
+        "parts": ("(b, t, 12)",) * 3,
+        "split_parts": ("(b, t, 12)",) * 3,
+        "chunk_parts": ("(b, t, 12)",) * 3,
+        "listed_parts": ("(b, t, 12)",) * 3,
+        "fused_chunks": ("(b, t, width)",) * 3,
+        "fused_splits": ("(b, t, width)",) * 3,
+        "quarters": ("(b, t, d//4)",) * 4,
+        "positional": ("(b, t, 4)",) * 3,
+        "zero_first": ("(b, t, 0)", "(b, t, 4)", "(b, t, 8)"),
+        "one": ("(b, t, 12)",),
+        "many": ("(b, t, 1)",) * 12 + ("(b, t, 0)",) * 52,
+        "too_many": None,
+        "unknown_axis": (None,) * 3,
+        "unknown_source": (None,) * 2,
+    }
+    for name in ("parts", "split_parts", "chunk_parts", "listed_parts", "fused_chunks", "fused_splits"):
+        assert [piece.tag(ProjectionTag).part for piece in values[name].pieces] == [(0,), (1,), (2,)], name
+    assert [values[name].template.dtype for name in ("parts", "quarters", "too_many", "unknown_axis")] == ["float"] * 4
+
+
+# --- tensors made from sizes or data (ops/factories) -------------------------------------------------
+
+FACTORIES = """
+from helpers import helper
+
+
+def f(t: int, data):
+    x = torch.randn(2, 3)
+    i = torch.zeros(4, dtype=torch.long)
+    o1 = torch.ones(2, 3)
+    o2 = torch.zeros((2, 3))
+    o3 = torch.zeros(size=(2, 3))
+    o4 = torch.empty(2, 3, dtype=torch.long)
+    o5 = torch.randn(2, 3, dtype=torch.float16)
+    o6 = torch.rand([4])
+    o7 = torch.empty(t, 3, dtype=torch.bool)
+    f1 = torch.full((2, 3), 1.5)
+    f2 = torch.full((2, 3), True)
+    f3 = torch.full((2, 3), 7)
+    f4 = torch.full(size=(2, 3), fill_value=-1.0)
+    f5 = torch.full((t, 3), 0.5, dtype=torch.float16)
+    l1 = torch.zeros_like(x)
+    l2 = torch.ones_like(i)
+    l3 = torch.full_like(x, 2.0)
+    l4 = torch.full_like(x, fill_value=3.0)
+    l5 = torch.empty_like(i)
+    l6 = torch.rand_like(x, dtype=torch.float16)
+    l7 = torch.randn_like(x)
+    l8 = torch.zeros_like(i, dtype=torch.bool)
+    e1 = torch.eye(3)
+    e2 = torch.eye(3, 5)
+    e3 = torch.eye(n=3, m=4)
+    e4 = torch.eye(3, dtype=torch.bool)
+    e5 = torch.eye(t)
+    a1 = torch.arange(5)
+    a2 = torch.arange(2, 7)
+    a3 = torch.arange(0, 10, 2)
+    a4 = torch.arange(2, 7, 1)
+    a5 = torch.arange(end=5)
+    a6 = torch.arange(start=2, end=7)
+    a7 = torch.arange(1, end=4)
+    a9 = torch.arange(5, dtype=torch.float32)
+    a10 = torch.arange(t)
+    a11 = torch.arange(1, t + 1)
+    a12 = torch.arange(0, 8, step=2)
+    a13 = torch.arange(0.0, 4)
+    n1 = torch.tensor([[1, 2], [3, 4]])
+    n2 = torch.tensor([1.0, 2])
+    n3 = torch.tensor(True)
+    n4 = torch.tensor([True, False])
+    n5 = torch.tensor(3)
+    n6 = torch.tensor([1, 2], dtype=torch.float32)
+    n7 = torch.tensor(data=[1, 2, 3])
+    n8 = torch.tensor([True, 1])
+    n9 = torch.tensor([[True], [False]])
+    r1 = torch.randint(10, (2, 3))
+    r2 = torch.randint(0, 10, (4,))
+    r3 = torch.randint(10, size=(5,))
+    r4 = torch.randint(3, 10, (2,), dtype=torch.float32)
+    r5 = torch.randint(high=10, size=(2, t))
+    k1 = torch.randint_like(x, 10)
+    k2 = torch.randint_like(x, 10, dtype=torch.long)
+    p1 = torch.randperm(5)
+    p2 = torch.randperm(t)
+    p3 = torch.randperm(5, dtype=torch.float32)
+    z1 = torch.zeros(1, helper(), 4)
+    z2 = torch.zeros(helper())
+    e6 = torch.eye(helper())
+    e7 = torch.eye(3, helper())
+    r6 = torch.randint(5)
+    r7 = torch.randint(0, 5, helper())
+    p4 = torch.randperm(n=5)
+    p5 = torch.randperm(helper())
+    n10 = torch.tensor(data, dtype=torch.long)
+    n11 = torch.tensor(data)
+    a14 = torch.arange()
+"""
+
+
+def test_factories_make_the_shape_dtype_and_fill_torch_makes() -> None:
+    """``ones`` / ``zeros`` / ``empty`` / ``rand*`` / ``full`` and their ``*_like`` forms, ``eye``,
+    ``arange``, ``tensor``, ``randint``, ``randint_like`` and ``randperm``: sizes by position, as a
+    tuple or list and by keyword, the dtype class (``dtype=``, a bool or float fill, the numbers of a
+    nested list, the source's for ``*_like``), the fill of ``ones`` / ``zeros`` / ``full`` (a scale the
+    rules read), arange's positions and its ``step * k`` index only when it starts at 0 (``arange(1,
+    end=4)`` starts at 1). Shapes and dtypes are torch 2.13's (t = 4 there); what the engine does not
+    read is None: an arange with a step other than 1 or a float bound, ``full`` with an int fill (int64
+    in torch), sizes from a helper the engine does not see (one unseen size among several is a size
+    of its own), and calls torch refuses (``randint(5)``, ``arange()``)."""
+    from shapecheck.engine.domain.tags import FilledTag
+    from shapecheck.engine.ops.frequencies import IndexLinear
+
+    values, conflicts = _run(FACTORIES)
+    assert conflicts == []
+    found = {}
+    for name, value in values.items():
+        fill = value.tag(FilledTag)
+        found[name] = (_shape(value), value.dtype, None if fill is None else fill.value.coef)
+        assert _code(value.node).startswith("torch."), name
+    assert found == {
+        "x": ("(2, 3)", "float", None),
+        "i": ("(4)", "int", 0.0),
+        "o1": ("(2, 3)", "float", 1.0),
+        "o2": ("(2, 3)", "float", 0.0),
+        "o3": ("(2, 3)", "float", 0.0),
+        "o4": ("(2, 3)", "int", None),
+        "o5": ("(2, 3)", "float", None),
+        "o6": ("(4)", "float", None),
+        "o7": ("(t, 3)", "bool", None),
+        "f1": ("(2, 3)", "float", 1.5),
+        "f2": ("(2, 3)", "bool", None),
+        "f3": ("(2, 3)", None, 7.0),
+        "f4": ("(2, 3)", "float", -1.0),
+        "f5": ("(t, 3)", "float", 0.5),
+        "l1": ("(2, 3)", "float", 0.0),
+        "l2": ("(4)", "int", 1.0),
+        "l3": ("(2, 3)", "float", 2.0),
+        "l4": ("(2, 3)", "float", 3.0),
+        "l5": ("(4)", "int", None),
+        "l6": ("(2, 3)", "float", None),
+        "l7": ("(2, 3)", "float", None),
+        "l8": ("(4)", "bool", 0.0),
+        "e1": ("(3, 3)", "float", None),
+        "e2": ("(3, 5)", "float", None),
+        "e3": ("(3, 4)", "float", None),
+        "e4": ("(3, 3)", "bool", None),
+        "e5": ("(t, t)", "float", None),
+        "a1": ("(5)", "int", None),
+        "a2": ("(5)", "int", None),
+        "a3": (None, "int", None),
+        "a4": ("(5)", "int", None),
+        "a5": ("(5)", "int", None),
+        "a6": ("(5)", "int", None),
+        "a7": ("(3)", "int", None),
+        "a9": ("(5)", "float", None),
+        "a10": ("(t)", "int", None),
+        "a11": ("(t)", "int", None),
+        "a12": (None, "int", None),
+        "a13": (None, "float", None),
+        "n1": ("(2, 2)", "int", None),
+        "n2": ("(2)", "float", None),
+        "n3": ("()", "bool", None),
+        "n4": ("(2)", "bool", None),
+        "n5": ("()", "int", None),
+        "n6": ("(2)", "float", None),
+        "n7": ("(3)", "int", None),
+        "n8": ("(2)", "int", None),
+        "n9": ("(2, 1)", "bool", None),
+        "r1": ("(2, 3)", "int", None),
+        "r2": ("(4)", "int", None),
+        "r3": ("(5)", "int", None),
+        "r4": ("(2)", "float", None),
+        "r5": ("(2, t)", "int", None),
+        "k1": ("(2, 3)", "float", None),
+        "k2": ("(2, 3)", "int", None),
+        "p1": ("(5)", "int", None),
+        "p2": ("(t)", "int", None),
+        "p3": ("(5)", "float", None),
+        "z1": ("(1, n1, 4)", "float", 0.0),  # one size unseen among three: a size of its own
+        "z2": (None, "float", 0.0),  # a lone unseen argument may be a whole shape
+        "e6": (None, "float", None),
+        "e7": (None, "float", None),
+        "r6": (None, "int", None),  # torch refuses randint without a size
+        "r7": (None, "int", None),
+        "p4": ("(5)", "int", None),
+        "p5": (None, "int", None),
+        "n10": (None, "int", None),
+        "n11": (None, None, None),
+        "a14": (None, "int", None),  # torch refuses arange(): no crash
+    }
+    aranges = [name for name in values if name.startswith("a")]
+    assert {name: values[name].tag(PositionTag).kind for name in aranges} == dict.fromkeys(aranges, "index")
+    assert all(values[name].tag(PositionTag).node is values[name].node for name in aranges)
+    steps = {name: values[name].tag(IndexLinear).coef.coef for name in aranges if values[name].has(IndexLinear) and name != "a14"}
+    assert steps == {"a1": 1.0, "a3": 2.0, "a5": 1.0, "a9": 1.0, "a10": 1.0, "a12": 2.0, "a13": 1.0}
+
+
+
+# --- elementwise ops, masking and reductions (ops/elementwise) -----------------------------------------
+
+ELEMENTWISE = """
+def f(u, v: Float[Tensor, "*b 4"]):
+    x = torch.randn(2, 3, 4)
+    i = torch.randint(0, 5, (2, 3))
+    bmask = torch.randn(2, 3) > 0
+    p = x + torch.arange(4)
+    q = torch.randn(2, 3, 4)
+    scores = q @ q.transpose(-2, -1)
+    pscores = q @ p.transpose(-2, -1)
+    future = torch.ones(3, 3).triu(diagonal=1).bool()
+    pos_mask = torch.arange(3)[None, :] > torch.arange(3)[:, None]
+    fc = nn.Linear(4, 8)
+    h = fc(x)
+    e_sig = torch.sigmoid(i)
+    e_exp = bmask.exp()
+    e_cs = bmask.cumsum(1)
+    e_cp = bmask.cumprod(1)
+    e_flip = torch.flip(bmask, [0])
+    e_icum = i.cumsum(0)
+    e_relu = torch.relu(p)
+    e_layer = torch.relu(h)
+    n1 = F.normalize(x, dim=-1)
+    n2 = F.layer_norm(x, (4,))
+    n3 = F.rms_norm(x, (4,))
+    a1 = x.add(p)
+    a2 = x.mul(0.5)
+    a3 = x.div(4)
+    a4 = x.sub(other=p)
+    c1 = x.add(torch.randn(5))
+    c2 = x.sub(torch.randn(6))
+    c3 = x.mul(torch.randn(7))
+    c4 = x.div(torch.randn(9))
+    c5 = torch.pow(x, torch.randn(11))
+    m1 = torch.logical_not(future)
+    w1 = torch.pow(x, 2)
+    w2 = torch.pow(input=p, exponent=2)
+    s1 = torch.softmax(pscores, dim=-1)
+    s2 = F.log_softmax(scores, dim=-1)
+    s3 = F.softmax(input=scores, dim=-1)
+    mf1 = scores.masked_fill(future, float("-inf"))
+    mf2 = torch.masked_fill(input=scores, mask=future, value=-1e9)
+    mf3 = scores.masked_fill(bmask[:, None, :] == 0, 0.0)
+    mf4 = scores.masked_fill(torch.ones(4, 4).bool(), 0.0)
+    mf5 = x.masked_fill(bmask[..., None], 0.0)
+    mf6 = s3.masked_fill(future, 0.0)
+    mf7 = scores.masked_fill(pos_mask, -1e4)
+    wh1 = torch.where(future, float("-inf"), scores)
+    wh2 = torch.where(pos_mask, scores, torch.full_like(scores, -1e4))
+    wh3 = torch.where(bmask[..., None], x, 0.0)
+    wh4 = torch.where(future)
+    wh5 = torch.where(bmask[..., None], input=x, other=p)
+    wh6 = torch.where(u, x, 0.0)
+    t1 = torch.tril(torch.ones(3, 3))
+    t2 = torch.ones(3, 3).triu(diagonal=1)
+    t3 = torch.full((3, 3), float("-inf")).triu(1)
+    t4 = torch.triu(torch.ones(2, 3, 5), 2)
+    t5 = torch.tril(u)
+    t6 = torch.tril(p[0])
+    r1 = x.argmin(-1)
+    r2 = torch.count_nonzero(x, dim=1)
+    r3 = bmask.all()
+    r4 = bmask.any(1)
+    r5 = bmask.prod(1)
+    r6 = bmask.sum()
+    r7 = torch.max(x, p)
+    r8 = torch.min(x, other=p)
+    r10 = torch.norm(x, 2, -1)
+    r11 = x.norm(2, -1, True)
+    r12 = x.std(-1, True, True)
+    r13 = x.var(-1, True)
+    r14 = v.sum(-1)
+    r15 = x.sum(5)
+    r16 = (p * 0.5).sum(-1)
+    r17 = (p * 0.5).mean(-1)
+    r18 = (p * 0.5).amax(-1)
+    r21 = x.sum((1, 2))
+    r22 = x.sum(-1, keepdim=True)
+    r19 = x.max(-1)
+    r20 = x.min(dim=1)
+    vp = v + torch.arange(4)
+    g = torch.tensor(u)
+    r23 = x.all()
+    r24 = torch.max(x, g)
+    r25 = torch.max(i, x[..., 0])
+    r26 = torch.max(p, x)
+    r27 = vp.sum(-1)
+    r28 = p.sum(5)
+    wh7 = torch.where(bmask[..., None], x, other=torch.randn(5, 1, 1, 4))
+    wh8 = torch.where(torch.randn(5, 2, 3, 4) > 0, x, 0.0)
+    wh9 = torch.where(g > 0, x, 0.0)
+    wh10 = torch.where(future, scores, torch.randn(3, 3))
+    wh11 = torch.where(g > 0, scores, float("-inf"))
+    mf8 = g.masked_fill(future, 0.0)
+    e_exp2 = torch.exp(x)
+    e_rec = torch.reciprocal(x)
+"""
+
+
+def test_elementwise_masking_and_reductions_read_their_operands_like_torch() -> None:
+    """Elementwise functions (float results of int or bool inputs, ``cumsum`` / ``cumprod`` of bool
+    are int, a flip keeps bool; norms carry a scale of their own at the call; a layer's output stays
+    one), the ``add`` / ``sub`` / ``mul`` / ``div`` methods (``other=``, scales, broadcast conflicts
+    named by their operator), ``pow`` (``input=`` / ``exponent=``), ``logical_not`` of a triangle,
+    softmax / log_softmax of scores (``input=``), ``masked_fill`` and ``where`` on scores and
+    probabilities (the mask, the fill, which side is blocked, whether it is causal; a mask of the
+    wrong shape is a ``mask-broadcast`` conflict), ``tril`` / ``triu`` (lower, diagonal by position or
+    keyword, the size of the last axis, the method form, an additive ``-inf`` triangle), reductions
+    (int and bool results, ``torch.max(a, b)`` and ``other=``, ``norm`` / ``std`` / ``var``'s
+    positional keepdim, tuples of dims, variadic and out-of-range sources, the scale kept by sum and
+    mean, values and indices of ``max(dim)``). Every result is made at its call and keeps the
+    provenance of what it was computed from. Shapes and dtypes are torch 2.13's (``v`` a (5, 4)
+    tensor there)."""
+    from shapecheck.engine.domain.tags import LayerOutputTag
+    from shapecheck.engine.domain.values import UNKNOWN, MaskedTag, TensorValue
+
+    facts = analyze_src(HEADER + textwrap.dedent(ELEMENTWISE))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    written = dict(line.strip().split(" = ", 1) for line in ELEMENTWISE.splitlines()[2:] if " = " in line)
+    found = {
+        name: (_shape(value), value.dtype, value.has(PositionTag))
+        for name, value in values.items() if isinstance(value, TensorValue) and name[0] in "eanmwsctr" and name not in ("scores", "q")
+    }
+    for name in found:
+        assert _code(values[name].node) == written[name], name  # made at its own call
+    assert found == {
+        "e_sig": ("(2, 3)", "float", False),
+        "e_exp": ("(2, 3)", "float", False),
+        "e_cs": ("(2, 3)", "int", False),
+        "e_cp": ("(2, 3)", "int", False),
+        "e_flip": ("(2, 3)", "bool", False),
+        "e_icum": ("(2, 3)", "int", False),
+        "e_relu": ("(2, 3, 4)", "float", True),
+        "e_layer": ("(2, 3, 8)", "float", False),
+        "n1": ("(2, 3, 4)", "float", False),
+        "n2": ("(2, 3, 4)", "float", False),
+        "n3": ("(2, 3, 4)", "float", False),
+        "a1": ("(2, 3, 4)", "float", True),
+        "a2": ("(2, 3, 4)", "float", False),
+        "a3": ("(2, 3, 4)", "float", False),
+        "a4": ("(2, 3, 4)", "float", True),
+        "c1": (None, "float", False),
+        "c2": (None, "float", False),
+        "c3": (None, "float", False),
+        "c4": (None, "float", False),
+        "c5": (None, "float", False),
+        "m1": ("(3, 3)", "bool", False),
+        "w1": ("(2, 3, 4)", "float", False),
+        "w2": ("(2, 3, 4)", "float", True),
+        "s1": ("(2, 3, 3)", "float", True),
+        "s2": ("(2, 3, 3)", "float", False),
+        "s3": ("(2, 3, 3)", "float", False),
+        "mf1": ("(2, 3, 3)", "float", False),
+        "mf2": ("(2, 3, 3)", "float", False),
+        "mf3": ("(2, 3, 3)", "float", False),
+        "mf4": ("(2, 3, 3)", "float", False),
+        "mf5": ("(2, 3, 4)", "float", False),
+        "mf6": ("(2, 3, 3)", "float", False),
+        "mf7": ("(2, 3, 3)", "float", True),
+        "wh1": ("(2, 3, 3)", "float", False),
+        "wh2": ("(2, 3, 3)", "float", True),
+        "wh3": ("(2, 3, 4)", "float", False),
+        "wh5": ("(2, 3, 4)", "float", False),
+        "wh6": ("(2, 3, 4)", "float", False),
+        "t1": ("(3, 3)", "float", False),
+        "t2": ("(3, 3)", "float", False),
+        "t3": ("(3, 3)", "float", False),
+        "t4": ("(2, 3, 5)", "float", False),
+        "t5": (None, None, False),
+        "t6": ("(3, 4)", "float", True),
+        "r1": ("(2, 3)", "int", False),
+        "r2": ("(2, 4)", "int", False),
+        "r3": ("()", "bool", False),
+        "r4": ("(2)", "bool", False),
+        "r5": ("(2)", "int", False),
+        "r6": ("()", "int", False),
+        "r7": ("(2, 3, 4)", "float", True),
+        "r8": ("(2, 3, 4)", "float", True),
+        "r10": ("(2, 3)", "float", False),
+        "r11": ("(2, 3, 1)", "float", False),
+        "r12": ("(2, 3, 1)", "float", False),
+        "r13": ("(2, 3)", "float", False),
+        "r14": (None, "float", False),
+        "r15": (None, "float", False),
+        "r16": ("(2, 3)", "float", True),
+        "r17": ("(2, 3)", "float", True),
+        "r18": ("(2, 3)", "float", True),
+        "r21": ("(2)", "float", False),
+        "r22": ("(2, 3, 1)", "float", False),
+        "r23": ("()", "bool", False),
+        "r24": (None, None, False),  # the other of unknown shape and dtype
+        "r25": ("(2, 3)", None, False),  # int and float: torch promotes to float, never the first's int
+        "r26": ("(2, 3, 4)", "float", True),
+        "r27": (None, "float", True),
+        "r28": (None, "float", True),
+        "wh7": ("(5, 2, 3, 4)", "float", False),  # the other branch broadcasts too
+        "wh8": ("(5, 2, 3, 4)", "float", False),  # and the condition
+        "wh9": ("(*, 2, 3, 4)", "float", False),  # a condition of unknown shape may add leading axes
+        "wh10": ("(2, 3, 3)", "float", False),
+        "wh11": ("(2, 3, 3)", "float", False),  # a mask of unknown shape on scores is presumed to fit them
+        "mf8": (None, None, False),
+        "e_exp2": ("(2, 3, 4)", "float", False),
+        "e_rec": ("(2, 3, 4)", "float", False),
+    }
+    assert not any(None in value.tags for value in values.values() if isinstance(value, TensorValue))  # a tag is a tag
+    assert values["wh10"].tag(MaskedTag).fill is None  # a random tensor is no fill value
+    assert values["wh4"] is UNKNOWN  # torch.where(condition) alone: a tuple of index tensors
+    assert [(_shape(item), item.dtype) for name in ("r19", "r20") for item in values[name].items] == [
+        ("(2, 3)", "float"), ("(2, 3)", "int"), ("(2, 4)", "float"), ("(2, 4)", "int"),
+    ]
+    scales = {name: values[name].tag(ScaleTag) for name in ("n1", "n2", "n3", "a2", "a3", "r16", "r17", "r18", "e_relu")}
+    assert {name: None if tag is None else (tag.factor and tag.factor.coef, _code(tag.node)) for name, tag in scales.items()} == {
+        "n1": (None, written["n1"]), "n2": (None, written["n2"]), "n3": (None, written["n3"]),
+        "a2": (0.5, "x.mul(0.5)"), "a3": (0.25, "x.div(4)"),
+        "r16": (0.5, "(p * 0.5)"), "r17": (0.5, "(p * 0.5)"), "r18": None, "e_relu": None,
+    }
+    assert values["e_layer"].has(LayerOutputTag)
+    probs = {name: values[name].tag(ProbsTag) for name in ("s1", "s2", "s3")}
+    assert {name: (tag.log, tag.scores is values[source]) for (name, tag), source in zip(probs.items(), ("pscores", "scores", "scores"))} == {
+        "s1": (False, True), "s2": (True, True), "s3": (False, True),
+    }
+    triangles = {name: values[name].tag(TriangleTag) for name in ("future", "m1", "t1", "t2", "t3", "t4", "t5", "t6")}
+    assert {name: (t.lower, t.diagonal, str(t.full_size), t.method_form, t.additive, t.negated) for name, t in triangles.items()} == {
+        "future": (False, 1, "3", True, False, False),
+        "m1": (False, 1, "3", True, False, True),
+        "t1": (True, 0, "3", False, False, False),
+        "t2": (False, 1, "3", True, False, False),
+        "t3": (False, 1, "3", True, True, False),
+        "t4": (False, 2, "5", False, False, False),
+        "t5": (True, 0, "None", False, False, False),
+        "t6": (True, 0, "4", False, False, False),
+    }
+    assert all(_code(triangles[name].node) == written[name] for name in ("t1", "t2", "t3", "t4", "t5", "t6"))  # m1: the triu it negates
+    masks = {name: values[name].tag(MaskedTag) for name in ("mf1", "mf2", "mf3", "mf5", "mf6", "mf7", "wh1", "wh2", "wh3")}
+    mask_of = {"mf1": "future", "mf2": "future", "mf6": "future", "mf7": "pos_mask", "wh1": "future", "wh2": "pos_mask"}
+    assert {
+        name: None if tag is None else (tag.mask is values[mask_of[name]] if name in mask_of else _code(tag.mask.node), tag.fill.coef, tag.blocked_when, tag.causal)
+        for name, tag in masks.items()
+    } == {
+        "mf1": (True, float("-inf"), True, True),
+        "mf2": (True, -1e9, True, True),
+        "mf3": ("bmask[:, None, :] == 0", 0.0, True, False),
+        "mf5": None,  # not scores: no mask to judge
+        "mf6": (True, 0.0, True, True),
+        "mf7": (True, -1e4, True, False),
+        "wh1": (True, float("-inf"), True, True),
+        "wh2": (True, -1e4, False, False),  # the fill is the other branch: blocked where the mask is False
+        "wh3": None,
+    }
+    assert all(_code(masks[name].node) == written[name] for name in mask_of)
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts] == [
+        ("broadcast", "add", "x.add(torch.randn(5))", "`+` of shapes (2, 3, 4) and (5): 4 vs 5 cannot broadcast"),
+        ("broadcast", "sub", "x.sub(torch.randn(6))", "`-` of shapes (2, 3, 4) and (6): 4 vs 6 cannot broadcast"),
+        ("broadcast", "mul", "x.mul(torch.randn(7))", "`*` of shapes (2, 3, 4) and (7): 4 vs 7 cannot broadcast"),
+        ("broadcast", "truediv", "x.div(torch.randn(9))", "`/` of shapes (2, 3, 4) and (9): 4 vs 9 cannot broadcast"),
+        ("broadcast", "pow", "torch.pow(x, torch.randn(11))", "`**` of shapes (2, 3, 4) and (11): 4 vs 11 cannot broadcast"),
+        ("mask-broadcast", "masked_fill", "scores.masked_fill(torch.ones(4, 4).bool(), 0.0)",
+         "mask of shape (4, 4) cannot broadcast against (2, 3, 3) (4 vs 3)"),
+    ]

@@ -104,7 +104,7 @@ def _arange(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         length = end - start
     shape = Shape((length,)) if length is not None else None
     tags: tuple[object, ...] = (PositionTag(call.node, "index"),)
-    start_value = call.kwargs.get("start", positional[0] if len(positional) >= 2 else None)
+    start_value = call.kwargs.get("start", positional[0] if len(positional) >= 2 or (positional and "end" in call.kwargs) else None)
     index = frequencies.arange_index(start_value, step)
     if index is not None:
         tags += (index,)

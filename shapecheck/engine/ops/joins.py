@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -155,7 +156,7 @@ def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if full is not None and full.is_const:
             # torch.chunk: pieces of ceil(full / count), the last one shorter, maybe fewer pieces.
             size = -(-full.value // count) if full.value else 0
-            sizes = [size] * (full.value // size) + ([full.value % size] if size and full.value % size else []) if size else [0]
+            sizes = [size] * (full.value // size) + ([full.value % size] if size and full.value % size else []) if size else [0] * count
             pieces = tuple(_piece(source, piece_shape(Dim.const(s)), i) for i, s in enumerate(sizes))
             return SplitTuple(pieces, same_values(source, None))
         piece_dim = None
@@ -177,6 +178,8 @@ def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if full is not None and full.is_const and size.is_const and size.value > 0:
         # torch.split: pieces of `size`, the last one holding the rest.
         count, rest = divmod(full.value, size.value)
+        if full.value == 0:  # a zero-size axis splits into one empty piece
+            return SplitTuple((_piece(source, piece_shape(full), 0),), same_values(source, None))
         sizes = [size.value] * count + ([rest] if rest else [])
         if 0 < len(sizes) <= 64:
             pieces = tuple(_piece(source, piece_shape(Dim.const(s)), i) for i, s in enumerate(sizes))
@@ -193,6 +196,41 @@ def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if count is not None and 0 < count <= 64:
         return SplitTuple(tuple(_piece(source, template_shape, i) for i in range(count)), same_values(source, template_shape), exact=True)
     return SplitTuple(None, same_values(source, template_shape), exact=exact)
+
+
+def _tensor_split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``tensor_split(x, n)``: n pieces, the first ``full % n`` of them one longer (``split(x, n)``
+    makes pieces *of* n); ``tensor_split(x, (i, j))``: the slices ``[:i]``, ``[i:j]``, ``[j:]``."""
+    source = call.tensor(0)
+    axis = int_of(call.arg(2, "dim")) if call.has(2, "dim") else 0
+    shape = source.shape
+    where = call.arg(1, "sections")
+    for keyword in ("indices", "tensor_indices_or_sections"):
+        where = call.kwargs.get(keyword, where)
+    full = shape.dim(axis) if shape is not None and axis is not None else None
+    index = _axis_index(shape, axis) if shape is not None and axis is not None else None
+    if isinstance(where, TupleValue):
+        bounds = [int_of(item) for item in where.items]
+        sizes: list[Dim | None] = [None] * (len(bounds) + 1)
+        if full is not None and full.is_const and None not in bounds:
+            n = full.value
+            cuts = [0, *(min(max(b + n if b < 0 else b, 0), n) for b in bounds), n]  # type: ignore[operator]
+            sizes = [Dim.const(max(end - start, 0)) for start, end in pairwise(cuts)]
+    else:
+        count = int_of(where)
+        if count is None or not 0 < count <= 64:
+            return SplitTuple(None, same_values(source, None))
+        sizes = [None] * count
+        if full is not None and full.is_const:
+            quotient, rest = divmod(full.value, count)
+            sizes = [Dim.const(quotient + 1)] * rest + [Dim.const(quotient)] * (count - rest)
+        elif full is not None and divides(Dim.const(count), full, frame.assumptions) is Truth.TRUE:
+            sizes = [frame.assumptions.simplify(full // count)] * count
+    pieces = tuple(
+        _piece(source, shape.with_dim(index, size) if shape is not None and index is not None and size is not None else None, i)
+        for i, size in enumerate(sizes)
+    )
+    return SplitTuple(pieces, same_values(source, None))
 
 
 def _unbind(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
@@ -217,5 +255,6 @@ def _unbind(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 register(_cat, "cat")
 register(_stack, "stack")
-register(_split, "split", "chunk", "tensor_split")
+register(_split, "split", "chunk")
+register(_tensor_split, "tensor_split")
 register(_unbind, "unbind")
