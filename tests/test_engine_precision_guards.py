@@ -134,3 +134,30 @@ def test_a_divisor_from_a_helper_may_be_the_scale():
     # Without the division the scores are unscaled.
     bug = HELPER_SCALE.replace("        q = q / scale.to(dtype=q.dtype)\n", "")
     assert [code for code, _ in findings_on_lines(bug)] == ["SC101"]
+
+
+CHUNKED_DIAGONAL = """
+from torch import nn
+
+
+def pad_and_diagonalize(chunked_hidden_states):
+    total_num_heads, num_chunks, window_overlap, hidden_dim = chunked_hidden_states.size()
+    chunked_hidden_states = nn.functional.pad(chunked_hidden_states, (0, window_overlap + 1))
+    chunked_hidden_states = chunked_hidden_states.view(total_num_heads, num_chunks, -1)
+    chunked_hidden_states = chunked_hidden_states[:, :, :-window_overlap]
+    return chunked_hidden_states.view(total_num_heads, num_chunks, window_overlap, window_overlap + hidden_dim)
+
+
+def trim(x):
+    b, t, d = x.shape
+    window = d // 4
+    kept = x[:, :-window]
+    return kept
+"""
+
+
+def test_a_slice_counted_from_the_end_by_a_symbol_leaves_the_length_minus_it():
+    # Longformer's diagonalisation: ``[:, :, :-window_overlap]`` of a length the engine does not
+    # know is not ``-window_overlap`` long (and the view after it is no head-split mismatch).
+    assert findings_on_lines(CHUNKED_DIAGONAL) == []
+    assert standalone_shapes(CHUNKED_DIAGONAL, "trim", "kept") == ["(b, t-d//4, d)"]

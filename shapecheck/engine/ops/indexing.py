@@ -26,8 +26,8 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops import windows
 from shapecheck.engine.ops.base import _piece, read_size
-from shapecheck.engine.symbolic.dims import Dim
-from shapecheck.engine.symbolic.shapes import Shape
+from shapecheck.engine.symbolic.dims import Dim, provably_negative
+from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX, Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -286,6 +286,11 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
     stop = dim_of(upper)
     if stop is None:
         return None
+    if not stop.is_const and provably_negative(stop):
+        # ``x[:, :, :-window]``: counted from the end, so only a known length says how many are left.
+        if not (start.is_const and start.value == 0) or any(symbol.startswith(ANONYMOUS_PREFIX) for symbol in full.symbols()):
+            return None
+        return full + stop
     if stop.is_const and stop.value < 0:
         # ``ids[:, :-1]``: all but the last positions (a known size, or a symbolic one, T - 1).
         if not start.is_const or start.value < 0:

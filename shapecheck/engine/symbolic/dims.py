@@ -1125,6 +1125,13 @@ def equal(a: DimLike, b: DimLike, assumptions: Assumptions | None = None, *, min
     return Truth.FALSE if _provably_nonzero(diff, max(1, min_symbol)) else Truth.UNKNOWN
 
 
+def provably_negative(a: DimLike) -> bool:
+    """Negative for all symbols >= 1: every term has a negative coefficient (``-w``, ``-(w + 1)``),
+    as a slice bound counted from the end is (``x[:, :-window]``)."""
+    a = as_dim(a)
+    return bool(a._terms) and all(c < 0 and _term_integral(m, -c) for m, c in a._terms)
+
+
 def differ_by_head_count(a: DimLike, b: DimLike, assumptions: Assumptions | None = None) -> bool:
     """Do a and b differ by a power of a head count once every floor division of a symbol by a
     product of others is exact (``d_model // n_heads`` with ``d_model`` a multiple of ``n_heads``,
