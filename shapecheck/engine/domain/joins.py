@@ -63,10 +63,8 @@ def _join_sizes(left: Dim, right: Dim) -> Value:
     unnamed, give an unknown (a loop does not grow a chain of joins)."""
     if is_path_join(left) or is_path_join(right) or is_anonymous(left) or is_anonymous(right):
         return UNKNOWN
-    try:
-        return IntValue(Dim.sym(f"{left}{PATH_SEPARATOR}{right}"))
-    except ValueError:
-        return UNKNOWN
+    joined = path_join(left, right)
+    return IntValue(joined) if joined is not None else UNKNOWN
 
 
 def _is_none(value: Value) -> bool:
@@ -81,6 +79,15 @@ def path_sizes(symbol: str) -> list[str]:
     """The names a symbol stands for on the different paths (``a|b`` -> ``[a, b]``; a plain symbol is
     its own one name)."""
     return symbol.split(PATH_SEPARATOR)
+
+
+def path_join(a: Dim, b: Dim) -> Dim | None:
+    """The size that is ``a`` on one path and ``b`` on another (``a|b``), or None when no symbol can
+    name it."""
+    try:
+        return Dim.sym(f"{a}{PATH_SEPARATOR}{b}")
+    except ValueError:
+        return None
 
 
 def is_path_join(dim: Dim) -> bool:
@@ -121,10 +128,10 @@ def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
         if is_anonymous(a) or is_anonymous(b):
             dims.append(fresh_anonymous())  # unnamed on one path: unnamed after the merge
             continue
-        try:
-            dims.append(Dim.sym(f"{a}{PATH_SEPARATOR}{b}"))
-        except ValueError:
+        joined = path_join(a, b)
+        if joined is None:
             return None
+        dims.append(joined)
     return Shape(tuple(dims), variadic)
 
 

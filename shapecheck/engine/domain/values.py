@@ -131,6 +131,19 @@ class Scale:
             return None
         return Scale(coef, tuple((b, e * exponent) for b, e in self.factors))
 
+    def integer_dim(self) -> Dim | None:
+        """This number as a dim, when it is an integer coefficient times positive integer powers of
+        dims (``config.intermediate_size * config.num_experts`` kept as a real number); a fraction,
+        a root or a quotient gives None."""
+        if not float(self.coef).is_integer() or not math.isfinite(self.coef):
+            return None
+        dim = Dim.const(int(self.coef))
+        for base, exponent in self.factors:
+            if exponent.denominator != 1 or exponent <= 0:
+                return None
+            dim = dim * base ** int(exponent)
+        return dim
+
     @property
     def value(self) -> float | None:
         """The number, when every base is a known constant."""
@@ -603,24 +616,10 @@ def dim_of(value: Value) -> Dim | None:
         return value.receiver.attribute(value.name).as_dim()
     if isinstance(value, ConstValue) and isinstance(value.value, bool):
         return Dim.const(int(value.value))
-    if isinstance(value, FloatValue):
-        return _integral(value.scale)
+    if isinstance(value, FloatValue) and value.scale.factors:
+        # A product of sizes of a configuration the engine does not see, kept as a real number.
+        return value.scale.integer_dim()
     return None
-
-
-def _integral(scale: Scale) -> Dim | None:
-    """A product of sizes the engine kept as a real number (``config.intermediate_size *
-    config.num_experts`` of a configuration it does not see): an integer coefficient times
-    positive integer powers of dims, as a dim; anything else (a fraction, a root) None."""
-    coef = scale.coef
-    if not float(coef).is_integer() or not scale.factors:
-        return None
-    dim = Dim.const(int(coef))
-    for base, exponent in scale.factors:
-        if exponent.denominator != 1 or exponent <= 0:
-            return None
-        dim = dim * base ** int(exponent)
-    return dim
 
 
 def scale_of(value: Value) -> Scale | None:

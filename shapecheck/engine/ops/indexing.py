@@ -27,7 +27,7 @@ from shapecheck.engine.domain.values import (
 from shapecheck.engine.ops import windows
 from shapecheck.engine.ops.base import _piece, read_size
 from shapecheck.engine.symbolic.dims import Dim, provably_negative
-from shapecheck.engine.symbolic.shapes import ANONYMOUS_PREFIX, Shape
+from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -286,16 +286,12 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
     stop = dim_of(upper)
     if stop is None:
         return None
-    if not stop.is_const and provably_negative(stop):
-        # ``x[:, :, :-window]``: counted from the end, so only a known length says how many are left.
-        if not (start.is_const and start.value == 0) or any(symbol.startswith(ANONYMOUS_PREFIX) for symbol in full.symbols()):
-            return None
-        return full + stop
-    if stop.is_const and stop.value < 0:
-        # ``ids[:, :-1]``: all but the last positions (a known size, or a symbolic one, T - 1).
+    if (stop.is_const and stop.value < 0) or provably_negative(stop):
+        # Counted from the end (``ids[:, :-1]``, ``x[:, :, :-window]``): all but the last positions,
+        # of a known size or a named one (T - 1); of a length the engine does not know, unknown.
         if not start.is_const or start.value < 0:
             return None
-        if full.is_const:
+        if full.is_const and stop.is_const:
             return Dim.const(max(0, full.value + stop.value - start.value))
         return full + stop - start if full.name is not None else None
     if start.is_const and start.value < 0:

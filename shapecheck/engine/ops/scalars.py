@@ -73,15 +73,10 @@ def _float_to_int(scale: Scale, frame: "Frame") -> Value:
         if math.isfinite(scale.coef):
             return IntValue(Dim.const(int(scale.coef)))
         return UNKNOWN
-    if any(e.denominator != 1 for _, e in scale.factors) or not float(scale.coef).is_integer():
+    numerator = Scale(scale.coef, tuple((b, e) for b, e in scale.factors if e > 0)).integer_dim()
+    denominator = Scale(1.0, tuple((b, -e) for b, e in scale.factors if e < 0)).integer_dim()
+    if numerator is None or denominator is None:
         return UNKNOWN
-    numerator = Dim.const(int(scale.coef))
-    denominator = Dim.const(1)
-    for base, exponent in scale.factors:
-        if exponent > 0:
-            numerator = numerator * base ** int(exponent)
-        else:
-            denominator = denominator * base ** int(-exponent)
     return IntValue(frame.assumptions.simplify(numerator // denominator))
 
 
