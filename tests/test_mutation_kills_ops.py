@@ -3012,7 +3012,7 @@ def test_elementwise_masking_and_reductions_read_their_operands_like_torch() -> 
         "r11": ("(2, 3, 1)", "float", False),
         "r12": ("(2, 3, 1)", "float", False),
         "r13": ("(2, 3)", "float", False),
-        "r14": (None, "float", False),
+        "r14": ("(*)", "float", False),  # the axes before the summed last one
         "r15": (None, "float", False),
         "r16": ("(2, 3)", "float", True),
         "r17": ("(2, 3)", "float", True),
@@ -3023,7 +3023,7 @@ def test_elementwise_masking_and_reductions_read_their_operands_like_torch() -> 
         "r24": (None, None, False),  # the other of unknown shape and dtype
         "r25": ("(2, 3)", None, False),  # int and float: torch promotes to float, never the first's int
         "r26": ("(2, 3, 4)", "float", True),
-        "r27": (None, "float", True),
+        "r27": ("(*)", "float", True),
         "r28": (None, "float", True),
         "wh7": ("(5, 2, 3, 4)", "float", False),  # the other branch broadcasts too
         "wh8": ("(5, 2, 3, 4)", "float", False),  # and the condition

@@ -27,6 +27,9 @@ class MissingPositionalEncoding(Rule):
     relative bias, the result of an unknown call) that is added to, multiplied with or contracted
     with the embeddings, the queries or the scores may carry positions, and the site is left alone.
     So is positional information that reaches attention as its mask or bias (ALiBi given to SDPA).
+    When the function that looks the tokens up also computes positional embeddings that then reach
+    nothing (`position_embeddings = self.position_embeddings(ids)` never added), the finding is
+    reported there: that is where the fix goes.
 
     ## Why is this bad?
     Self-attention is permutation-equivariant: without positions, "dog bites man" and "man bites
@@ -67,6 +70,16 @@ class MissingPositionalEncoding(Rule):
             if any(other.has(PositionTag) for other in _attention_operands(event, tensor)):
                 continue
             reported.add(id(token.node))
+            unused = _unused_positions(facts, token.node)
+            if unused is not None:
+                # The positions are computed beside the tokens and dropped: the fix goes here.
+                yield Report(
+                    unused,
+                    "these positional embeddings are computed but never reach attention: the token "
+                    "embeddings beside them reach self-attention without any positional encoding",
+                    hint="add them to the token embeddings (embeddings = embeddings + position_embeddings)",
+                )
+                continue
             yield Report(
                 token.node,
                 "these token embeddings reach self-attention without any positional encoding; attention "
@@ -76,6 +89,23 @@ class MissingPositionalEncoding(Rule):
 
 
 TRANSFORMER_LAYERS = ("TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer")
+
+
+#: Position tags of a positional embedding or table itself (not of a tensor it reached, nor a guess).
+POSITIONAL_SOURCES = ("table", "embedding", "learned")
+
+
+def _unused_positions(facts: FileFacts, lookup: object):
+    """A positional embedding computed in the function that looked the tokens up (in a run of it),
+    when none reached the attention: looked up, sliced or computed there, and then dropped."""
+    runs = {id(event.run.node) for event in facts.events if event.node is lookup and event.run is not None}
+    for event in facts.events:
+        if event.run is None or id(event.run.node) not in runs:
+            continue
+        position = event.result_tensor.tag(PositionTag)
+        if position is not None and position.kind in POSITIONAL_SOURCES and position.node is event.node:
+            return event.node
+    return None
 
 
 def _attention_input(event: OpEvent) -> TensorValue | None:

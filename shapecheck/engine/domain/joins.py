@@ -13,6 +13,7 @@ from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
 from shapecheck.engine.domain.tags import Permuted, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
+    BoundMethod,
     ConstValue,
     IntValue,
     Opaque,
@@ -39,6 +40,13 @@ def join_values(left: Value, right: Value) -> Value:
         return left
     if isinstance(right, TensorValue) and _is_none(left):
         return right
+    # ``key_states = cache.layers[i].keys`` on one path (read out of an object the engine cannot
+    # see), ``self.k_proj(x).view(...)`` on the other: the name holds one kind of tensor, and the
+    # path the engine can follow says which.
+    if isinstance(left, TensorValue) and _read_from_the_unseen(right):
+        return left
+    if isinstance(right, TensorValue) and _read_from_the_unseen(left):
+        return right
     # ``if position_ids is None: position_ids = self.position_ids[:, :t]`` run standalone: the
     # parameter is whatever callers pass, the fallback says what it stands for. The provenance is
     # kept (unioned, as between two tensors); the shape and dtype are the callers'.
@@ -54,6 +62,12 @@ def join_values(left: Value, right: Value) -> Value:
     except Exception:  # pragma: no cover - defensive: exotic equality
         return UNKNOWN
     return UNKNOWN
+
+
+def _read_from_the_unseen(value: Value) -> bool:
+    """Nothing known (an unknown call's result, an item of an unseen container), or an attribute
+    read off such a value (``cache.layers[i].keys``, which reads as a bound method of an unknown)."""
+    return value is UNKNOWN or (isinstance(value, BoundMethod) and value.receiver is UNKNOWN)
 
 
 def _join_sizes(left: Dim, right: Dim) -> Value:

@@ -200,10 +200,38 @@ def _construct_standalone(interpreter: Interpreter, info: ClassInfo, passed: dic
 
 
 def _analyze_methods(interpreter: Interpreter, info: ClassInfo, obj: ObjectValue) -> None:
+    """Each method runs on the instance as its constructor left it: what one method assigns to
+    ``self`` (a setter's ``self.embed_tokens = value``, with ``value`` unknown when run alone) does
+    not leak into the next method's run, as if the setter had been called before ``forward``."""
     for name, method in info.methods.items():
         if name == "__init__":
             continue
         bindings = interpreter.bind_parameters(method, (), {}, standalone=True, skip_self=True, self_value=obj)
         if method.params.params and not is_static(method):
             bindings[method.params.params[0].name.value] = obj
+        saved = _attribute_snapshot(obj)
         interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)
+        for instance, attrs in saved:
+            if instance.attrs != attrs:
+                instance.attrs.clear()
+                instance.attrs.update(attrs)
+
+
+def _attribute_snapshot(obj: ObjectValue) -> list[tuple[ObjectValue, dict[str, Value]]]:
+    """The attributes of ``obj`` and of every instance of the file's classes reachable from it
+    (its submodules, their children, the modules in its containers), copied."""
+    saved: list[tuple[ObjectValue, dict[str, Value]]] = []
+    seen: set[int] = set()
+    pending: list[Value] = [obj]
+    while pending:
+        value = pending.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, ObjectValue):
+            saved.append((value, dict(value.attrs)))
+            pending.extend(value.attrs.values())
+        elif isinstance(value, ModuleValue):
+            pending.extend(value.items)
+            pending.extend(value.named.values())
+    return saved

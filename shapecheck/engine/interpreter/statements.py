@@ -441,8 +441,8 @@ class StatementExecutor:
 
 
 def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, frame: Frame) -> list[TensorValue]:
-    """``k, v = cache.update(k, v, layer)``: the tensors of known rank a call is given as its first
-    arguments and whose names its result is unpacked into, in order (else empty)."""
+    """``k, v = cache.update(k, v, layer)``: the tensors a call is given as its first arguments and
+    whose names its result is unpacked into, in order (else empty)."""
     if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call):
         return []
     names = [element.value.value for element in target.elements if isinstance(element.value, cst.Name)]
@@ -453,7 +453,7 @@ def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, fr
         tensor = frame.env.get(name)
         if arg.keyword is not None or arg.star or not (isinstance(arg.value, cst.Name) and arg.value.value == name):
             return []
-        if not isinstance(tensor, TensorValue) or tensor.shape is None or tensor.shape.variadic or not tensor.shape.rank:
+        if not isinstance(tensor, TensorValue):
             return []
         given.append(tensor)
     return given
@@ -462,11 +462,17 @@ def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, fr
 def _updated(interp: "Interpreter", tensor: TensorValue) -> TensorValue:
     """What an unseen callee gives back for ``tensor`` under its own name (a key / value cache
     appending past positions): the same kind of tensor (its provenance), rank and feature width;
-    its other sizes may have changed, so they are made up. Heads laid out as ``(b, h, s, d)`` with
+    its other sizes may have changed, so they are made up (a tensor known only by its trailing
+    sizes keeps the last; one of unknown shape stays so). Heads laid out as ``(b, h, s, d)`` with
     a presumed sequence length ``s`` (``Interpreter.sequence_sizes``) come back as keys and values
     of the same batch and heads, ``(b, h, s', d)``, with ``s'`` another sequence length: what a
     cache appends to is the sequence."""
-    dims: tuple[Dim, ...] = tensor.shape.dims  # type: ignore[union-attr]
+    if tensor.shape is None or not tensor.shape.dims:
+        return base.same_values(tensor, None)
+    dims: tuple[Dim, ...] = tensor.shape.dims
+    if tensor.shape.variadic:
+        # Known only by its trailing sizes: the feature width is still the last of them.
+        return base.same_values(tensor, Shape(dims[-1:], variadic=True))
     if len(dims) >= 3 and interp.is_sequence_length(dims[-2]):
         length = Dim.sym(interp.fresh_name("kv_len", use_target=False))
         interp.sequence_sizes.add(length.name)  # type: ignore[arg-type]

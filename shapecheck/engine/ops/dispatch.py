@@ -60,6 +60,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     elementwise,
     factories,
     joins,
+    library_masks,
     nn_modules,
     products,
     scalars,
@@ -106,6 +107,9 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
         return apply(interp, "einops." + qualname.rsplit(".", 1)[-1], call, frame)
     if qualname.startswith("jaxtyping."):
         return UNKNOWN
+    library = library_masks.library_op(qualname)
+    if library is not None:
+        return apply(interp, library, call, frame)
     fallback = registry_fallback(qualname.rsplit(".", 1)[-1], call)
     if fallback is not None:
         return fallback

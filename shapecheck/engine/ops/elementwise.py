@@ -232,8 +232,15 @@ def _reduce(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     axes_value = call.arg(dim_index, "dim")
     axes = [int_of(v) for v in axes_value.items] if isinstance(axes_value, TupleValue) else [int_of(axes_value)]
     shape = source.shape
-    if shape is None or shape.variadic or None in axes:
-        result: Value = TensorValue(None, dtype, lineage(source), call.node)
+    if shape is not None and shape.variadic and None not in axes and all(a < 0 and -a <= len(shape.dims) for a in axes):  # type: ignore[operator]
+        # ``x.mean(-1, keepdim=True)`` of ``(*, h, d)``: the axes counted from the end are known.
+        trailing = len(shape.dims)
+        kept = tuple(
+            (Dim.const(1) if keepdim else None) if i - trailing in axes else d for i, d in enumerate(shape.dims)
+        )
+        result: Value = TensorValue(Shape(tuple(d for d in kept if d is not None), variadic=True), dtype, lineage(source), call.node)
+    elif shape is None or shape.variadic or None in axes:
+        result = TensorValue(None, dtype, lineage(source), call.node)
     else:
         normalized = {norm_axis(a, shape.rank) for a in axes}  # type: ignore[arg-type]
         if None in normalized:

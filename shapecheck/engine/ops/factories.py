@@ -70,6 +70,23 @@ def _factory_like(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(source.shape, dtype.dtype if isinstance(dtype, DtypeValue) else source.dtype, tags, call.node)
 
 
+def _new_factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.new_zeros(b, t, d)`` / ``x.new_empty(size)`` / ``x.new_full(size, v)``: a fresh tensor of
+    the given sizes, with ``x``'s dtype unless one is given. Nothing of ``x`` but its dtype carries
+    over: the values are new."""
+    source = call.tensor(0)
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    if name == "new_full":
+        sizes = dims_from((call.arg(1, "size"),))
+        fill = scale_of(call.arg(2, "fill_value"))
+    else:
+        sizes = size_args_inventing(interp, call, 1)
+        fill = {"new_ones": Scale(1.0), "new_zeros": Scale(0.0)}.get(name)
+    dtype = dtype_class_of_kwarg(call) or source.dtype
+    tags = (FilledTag(fill),) if fill is not None else ()
+    return TensorValue(Shape(tuple(sizes)) if sizes is not None else None, dtype, tags, call.node)
+
+
 def _eye(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     n = dim_of(call.arg(0, "n"))
     m = dim_of(call.arg(1, "m")) if call.has(1, "m") else n
@@ -166,6 +183,7 @@ def _randperm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 register(_factory, "ones", "zeros", "empty", "rand", "randn", "full")
 register(_factory_like, "ones_like", "zeros_like", "empty_like", "rand_like", "randn_like", "full_like")
+register(_new_factory, "new_zeros", "new_ones", "new_empty", "new_full")
 register(_eye, "eye")
 register(_arange, "arange")
 register(_tensor, "tensor")

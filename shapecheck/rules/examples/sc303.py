@@ -153,9 +153,52 @@ class LastTokenClassifier(nn.Module):
         last = y[torch.arange(bsz), lengths - 1]
         return self.head(last)
 '''),
+    ("HF-style embeddings: position embeddings looked up, then never added", '''\
+import torch
+from torch import nn
+
+
+class CharEncoder(nn.Module):
+    def __init__(self, n_chars=80, width=48, n_head=4, context=128):
+        super().__init__()
+        self.chars = nn.Embedding(n_chars, width)
+        self.where = nn.Embedding(context, width)
+        self.register_buffer("slots", torch.arange(context).expand((1, -1)))
+        self.norm = nn.LayerNorm(width)
+        self.mix = nn.MultiheadAttention(width, n_head, batch_first=True)
+
+    def forward(self, ids):
+        slots = self.slots[:, : ids.size(1)]
+        h = self.chars(ids)
+        where = self.where(slots)  # <-
+        h = self.norm(h)
+        return self.mix(h, h, h, need_weights=False)[0]
+'''),
 ]
 
 VALID = [
+    ("HF-style embeddings: position embeddings looked up and added in place", '''\
+import torch
+from torch import nn
+
+
+class CharEncoder(nn.Module):
+    def __init__(self, n_chars=80, width=48, n_head=4, context=128):
+        super().__init__()
+        self.chars = nn.Embedding(n_chars, width)
+        self.where = nn.Embedding(context, width)
+        self.register_buffer("slots", torch.arange(context).expand((1, -1)))
+        self.norm = nn.LayerNorm(width)
+        self.mix = nn.MultiheadAttention(width, n_head, batch_first=True)
+
+    def forward(self, ids):
+        slots = self.slots[:, : ids.size(1)]
+        h = self.chars(ids)
+        where = self.where(slots)
+        h += where
+        h = self.norm(h)
+        return self.mix(h, h, h, need_weights=False)[0]
+'''),
     ("seed 2 MiniGPT: token_emb + pos_emb(arange(T))", '''\
 import torch
 import torch.nn as nn
