@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import subprocess
 import sys
@@ -26,10 +27,22 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes tens of seconds (runs by default; -m 'not slow' skips)")
 
 
+@pytest.fixture(scope="session")
+def _result_caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder under which each test gets its own result cache."""
+    return tmp_path_factory.mktemp("caches")
+
+
+_CACHE_NUMBERS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def _private_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test gets its own result cache (subprocesses inherit it): no test sees another's results."""
-    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+def _private_result_cache(_result_caches: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own result cache (subprocesses inherit it): no test sees another's results.
+
+    A fresh, not yet existing folder per test (shapecheck creates it when it first stores a result):
+    ``tmp_path_factory.mktemp`` per test lists every folder made before it, 3 ms a test by the end."""
+    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(_result_caches / f"cache{next(_CACHE_NUMBERS)}"))
 
 
 @dataclass
