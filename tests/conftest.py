@@ -63,12 +63,18 @@ _CACHE_NUMBERS = itertools.count()
 
 
 @pytest.fixture(autouse=True)
-def _private_result_cache(_result_caches: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _private_result_cache(_result_caches: Path) -> Iterator[None]:
     """Each test gets its own result cache (subprocesses inherit it): no test sees another's results.
 
     A fresh, not yet existing folder per test (shapecheck creates it when it first stores a result):
     ``tmp_path_factory.mktemp`` per test lists every folder made before it, 3 ms a test by the end."""
-    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(_result_caches / f"cache{next(_CACHE_NUMBERS)}"))
+    previous = os.environ.get("SHAPECHECK_CACHE_DIR")
+    os.environ["SHAPECHECK_CACHE_DIR"] = str(_result_caches / f"cache{next(_CACHE_NUMBERS)}")
+    yield
+    if previous is None:
+        os.environ.pop("SHAPECHECK_CACHE_DIR", None)
+    else:
+        os.environ["SHAPECHECK_CACHE_DIR"] = previous
 
 
 @dataclass
