@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import importlib
+import itertools
 import os
 import subprocess
 import sys
@@ -22,14 +24,57 @@ from shapecheck.rules.base import Invalid, Registry, Report, Rule, Valid, regist
 REPO = Path(shapecheck.__file__).resolve().parents[1]
 
 
+def _import_without_assertion_rewriting(name: str) -> None:
+    """Import a third-party package now, out of sight of pytest's assertion rewriter.
+
+    pytest rewrites the asserts of every installed package that ships a pytest plugin (hypothesis
+    does, and its plugin imports hypothesis at the end of every session, even in the xdist
+    controller). The rewritten code is cached only where ``__pycache__`` can be written: with
+    ``PYTHONDONTWRITEBYTECODE`` or a read-only site-packages, each pytest process rewrites all of
+    hypothesis again, 2.0 s of CPU instead of 0.3 s. Its internal asserts need no pytest messages;
+    the tests' own asserts are rewritten as before."""
+    if name in sys.modules:
+        return
+    rewriters = [finder for finder in sys.meta_path if type(finder).__name__ == "AssertionRewritingHook"]
+    for finder in rewriters:
+        sys.meta_path.remove(finder)
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass  # not installed: the tests that need it say so when they import it
+    finally:
+        sys.meta_path[0:0] = rewriters
+
+
+_import_without_assertion_rewriting("hypothesis")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: takes tens of seconds (runs by default; -m 'not slow' skips)")
 
 
+@pytest.fixture(scope="session")
+def _result_caches(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder under which each test gets its own result cache."""
+    return tmp_path_factory.mktemp("caches")
+
+
+_CACHE_NUMBERS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def _private_result_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test gets its own result cache (subprocesses inherit it): no test sees another's results."""
-    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+def _private_result_cache(_result_caches: Path) -> Iterator[None]:
+    """Each test gets its own result cache (subprocesses inherit it): no test sees another's results.
+
+    A fresh, not yet existing folder per test (shapecheck creates it when it first stores a result):
+    ``tmp_path_factory.mktemp`` per test lists every folder made before it, 3 ms a test by the end."""
+    previous = os.environ.get("SHAPECHECK_CACHE_DIR")
+    os.environ["SHAPECHECK_CACHE_DIR"] = str(_result_caches / f"cache{next(_CACHE_NUMBERS)}")
+    yield
+    if previous is None:
+        os.environ.pop("SHAPECHECK_CACHE_DIR", None)
+    else:
+        os.environ["SHAPECHECK_CACHE_DIR"] = previous
 
 
 @dataclass
@@ -90,47 +135,80 @@ def in_fork(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``body`` in a forked child with its own standard streams; its return value (or
     ``SystemExit``) is the exit code, an uncaught exception prints a traceback and exits with 70."""
-    import tempfile
+    return Forked(body, command, cwd, stdin, env).wait()
 
-    with tempfile.TemporaryDirectory() as scratch:
-        streams = {name: Path(scratch) / name for name in ("stdin", "stdout", "stderr")}
-        streams["stdin"].write_text(stdin)
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into pytest
-            code = 70
+
+def start_forked(
+    args: Sequence[str], cwd: Path, stdin: str = "", env: dict[str, str] | None = None
+) -> Forked:
+    """``python -m shapecheck ARGS`` in a fork of this test process, started and not waited for:
+    several of them run at the same time (``run_forked`` for one)."""
+    return Forked(lambda: main(list(args)), [sys.executable, "-m", "shapecheck", *args], cwd, stdin, env)
+
+
+class Forked:
+    """A forked child running ``body`` with its own standard streams (files in a scratch folder),
+    started on construction; ``wait()`` gives its exit code and output."""
+
+    def __init__(
+        self,
+        body: Callable[[], int | None],
+        command: Sequence[str],
+        cwd: Path,
+        stdin: str = "",
+        env: dict[str, str] | None = None,
+    ) -> None:
+        import tempfile
+
+        self.command = list(command)
+        self._scratch = tempfile.TemporaryDirectory()
+        self.streams = {name: Path(self._scratch.name) / name for name in ("stdin", "stdout", "stderr")}
+        self.streams["stdin"].write_text(stdin)
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: never returns into pytest
+            self._child(body, cwd, env)
+
+    def _child(self, body: Callable[[], int | None], cwd: Path, env: dict[str, str] | None) -> None:
+        code = 70
+        try:
+            os.chdir(cwd)
+            os.environ.pop("SHAPECHECK_DEBUG", None)
+            os.environ.update(env or {})
+            for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT), (2, "stderr", os.O_WRONLY | os.O_CREAT)):
+                opened = os.open(self.streams[name], mode, 0o600)
+                os.dup2(opened, fd)
+                os.close(opened)
+            sys.stdin = open(0, encoding="utf-8", closefd=False)
+            sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+            sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
             try:
-                os.chdir(cwd)
-                os.environ.pop("SHAPECHECK_DEBUG", None)
-                os.environ.update(env or {})
-                for fd, name, mode in ((0, "stdin", os.O_RDONLY), (1, "stdout", os.O_WRONLY | os.O_CREAT), (2, "stderr", os.O_WRONLY | os.O_CREAT)):
-                    opened = os.open(streams[name], mode, 0o600)
-                    os.dup2(opened, fd)
-                    os.close(opened)
-                sys.stdin = open(0, encoding="utf-8", closefd=False)
-                sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-                sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
-                try:
-                    code = body() or 0
-                except SystemExit as exit:
-                    code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
-            except BaseException:  # noqa: BLE001 - report anything to the parent, never return into pytest
-                import traceback
+                code = body() or 0
+            except SystemExit as exit:
+                code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+        except BaseException:  # noqa: BLE001 - report anything to the parent, never return into pytest
+            import traceback
 
-                traceback.print_exc()
-            finally:
-                for stream in (sys.stdout, sys.stderr):
-                    try:
-                        stream.flush()
-                    except BaseException:  # noqa: BLE001
-                        pass
-                os._exit(code)
-        _, status = os.waitpid(pid, 0)
-        return subprocess.CompletedProcess(
-            list(command),
-            os.waitstatus_to_exitcode(status),
-            streams["stdout"].read_text(),
-            streams["stderr"].read_text(),
-        )
+            traceback.print_exc()
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except BaseException:  # noqa: BLE001
+                    pass
+            os._exit(code)
+
+    def wait(self) -> subprocess.CompletedProcess[str]:
+        """Wait for the child; its exit code and standard output and error."""
+        try:
+            _, status = os.waitpid(self.pid, 0)
+            return subprocess.CompletedProcess(
+                self.command,
+                os.waitstatus_to_exitcode(status),
+                self.streams["stdout"].read_text(),
+                self.streams["stderr"].read_text(),
+            )
+        finally:
+            self._scratch.cleanup()
 
 
 def assert_no_traceback(*texts: str) -> None:

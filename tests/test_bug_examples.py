@@ -10,6 +10,10 @@ import pytest
 
 from conftest import lint_shipped_file
 
+#: One xdist worker runs this module with test_examples_promises.py: they share the
+#: per-process ``lint_shipped_file`` results instead of each worker linting every example again.
+pytestmark = pytest.mark.xdist_group("shipped-examples")
+
 BUGS = Path(__file__).resolve().parent.parent / "examples" / "bugs"
 MARK = re.compile(r"#\s*BUG:\s*(SC\d{3})")
 

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import REPO
+from conftest import REPO, run_subprocess, start_forked
 from shapecheck import cache as cache_module
 from shapecheck.cache import Cache, Dependency, content_hash
 from shapecheck.linter import lint_source
@@ -97,13 +95,14 @@ def test_broken_entries_are_misses(tmp_path: Path) -> None:
 
 
 def test_concurrent_runs_share_one_cache(tmp_path: Path) -> None:
+    """Four runs at once (processes forked from this one), then a fresh interpreter reading what they stored."""
     for index in range(6):
         (tmp_path / f"m{index}.py").write_text(BUGGY if index % 2 else CLEAN)
-    env = dict(os.environ, PYTHONPATH=str(REPO), SHAPECHECK_CACHE_DIR=str(tmp_path / "shared"))
-    command = [sys.executable, "-m", "shapecheck", "lint", "--format", "json", "."]
-    runs = [subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True) for _ in range(4)]
-    outputs = [run.communicate(timeout=120)[0] for run in runs]
-    again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120).stdout
+    shared = {"SHAPECHECK_CACHE_DIR": str(tmp_path / "shared")}
+    args = ["lint", "--format", "json", "."]
+    runs = [start_forked(args, cwd=tmp_path, env=shared) for _ in range(4)]
+    outputs = [run.wait().stdout for run in runs]
+    again = run_subprocess(args, cwd=tmp_path, env=shared).stdout
     assert len(set(outputs + [again])) == 1
     assert len(json.loads(again)["diagnostics"]) >= 3
     assert not list((tmp_path / "shared").rglob("*.tmp"))

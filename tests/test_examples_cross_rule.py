@@ -12,6 +12,10 @@ import pytest
 from conftest import lint_with_all_rules
 from shapecheck.rules.base import Rule, registry
 
+#: One xdist worker runs this module with test_rule_examples.py and test_messages.py: they share the
+#: per-process ``lint_with_all_rules`` results instead of each worker linting every example again.
+pytestmark = pytest.mark.xdist_group("rule-examples")
+
 RULES = list(registry())
 
 

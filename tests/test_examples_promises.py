@@ -13,6 +13,10 @@ import pytest
 
 from conftest import REPO, lint_shipped_file
 
+#: One xdist worker runs this module with test_bug_examples.py: they share the
+#: per-process ``lint_shipped_file`` results instead of each worker linting every example again.
+pytestmark = pytest.mark.xdist_group("shipped-examples")
+
 BUG_MARK = re.compile(r"#\s*BUG:\s*(SC\d{3})\b")
 BUGS = sorted((REPO / "examples" / "bugs").glob("*.py"))
 CLEAN = sorted(

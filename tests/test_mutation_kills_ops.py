@@ -12,11 +12,13 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import (
     AttentionOutputTag,
+    ParameterTag,
     FilledTag,
     KernelLayout,
     KeyTransposed,
     Permuted,
     Reordered,
+    SequenceOriginTag,
     ShiftTag,
 )
 from shapecheck.engine.domain.values import (
@@ -25,6 +27,7 @@ from shapecheck.engine.domain.values import (
     ProjectionTag,
     ScaleTag,
     ScoresTag,
+    TensorValue,
     TokenEmbeddingTag,
     TriangleTag,
 )
@@ -3089,3 +3092,182 @@ def test_elementwise_masking_and_reductions_read_their_operands_like_torch() -> 
         ("mask-broadcast", "masked_fill", "scores.masked_fill(torch.ones(4, 4).bool(), 0.0)",
          "mask of shape (4, 4) cannot broadcast against (2, 3, 3) (4 vs 3)"),
     ]
+
+
+def test_subscripts_of_unannotated_arguments_and_of_none_or_ellipsis_held_in_names() -> None:
+    """An argument of unknown type indexed with several axes, ``None`` or ``...`` is an array: a
+    tensor of unknown shape, the same one for every subscript of that argument (two windows cut from
+    it are windows of one sequence); one plain index or slice may index anything (a list, a dict).
+    ``None`` and ``...`` held in a name index like the literals. Shapes as torch gives them; None
+    where torch raises (a float index) or the engine does not read the index (a list)."""
+    facts = analyze_src(
+        HEADER
+        + textwrap.dedent(
+            """
+            def f(z, w, x: Float[Tensor, "b t d"], k: int):
+                z1 = z[:, :-1]
+                z2 = z[:, 1:]
+                z3 = z[..., None]
+                z4 = z[None]
+                z5 = z[1:]
+                z6 = z[0]
+                z7 = z[:, :k]
+                z8 = z[k]
+                w1 = w[:, 1:]
+                nothing = None
+                every = ...
+                e1 = x[nothing]
+                e2 = x[every, 0]
+                e3 = x[:, nothing, every]
+                e4 = x[[0, 1]]
+                e5 = x[0.5]
+                s1 = x.sum()[None]
+            """
+        )
+    )
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    arrays = {name for name in values if name[0] in "zw" and isinstance(values[name], TensorValue)}
+    assert arrays == {"z1", "z2", "z3", "z4", "z7", "w1"}
+    assert {name: _shape(values[name]) for name in arrays} == {
+        "z1": None, "z2": None, "z3": "(*, 1)", "z4": None, "z7": None, "w1": None
+    }
+    assert [_code(values[name].node) for name in ("z1", "z7")] == ["z[:, :-1]", "z[:, :k]"]
+    sources = {name: values[name].tag(SequenceOriginTag).source for name in ("z1", "z2", "w1")}
+    assert sources["z1"] is sources["z2"] and sources["w1"] is not sources["z1"]
+    shapes = {name: _shape(values[name]) for name in ("e1", "e2", "e3", "e4", "e5", "s1")}
+    assert shapes == {"e1": "(1, b, t, d)", "e2": "(b, t)", "e3": "(b, 1, t, d)", "e4": None, "e5": None, "s1": "(1)"}
+
+
+MORE_INDEXED = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(12, 36)
+        self.heads = nn.ModuleDict({"a": nn.Linear(12, 4), "b": nn.Linear(12, 5)})
+        self.register_buffer("mask", torch.tril(torch.ones(16, 16)).view(1, 1, 16, 16))
+        self.pos = nn.Parameter(torch.zeros(1, 32, 12))
+        self.table = nn.Parameter(torch.zeros(32, 12))
+        self.fused = nn.Parameter(torch.zeros(36, 12))
+        self.one = nn.Parameter(torch.zeros(1, 12))
+        self.pos_emb = nn.Embedding(32, 12)
+
+    def forward(self, x: Float[Tensor, "b t 12"], p: Float[Tensor, "*batch 12"], k: int):
+        B, T, C = x.size()
+        a1 = x.shape[:0]
+        a2 = x.shape[:-3]
+        a3 = x.shape[k]
+        a4 = p.shape[:-1]
+        a5 = p.shape[1:]
+        t1 = (x, x[0], x[0, 0])
+        t2 = t1[-3]
+        t3 = t1[0, 1]
+        parts = self.qkv(x).split(12, dim=2)
+        p1 = parts[-3]
+        p2 = parts[2]
+        p3 = parts[3]
+        pieces = self.qkv(x).split(k, dim=2)
+        q0 = pieces[0]
+        q1 = pieces[1]
+        q2 = pieces[-1]
+        rest = pieces[1:]
+        r0 = rest[0]
+        rr = rest[1:]
+        l1 = self.heads[k]
+        l2 = self.heads["c"](x)
+        d1 = {"ctx": x}["other"] + 1
+        m1 = self.mask[:, :]
+        m2 = self.mask[:, :, 0:]
+        m3 = self.mask[:, :, 1:]
+        m4 = self.mask[:, :, :T]
+        fused = self.qkv(x).view(B, T, 3, 12).permute(2, 0, 1, 3)
+        f0 = fused[0]
+        fk = fused[k]
+        w1 = self.fused[:12]
+        w2 = self.fused[12:24]
+        w3 = self.fused[:, :6]
+        w4 = self.fused[0]
+        e1 = self.pos[:, :T]
+        e2 = self.table[:T]
+        e3 = self.pos[:, :T, :6]
+        e4 = self.pos[0, :T]
+        e5 = self.table[:]
+        e6 = self.one[:1]
+        pt = self.pos_emb(torch.arange(32))
+        c1 = pt[:T]
+        c2 = pt[0:]
+        return x
+
+
+m = M()
+"""
+
+
+def test_indexing_sizes_pieces_containers_rows_and_position_tables() -> None:
+    """Sizes and tuples indexed at their ends, pieces of a split into an unknown number of pieces,
+    containers asked for a missing key (unknown, usable), which slices cut a triangle, the rows of a
+    fused weight, and the rows of a learned position table cut to the sequence."""
+    facts = analyze_src(HEADER + textwrap.dedent(MORE_INDEXED))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    # torch.Size slices: x.shape[:0] and x.shape[:-3] are both torch.Size([])
+    assert values["a1"].items == () and _shape(values["a2"]) == "()" and values["a2"].dropped == 3
+    assert values["a3"].dim is not None and str(values["a3"].dim) not in ("b", "t", "12")
+    assert _shape(values["a4"]) == "(*)" and not hasattr(values["a5"], "items")
+    assert _shape(values["t2"]) == "(b, t, 12)" and not hasattr(values["t3"], "shape")
+    assert [_shape(values[name]) for name in ("p1", "p2")] == ["(b, t, 12)", "(b, t, 12)"]
+    assert [values[name].tag(ProjectionTag).part[-1:] for name in ("p1", "p2")] == [(0,), (2,)]
+    # split(k): how many pieces is unknown; the first ones are pieces 0 and 1, the last is any piece
+    assert [values[name].tag(ProjectionTag).part[-1:] for name in ("q0", "q1", "r0")] == [(0,), (1,), ()]
+    assert values["q2"].tag(ProjectionTag).part == values["q0"].tag(ProjectionTag).part[:-1]
+    assert _shape(values["r0"]) == _shape(values["q0"]) and _shape(values["rr"].element) == _shape(values["q0"])
+    assert [_shape(values[name]) for name in ("l1", "l2", "d1")] == [None, None, None]
+    sliced = {name: values[name].tag(TriangleTag).sliced for name in ("m1", "m2", "m3", "m4")}
+    assert sliced == {"m1": False, "m2": False, "m3": True, "m4": True}
+    parts = [values[name].tag(ProjectionTag).part for name in ("f0", "fk")]
+    assert parts[0][-1:] == (0,) and parts[1][-1:] == (-1,)
+    rows = {name: values[name].tag(ParameterTag).rows for name in ("w1", "w2", "w3", "w4")}
+    assert rows == {"w1": ":12", "w2": "12:24", "w3": None, "w4": None}
+    tables = {name: values[name].tag(PositionTag) for name in ("e1", "e2", "e3", "e4", "e5")}
+    assert {name: (tag.kind, str(tag.full_length), tag.sliced) for name, tag in tables.items() if tag is not None} == {
+        "e1": ("learned", "32", True), "e2": ("learned", "32", True)
+    }
+    assert [_code(tables[name].node) for name in ("e1", "e2")] == ["self.pos[:, :T]", "self.table[:T]"]
+    assert values["e6"].tag(PositionTag) is None  # one row: not a table of positions
+    assert all(tag is not None for value in values.values() for tag in getattr(value, "tags", ()))
+    # a table of positions cut to the sequence is a sliced table; ``[0:]`` keeps every row
+    cut = {name: (values[name].tag(PositionTag).kind, values[name].tag(PositionTag).sliced) for name in ("pt", "c1", "c2")}
+    assert cut == {"pt": ("table", False), "c1": ("table", True), "c2": ("table", False)}
+
+
+def test_slice_lengths_from_the_end_by_zero_and_by_names() -> None:
+    """Slice lengths torch gives (r's last axis is 12, T is x's time axis); None where torch raises
+    (step 0) or the engine cannot tell (a step after a start on an axis of unknown rank, a start it
+    cannot read). Every part of a subscript of a string or a dict is evaluated: a walrus there binds."""
+    values, facts = _analysed(
+        """
+        c1 = r[..., -12:]
+        c2 = x[:, :-T]
+        c3 = x[:, :0]
+        c4 = x[:, ::0]
+        c5 = r[..., n:5]
+        c6 = x[:, ::T]
+        v1 = p[..., 1::2]
+        a1 = x.shape[T:]
+        word = "abc"
+        head = word[(j := T):]
+        c7 = x[:, :j]
+        cells = {(0, 0): 1}
+        got = cells[(j2 := T), 0]
+        c8 = x[:, :j2]
+        got2 = cells[0:, (j3 := T)]
+        c9 = x[:, :j3]
+        """
+    )
+    assert facts.internal_errors == []
+    shapes = {name: _shape(values[name]) for name in ("c1", "c2", "c3", "c4", "c5", "c6", "v1", "c7", "c8", "c9")}
+    assert shapes == {
+        "c1": "(b, t, 12)", "c2": "(b, 0, d)", "c3": "(b, 0, d)", "c4": None, "c5": None, "c6": None,
+        "v1": None, "c7": "(b, t, d)", "c8": "(b, t, d)", "c9": "(b, t, d)",
+    }
+    assert not hasattr(values["a1"], "items")

@@ -131,9 +131,14 @@ def head_of(repo: Path) -> str:
 def pre_commit_run(
     project: Path, home: Path, *args: str, env_extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``pre-commit run ARGS`` (``--all-files`` by default) in ``project``, with the session's store."""
+    """``pre-commit run ARGS`` (``--all-files`` by default) in ``project``, with the session's store.
+
+    The hook's interpreter may write bytecode (into the hook's virtualenv, in the session's store),
+    whatever ``PYTHONDONTWRITEBYTECODE`` says: uv installs without it, and each hook run would
+    otherwise compile shapecheck, libcst and rich again (2 s of CPU a run)."""
     env = {**os.environ, **GIT_ENV, "NO_COLOR": "1", "PRE_COMMIT_COLOR": "never", "PRE_COMMIT_HOME": str(home)}
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(env_extra or {})
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "run", *(args or ("--all-files",))],
@@ -220,6 +225,8 @@ def test_readme_local_snippet(pre_commit_home: Path, tmp_path: Path) -> None:
     wrapper.write_text(f"#!/bin/sh\nPYTHONPATH={REPO} exec {sys.executable} -m shapecheck \"$@\"\n")
     wrapper.chmod(0o755)
     path = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    if "PYTHONDONTWRITEBYTECODE" in os.environ:  # this hook runs the checkout: write no bytecode into it
+        path["PYTHONDONTWRITEBYTECODE"] = os.environ["PYTHONDONTWRITEBYTECODE"]
     done = pre_commit_run(readme_project(tmp_path, config), pre_commit_home, env_extra=path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "syntax.py:1:" in done.stdout and "SC001" in done.stdout and "clean.py:" not in done.stdout

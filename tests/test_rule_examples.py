@@ -16,6 +16,10 @@ from shapecheck.rules.base import Rule, registry
 
 from conftest import lint_with_all_rules
 
+#: One xdist worker runs this module with test_examples_cross_rule.py and test_messages.py: they share the
+#: per-process ``lint_with_all_rules`` results instead of each worker linting every example again.
+pytestmark = pytest.mark.xdist_group("rule-examples")
+
 RULES = list(registry())
 SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
 

@@ -96,6 +96,36 @@ def test_renaming_is_consistent_and_keeps_torch_names() -> None:
     )
 
 
+def test_renaming_reaches_named_strings_fstrings_and_keyword_arguments() -> None:
+    """What the libcst renamer this one replaced did, byte for byte: names registered by string
+    (positionally or as ``name=``), dims of un-prefixed jaxtyping strings, the expressions of
+    f-strings (nested, with conversions and format specs, not their ``{{`` text)."""
+    code = (
+        "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n\n\n"
+        "class Mixer(torch.nn.Module):\n"
+        "    def __init__(self, width):\n"
+        "        super().__init__()\n"
+        '        self.register_buffer(name="mask", tensor=torch.ones(width, width))\n'
+        '        setattr(self, "gain", width)\n\n'
+        '    def forward(self, x: Float[Tensor, "b width"], y: Float[Tensor, r"b width"]):\n'
+        '        total = getattr(self, "gain") + sum(row for row in x if (first := row) is not None)\n'
+        "        print(f\"{total!r:>{self.gain}} {{total}} {f'{first}'} {self.mask.shape=}\")\n"
+        "        return x * self.mask\n"
+    )
+    assert rename(code, PROTECTED) == (
+        "import torch\nfrom jaxtyping import Float\nfrom torch import Tensor\n\n\n"
+        "class C0(torch.nn.Module):\n"
+        "    def __init__(self, v1):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer(name='a7', tensor=torch.ones(v1, v1))\n"
+        "        setattr(self, 'a8', v1)\n\n"
+        '    def forward(self, v2: Float[Tensor, "b v1"], v3: Float[Tensor, r"b width"]):\n'
+        "        v4 = getattr(self, 'a8') + sum(v5 for v5 in v2 if (v6 := v5) is not None)\n"
+        "        print(f\"{v4!r:>{self.a8}} {{total}} {f'{v6}'} {self.a7.shape=}\")\n"
+        "        return v2 * self.a7\n"
+    )
+
+
 LINEAR_CALL = re.compile(r"nn\.Linear\(([^()]*(?:\([^()]*\))?[^()]*)\)")
 
 

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import REPO, run_subprocess
+from conftest import REPO, run_forked
 
 NANOGPT = REPO / "examples" / "clean" / "nanogpt_style.py"
 
@@ -68,7 +68,8 @@ def test_one_name_per_dim_prefers_the_users_name(cli) -> None:
 
 
 def test_nothing_wraps_when_piped(tmp_path: Path) -> None:
-    rules = run_subprocess(["rules"], cwd=tmp_path, env={"COLUMNS": "80"})
+    """Output to a file (a process of its own, forked from this one) is never cut at COLUMNS."""
+    rules = run_forked(["rules"], cwd=tmp_path, env={"COLUMNS": "80"})
     longest = max((line for line in rules.stdout.splitlines() if "│ SC" in line), key=len)
     assert len(longest) > 80  # the table is as wide as its content, not cut at 80 columns
     from shapecheck.linter import registry
@@ -81,7 +82,7 @@ def test_nothing_wraps_when_piped(tmp_path: Path) -> None:
         f'def f(x: Float[Tensor, "{long_name} {long_name}2 {long_name}3"]):\n    y = x * 2\n    return y\n'
     )
     (tmp_path / "m.py").write_text(source)
-    shapes = run_subprocess(["shapes", "m.py"], cwd=tmp_path, env={"COLUMNS": "80"})
+    shapes = run_forked(["shapes", "m.py"], cwd=tmp_path, env={"COLUMNS": "80"})
     assert f"({long_name}, {long_name}2, {long_name}3)" in shapes.stdout
-    explain = run_subprocess(["explain", "SC101"], cwd=tmp_path)
+    explain = run_forked(["explain", "SC101"], cwd=tmp_path)
     assert "missing-attention-scale" in explain.stdout
