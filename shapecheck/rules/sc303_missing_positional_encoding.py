@@ -95,7 +95,7 @@ TRANSFORMER_LAYERS = ("TransformerEncoder", "TransformerEncoderLayer", "Transfor
 POSITIONAL_SOURCES = ("table", "embedding", "learned")
 
 
-def _unused_positions(facts: FileFacts, lookup: object):
+def _unused_positions(facts: FileFacts, lookup: object) -> object | None:
     """A positional embedding computed in the function that looked the tokens up (in a run of it),
     when none reached the attention: looked up, sliced or computed there, and then dropped."""
     runs = {id(event.run.node) for event in facts.events if event.node is lookup and event.run is not None}
