@@ -211,10 +211,9 @@ def _analyze_methods(interpreter: Interpreter, info: ClassInfo, obj: ObjectValue
             bindings[method.params.params[0].name.value] = obj
         saved = _attribute_snapshot(obj)
         interpreter.run_function(method, f"{info.qualname}.{name}", info, bindings, obj, 0, inlined=False)
-        for instance, attrs in saved:
-            if instance.attrs != attrs:
-                instance.attrs.clear()
-                instance.attrs.update(attrs)
+        for instance, attrs in saved:  # restored whole: comparing values first would cost more
+            instance.attrs.clear()
+            instance.attrs.update(attrs)
 
 
 def _attribute_snapshot(obj: ObjectValue) -> list[tuple[ObjectValue, dict[str, Value]]]:
