@@ -239,6 +239,9 @@ def _root_causes(findings: list[tuple[type[Rule], Report]]) -> list[tuple[type[R
     """Drop the follow-ons: a finding computed from a suspect op that is itself reported (a
     concatenated positional encoding makes every later layer see the wrong width: report the cat)."""
     nodes = {id(report.node) for _, report in findings}
+    # A finding moved to where its fix goes (a layer's constructor) still stands for the op it was
+    # found at: what follows from that op is its follow-on.
+    nodes |= {id(report.fallback) for _, report in findings if report.fallback is not None}
     return [
         (rule, report)
         for rule, report in findings

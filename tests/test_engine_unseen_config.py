@@ -52,7 +52,7 @@ def test_a_down_projection_of_the_wrong_width_after_an_unseen_activation_is_foun
     bug = SHARED_EXPERTS_MLP.replace(
         "nn.Linear(self.intermediate_size, self.hidden_size", "nn.Linear(self.intermediate_size * 2, self.hidden_size"
     )
-    assert codes(bug) == [("SC406", "return self.down_proj(gated)")]
+    assert codes(bug) == [("SC406", "self.down_proj = nn.Linear(self.intermediate_size * 2, self.hidden_size, bias=False)")]
     # A fraction of a size is no size: the layer's width stays unknown, and nothing is reported.
     halved = SHARED_EXPERTS_MLP.replace(
         "config.intermediate_size * config.num_shared_experts", "config.intermediate_size * 0.5"

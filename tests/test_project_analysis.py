@@ -197,6 +197,55 @@ def test_shape_family_module_level_constants_across_files(tmp_path: Path) -> Non
     assert lint_alone(tmp_path / "ff.py") == []
 
 
+LAYER_BUILT_ELSEWHERE = {
+    "layers.py": """
+        import torch.nn as nn
+
+        DOWN = nn.Linear(64, 64)
+
+
+        def projection(d_in, d_out):
+            return nn.Linear(d_in, d_out)
+    """,
+    "model.py": """
+        import torch.nn as nn
+
+        from layers import DOWN, projection
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.up = nn.Linear(64, 128)
+                self.down = projection(64, 64)
+
+            def forward(self, x):
+                return self.down(self.up(x))
+
+
+        class Shared(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.up = nn.Linear(64, 128)
+
+            def forward(self, x):
+                return DOWN(self.up(x))
+    """,
+}
+
+
+def test_a_layer_chain_finding_lands_where_the_sizes_were_written(tmp_path: Path) -> None:
+    """SC406 goes to the constructor of the layer that receives the wrong width: the call of the
+    helper that built it from its arguments (``projection(64, 64)``), or a layer built in another
+    file, reported there and naming the call, or at the call when that file is not reported."""
+    write(tmp_path, LAYER_BUILT_ELSEWHERE)
+    assert findings(tmp_path / "model.py") == [("model.py", "SC406", 11), ("model.py", "SC406", 23)]
+    assert findings(tmp_path) == [("layers.py", "SC406", 4), ("model.py", "SC406", 11)]
+    report = run(LintOptions(paths=[str(tmp_path)], isolated=True)).report
+    (foreign,) = [d for d in report.diagnostics if Path(d.path).name == "layers.py"]
+    assert "`Shared.forward` applies it in model.py:23" in foreign.message
+
+
 # ------------------------------------------------------------------ the clean projects and their traps
 
 

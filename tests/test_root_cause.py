@@ -189,3 +189,24 @@ def test_helper_given_a_right_width_in_its_other_context_stays_downstream() -> N
     # the other context is correct (64 wide): no conflict there, so the only conflict's causes hold
     source = _mixer("y = self.project(x)", "z = self.project(other)", 64)
     assert findings(source) == [(line_of(source, "torch.cat"), "SC301")]
+
+
+def test_a_finding_moved_to_the_constructor_still_roots_what_follows_from_its_call() -> None:
+    # SC406 is reported at the Linear's constructor (where the fix goes); the residual that adds the
+    # layer's wrong-width output follows from the call, and is not a second finding.
+    source = """
+    from torch import nn
+
+
+    class FeedForward(nn.Module):
+        def __init__(self, width=64):
+            super().__init__()
+            self.up = nn.Linear(width, 2 * width)
+            self.down = nn.Linear(width, width // 2)
+
+        def forward(self, x):
+            return x + self.down(self.up(x))
+    """
+    assert findings(source) == [(line_of(source, "self.down = nn.Linear"), "SC406")]
+    alone = lint_source(textwrap.dedent(source), "model.py", selected={"SC405"})
+    assert [d.code for d in alone.diagnostics] == ["SC405"]

@@ -16,12 +16,12 @@ class PositionwiseFeedForward(nn.Module):
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_model, d_ff)  # BUG: SC406
 
     def forward(self, x):
         x = F.gelu(self.linear1(x))  # (b, t, f)
         x = self.dropout(x)
-        x = self.linear2(x)  # BUG: SC406
+        x = self.linear2(x)
         return x
 
 

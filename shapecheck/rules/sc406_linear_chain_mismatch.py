@@ -17,7 +17,9 @@ class LinearChainMismatch(Rule):
     ## What it does
     Checks `nn.Sequential` stacks of `nn.Linear` layers (activations and dropout in between are
     skipped) and every `nn.Linear` applied to a tensor of known feature size: the in_features of a
-    layer must equal the feature size it receives.
+    layer must equal the feature size it receives. When one layer feeds another, the finding is on
+    the constructor of the layer that receives the wrong width (its `in_features` is what to
+    change), and names the method that applies it.
 
     ## Why is this bad?
     It crashes at the first forward pass with `RuntimeError: mat1 and mat2 shapes cannot be

@@ -215,7 +215,10 @@ def linear_output(
     node: cst.CSTNode,
     frame: "Frame",
     what: str,
+    built: cst.CSTNode | None = None,
 ) -> TensorValue:
+    """The output of a linear map of ``x``. ``built`` is the layer's constructor call: when the layers
+    do not chain, the fix goes there (its ``in_features``), so the conflict points at it."""
     shape = None
     if x.shape is not None:
         last = x.shape.dim(-1)
@@ -234,10 +237,13 @@ def linear_output(
                 frame,
                 "linear",
             )
+            recorded = interp.facts.conflicts[before]
             interp.facts.conflicts[before] = replace(
-                interp.facts.conflicts[before],
+                recorded,
+                detail=recorded.detail + _applied_in(frame) if chained and built is not None else recorded.detail,
                 hint=f"the widths disagree: {what} is built with in_features={in_features} but receives {last}; "
                 f"build it with in_features={last}, or give it an input of width {in_features}",
+                at=built if chained else None,
             )
         if out_features is not None and (x.shape.variadic or x.shape.rank):
             shape = x.shape.with_dim(-1, out_features) if x.shape.dims else None
@@ -263,7 +269,9 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     module: ModuleValue = call.args[0]  # type: ignore[assignment]
     in_features = dim_of(module.param("in_features"))
     x = _refine_input(interp, call, frame, in_features)
-    result = linear_output(interp, x, in_features, dim_of(module.param("out_features")), call.node, frame, _label(module))
+    result = linear_output(
+        interp, x, in_features, dim_of(module.param("out_features")), call.node, frame, _label(module), _sizes_written(interp, module)
+    )
     source = x if x.shape is not None or x.tags or x.node is not None else None
     result = result.with_tag(LayerOutputTag(_label(module)))
     return result.with_tag(ProjectionTag(module.ident, (), source, call.node))
@@ -285,15 +293,18 @@ def _convolution(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if in_channels is not None:
         unify(frame, channels, in_channels)
         if equal(channels, in_channels, frame.assumptions) is Truth.FALSE:
+            chained = x.has(LayerOutputTag)
             conflict(
                 interp,
-                "layer-chain" if x.has(LayerOutputTag) else "linear",
+                "layer-chain" if chained else "linear",
                 call.node,
                 f"{_label(module)} expects {in_channels} input channels but the input has shape {x.shape} "
-                f"({channels} channels at axis {-(spatial + 1)})",
+                f"({channels} channels at axis {-(spatial + 1)})" + (_applied_in(frame) if chained else ""),
                 frame,
                 "conv",
             )
+            if chained:
+                interp.facts.conflicts[-1] = replace(interp.facts.conflicts[-1], at=_sizes_written(interp, module))
     sizes = tuple(
         _conv_size(size, _per_axis(module.param("kernel_size"), axis, spatial), _per_axis(module.param("stride"), axis, spatial, 1),
                    module.param("padding"), axis, spatial, _per_axis(module.param("dilation"), axis, spatial, 1))
@@ -325,6 +336,28 @@ def _conv_size(size: Dim, kernel: Dim | None, stride: Dim | None, padding: Value
         return (size + 2 * pad - dilation * (kernel - 1) - 1) // stride + 1
     except (TypeError, ValueError, ZeroDivisionError):
         return fresh_anonymous()
+
+
+def _sizes_written(interp: "Interpreter", module: ModuleValue) -> cst.CSTNode | None:
+    """Where a layer's sizes were written: its constructor call, or, when a helper function built it
+    from its own arguments (``make_proj(d_in, d_out)``), the outermost call that passed them."""
+    for built in reversed(interp.facts.constructions):
+        if built.ident == module.ident:
+            site, run = built.node, built.run
+            while run is not None and run.inlined and run.instance is None and run.cls is None and _passes_arguments(run.call_node):
+                site, run = run.call_node, run.parent
+            return site
+    return module.node
+
+
+def _passes_arguments(node: cst.CSTNode | None) -> bool:
+    return isinstance(node, cst.Call) and bool(node.args)
+
+
+def _applied_in(frame: "Frame") -> str:
+    """`` where `Block.forward` applies it``: names the call when the finding is at the constructor."""
+    run = frame.run
+    return f" where `{run.qualname}` applies it" if run is not None and run.qualname else ""
 
 
 def _label(module: ModuleValue) -> str:

@@ -1,8 +1,8 @@
 """SC406 linear-chain-mismatch: rule examples.
 
-Marker (``# <-``): the layer whose ``in_features`` disagrees with the ``out_features`` of the layer
-before it, in execution order: inside ``nn.Sequential`` its constructor line (one layer per line);
-in a hand-written ``forward``, the line that applies it.
+Marker (``# <-``): the constructor of the layer whose ``in_features`` disagrees with the
+``out_features`` of the layer before it, in execution order (where the fix goes), inside
+``nn.Sequential`` and in a hand-written ``forward`` alike; the message names the method that applies it.
 """
 
 INVALID = [
@@ -16,12 +16,12 @@ class PositionwiseFeedForward(nn.Module):
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_model, d_ff)  # <-
 
     def forward(self, x):
         x = F.gelu(self.linear1(x))
         x = self.dropout(x)
-        x = self.linear2(x)  # <-
+        x = self.linear2(x)
         return x
 '''),
     ("seed 2 GPTBlock ffn: second Linear takes d_model", '''\
@@ -58,12 +58,12 @@ class MLP(nn.Module):
         super().__init__()
         self.c_fc = nn.Linear(config.n_embd, 4 * config.n_embd)
         self.gelu = nn.GELU()
-        self.c_proj = nn.Linear(config.n_embd, config.n_embd)
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd)  # <-
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x):
         x = self.gelu(self.c_fc(x))
-        return self.dropout(self.c_proj(x))  # <-
+        return self.dropout(self.c_proj(x))
 '''),
     ("classifier head: Dropout between Linear(d, 256) and Linear(128, n)", '''\
 from torch import nn
@@ -93,11 +93,11 @@ class SwiGLU(nn.Module):
         super().__init__()
         self.w1 = nn.Linear(d_model, d_ff, bias=False)
         self.w3 = nn.Linear(d_model, d_ff, bias=False)
-        self.w2 = nn.Linear(d_model, d_ff, bias=False)
+        self.w2 = nn.Linear(d_model, d_ff, bias=False)  # <-
 
     def forward(self, x):
         hidden = F.silu(self.w1(x)) * self.w3(x)
-        return self.w2(hidden)  # <-
+        return self.w2(hidden)
 '''),
     ("Hugging Face config: intermediate then an output dense from hidden_size", '''\
 from dataclasses import dataclass
@@ -116,11 +116,11 @@ class BertFFN(nn.Module):
         super().__init__()
         self.intermediate_dense = nn.Linear(config.hidden_size, config.intermediate_size)
         self.intermediate_act_fn = nn.GELU()
-        self.output_dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.output_dense = nn.Linear(config.hidden_size, config.hidden_size)  # <-
 
     def forward(self, hidden_states):
         hidden_states = self.intermediate_act_fn(self.intermediate_dense(hidden_states))
-        return self.output_dense(hidden_states)  # <-
+        return self.output_dense(hidden_states)
 '''),
 ]
 
