@@ -266,6 +266,103 @@ def test_a_key_that_is_not_transposed_is_a_matmul_mismatch(product):
     assert findings(TIMM_ATTENTION) == []
 
 
+SWIN_STYLE_ATTENTION = """
+from typing import Optional
+
+import torch
+from torch import nn
+
+class WindowAttention(nn.Module):
+    def __init__(self, dim: int, num_heads: int, head_dim: Optional[int] = None):
+        super().__init__()
+        self.num_heads = num_heads
+        head_dim = head_dim or dim // num_heads
+        attn_dim = head_dim * num_heads
+        self.scale = head_dim ** -0.5
+        self.qkv = nn.Linear(dim, attn_dim * 3)
+        self.proj = nn.Linear(attn_dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = (q @ k.transpose(-2, -1)) * self.scale
+        attn = attn.softmax(dim=-1)
+        x = (attn @ v).transpose(1, 2).reshape(B, N, -1)
+        return self.proj(x)
+"""
+
+
+def test_a_key_left_untransposed_is_found_when_the_head_dim_differs_between_paths():
+    # timm / Swin: ``head_dim = head_dim or dim // num_heads`` is one of two sizes the code named,
+    # still the features both operands end in.
+    buggy = twin(SWIN_STYLE_ATTENTION, "(q @ k.transpose(-2, -1))", "(q @ k)")
+    line = textwrap.dedent(buggy).splitlines().index("        attn = (q @ k) * self.scale") + 1
+    assert findings(buggy) == [("SC505", line)]
+    assert findings(SWIN_STYLE_ATTENTION) == []
+
+
+OPT_STYLE_ATTENTION = """
+import torch
+from torch import nn
+
+class OPTAttention(nn.Module):
+    def __init__(self, embed_dim=64, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        self.scaling = self.head_dim ** -0.5
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+
+    def _shape(self, tensor, seq_len, bsz):
+        return tensor.view(bsz, seq_len, self.num_heads, self.head_dim).transpose(1, 2).contiguous()
+
+    def forward(self, hidden_states, key_value_states=None, past_key_value=None):
+        bsz, tgt_len, _ = hidden_states.size()
+        query_states = self.q_proj(hidden_states) * self.scaling
+        if key_value_states is not None and past_key_value is not None:
+            key_states = past_key_value[0]
+        elif key_value_states is not None:
+            key_states = self._shape(self.k_proj(key_value_states), -1, bsz)
+        else:
+            key_states = self._shape(self.k_proj(hidden_states), -1, bsz)
+        proj_shape = (bsz * self.num_heads, -1, self.head_dim)
+        query_states = self._shape(query_states, tgt_len, bsz).view(*proj_shape)
+        key_states = key_states.view(*proj_shape)
+        attn_weights = torch.bmm(query_states, key_states.transpose(1, 2))
+        return attn_weights.softmax(dim=-1)
+"""
+
+
+def test_a_key_left_untransposed_is_found_when_a_cache_path_lost_its_length():
+    # OPT / BART: the key comes from a cache on one path, so its length is unknown after the join;
+    # it is still laid out as the query, (bsz * heads, positions, head_dim), so its rows are positions.
+    buggy = twin(OPT_STYLE_ATTENTION, "torch.bmm(query_states, key_states.transpose(1, 2))", "torch.bmm(query_states, key_states)")
+    line = textwrap.dedent(buggy).splitlines().index("        attn_weights = torch.bmm(query_states, key_states)") + 1
+    assert findings(buggy) == [("SC505", line)]
+    assert findings(OPT_STYLE_ATTENTION) == []
+
+
+def test_a_right_operand_of_unknown_rows_that_is_not_laid_out_as_the_left_is_not_judged():
+    source = """
+    import torch
+    from torch import nn
+
+    class Mixer(nn.Module):
+        def __init__(self, width=64):
+            super().__init__()
+            self.proj = nn.Linear(width, width)
+
+        def forward(self, x, rotations):
+            b, t, _ = x.shape
+            h = self.proj(x)
+            square = rotations.view(b, -1, 64)
+            return torch.bmm(h, square)
+    """
+    assert findings(source) == []
+
+
 def test_a_square_right_operand_and_rows_of_unknown_size_are_not_judged():
     source = """
     import torch

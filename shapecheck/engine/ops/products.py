@@ -14,6 +14,7 @@ from shapecheck.engine.domain.tags import (
     AttentionOutputTag,
     KernelLayout,
     KeyTransposed,
+    LayerOutputTag,
     ParameterTag,
     Reordered,
 )
@@ -93,7 +94,7 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
             misplaced_key is None
             and not any(x.has(ProbsTag) or x.has(ScoresTag) for x in (a, b))
             and not _after_a_conflict(interp, a, b)
-            and _untransposed_right(interp, a.shape, b.shape, frame)
+            and _untransposed_right(interp, a.shape, b.shape, frame, _activations_alike(interp, a, b, frame))
         ):  # attention weights, or shapes that follow from a conflict, are not a query and a key
             conflict(
                 interp,
@@ -172,11 +173,11 @@ def _after_a_conflict(interp: "Interpreter", *tensors: TensorValue) -> bool:
     return bool(suspects) and any(recorded.node in suspects for recorded in interp.facts.conflicts)
 
 
-def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame") -> bool:
+def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame", alike: bool = False) -> bool:
     """``q @ k`` with ``q`` (..., t, d) and ``k`` (..., s, d): both operands end in the same dim,
     and the right one's rows are another size the code named, so the product runs only if the key
     length happens to equal the head dim: the right operand was meant to be transposed. The rows
-    must be a size the code named (the head dim may be a number). A square right operand,
+    must be a size the code named (the head dim may be a number, or differ between paths). A square right operand,
     ``(d, d)``, or rows of unknown size stay unjudged."""
     if a.rank is None and not a.variadic or len(a.dims) < 2 or len(b.dims) < 2:
         return False
@@ -186,7 +187,31 @@ def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame
     if equal(last_a, rows_b, frame.assumptions) is not Truth.UNKNOWN:
         return False
     rows_a = a.dims[-2]  # the query's own rows are known too: a made-up shape says nothing
-    return (last_a.is_const or _named(interp, last_a)) and _rows(interp, rows_b) and (rows_a.is_const or _rows(interp, rows_a))
+    rows_known = _rows(interp, rows_b) or alike  # a key of the query's layout: rows are positions
+    return _feature_size(interp, last_a) and rows_known and (rows_a.is_const or _rows(interp, rows_a))
+
+
+def _activations_alike(interp: "Interpreter", a: TensorValue, b: TensorValue, frame: "Frame") -> bool:
+    """Two layer outputs laid out alike, ``(bsz * heads, t, d)`` and ``(bsz * heads, s, d)``: the same
+    rank (3 or more) and the same batch dims, sizes the code computed. The right one's rows are then
+    key positions even where the engine lost their count (a cache joined on some paths), never a
+    square weight's rows."""
+    if a.shape is None or b.shape is None or a.shape.variadic or b.shape.variadic:
+        return False
+    if a.shape.rank != b.shape.rank or (a.shape.rank or 0) < 3:
+        return False
+    if not all(x.has(LayerOutputTag) and not x.has(ParameterTag) for x in (a, b)):
+        return False
+    batch = list(zip(a.shape.dims[:-2], b.shape.dims[:-2]))
+    return all(
+        equal(left, right, frame.assumptions) is Truth.TRUE and (left.is_const or _named(interp, left)) for left, right in batch
+    )
+
+
+def _feature_size(interp: "Interpreter", dim: Dim) -> bool:
+    """The size both operands end in: a number, or sizes the code computed, on every path
+    (``head_dim or dim // num_heads`` joins two named sizes: still the head dim, not a made-up one)."""
+    return dim.is_const or (bool(dim.symbols()) and not interp.facts.made_up(dim))
 
 
 def _rows(interp: "Interpreter", dim: Dim) -> bool:
