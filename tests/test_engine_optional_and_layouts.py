@@ -363,6 +363,39 @@ def test_a_right_operand_of_unknown_rows_that_is_not_laid_out_as_the_left_is_not
     assert findings(source) == []
 
 
+SAM_STYLE_ATTENTION = """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def __init__(self, embed_dims, num_heads=8):
+        super().__init__()
+        self.num_heads = num_heads
+        head_embed_dims = embed_dims // num_heads
+        self.scale = head_embed_dims**-0.5
+        self.qkv = nn.Linear(embed_dims, embed_dims * 3)
+        self.proj = nn.Linear(embed_dims, embed_dims)
+
+    def forward(self, x):
+        B, N, _ = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.reshape(3, B * self.num_heads, N, -1).unbind(0)
+        attn = (q * self.scale) @ k.transpose(-2, -1)
+        attn = attn.softmax(dim=-1)
+        x = (attn @ v).view(B, self.num_heads, N, -1).permute(0, 2, 1, 3).reshape(B, N, -1)
+        return self.proj(x)
+"""
+
+
+def test_a_head_dim_solved_by_a_view_is_the_one_the_scale_was_computed_from():
+    # ``reshape(B, N, 3, heads, -1)`` of (B, N, 3 * d) makes the head dim d / heads, exactly: the
+    # view runs only if heads divides d, so ``(d // heads) ** -1`` is the head dim itself (SC102).
+    buggy = twin(SAM_STYLE_ATTENTION, "self.scale = head_embed_dims**-0.5", "self.scale = head_embed_dims**-1")
+    line = textwrap.dedent(buggy).splitlines().index("        self.scale = head_embed_dims**-1") + 1
+    assert findings(buggy) == [("SC102", line)]
+    assert findings(SAM_STYLE_ATTENTION) == []
+
+
 def test_a_square_right_operand_and_rows_of_unknown_size_are_not_judged():
     source = """
     import torch

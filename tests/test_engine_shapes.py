@@ -255,6 +255,15 @@ def test_reshape_split_heads():
     assert h * head == d  # exact: the view only works when h divides d
 
 
+def test_reshape_says_which_division_its_minus_one_assumed_exact():
+    r = reshape(S(b, t, d), [b, t, h, -1])
+    assert r.exact == (b * t * d, b * t * h)
+    A = Assumptions()
+    A.add_divisible(*r.exact)  # what the view's caller learns: h divides d
+    assert equal(A.simplify(d // h) * h, d, A) is Truth.TRUE
+    assert reshape(S(b, t, d), [b, t, h, d // h]).exact is None  # no -1: nothing was solved
+
+
 def test_reshape_split_heads_with_assumption():
     A = Assumptions()
     A.add_divisible(d, h)

@@ -79,6 +79,10 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             # ``self.k_proj(x).view(hidden_shape)``: a layer kept x's leading dims.
             source = source.with_shape(Shape(leading[1] + source.shape.dims))
     result = shape_ops.reshape(source.shape, sizes, frame.assumptions)
+    if result.exact is not None:
+        # ``view(B, N, h, -1)`` of (B, N, d) runs only if h divides d: from here on ``d // h`` is
+        # the head dim the view made (the scale ``(d // h) ** -0.5`` is that head dim's).
+        frame.assumptions.add_divisible(*result.exact)
     if result.shape is None and result.conflict is None and (source.shape is None or source.shape.variadic):
         # The element count is unknown: the target rank and its written sizes still hold.
         result = replace(result, shape=_target_of_unknown(sizes))

@@ -357,12 +357,15 @@ class ReshapeResult:
     in the sizes, ``target_numel`` is the product of the other sizes and the conflict means it
     provably does not divide ``src_numel``. ``mismatch``: the same pair when the counts differ for
     every symbol >= 2 (``view(b, t, h, d)`` of a ``(b, t, d)`` tensor: equal only if ``h == 1``):
-    very likely a bug, never certain; implied by ``conflict``.
+    very likely a bug, never certain; implied by ``conflict``. ``exact``: ``(src_numel, known)`` when
+    a -1 was solved as the exact quotient of the two: the view runs only if ``known`` divides
+    ``src_numel``, which the caller may assume from then on.
     """
 
     shape: Shape | None
     conflict: tuple[Dim, Dim] | None = None
     mismatch: tuple[Dim, Dim] | None = None
+    exact: tuple[Dim, Dim] | None = None
 
 
 def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumptions | None = None) -> ReshapeResult:
@@ -410,7 +413,7 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
         return ReshapeResult(None)
     out = list(dims)
     out[infer[0]] = missing
-    return ReshapeResult(Shape(tuple(out)))
+    return ReshapeResult(Shape(tuple(out)), exact=(total, known))
 
 
 # --- axis manipulation -------------------------------------------------------------------------
