@@ -58,3 +58,65 @@ def test_a_down_projection_of_the_wrong_width_after_an_unseen_activation_is_foun
         "config.intermediate_size * config.num_shared_experts", "config.intermediate_size * 0.5"
     ).replace("nn.Linear(self.intermediate_size, self.hidden_size", "nn.Linear(self.intermediate_size * 2, self.hidden_size")
     assert codes(halved) == []
+
+
+QK_NORM_ATTENTION = """
+import torch
+from torch import nn
+from .configuration_x import XConfig
+
+
+class XRMSNorm(nn.Module):
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states
+
+
+class XAttention(nn.Module):
+    def __init__(self, config: XConfig):
+        super().__init__()
+        self.head_dim = 64
+        self.q_proj = nn.Linear(config.hidden_size, 8 * self.head_dim)
+        self.k_proj = nn.Linear(config.hidden_size, 8 * self.head_dim)
+        self.v_proj = nn.Linear(config.hidden_size, 8 * self.head_dim)
+        self.o_proj = nn.Linear(8 * self.head_dim, config.hidden_size)
+        self.q_norm = XRMSNorm(self.head_dim, eps=config.rms_norm_eps)
+        self.k_norm = XRMSNorm(self.head_dim, eps=config.rms_norm_eps)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.q_norm(self.q_proj(x).view(b, t, -1, self.head_dim)).transpose(1, 2)
+        k = self.k_norm(self.k_proj(x).view(b, t, -1, self.head_dim)).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, -1, self.head_dim).transpose(1, 2)
+        scores = (q @ k.transpose(-2, -1)) * self.head_dim**-0.5
+        out = scores.softmax(dim=-1) @ v
+        return self.o_proj(out.transpose(1, 2).reshape(b, t, -1))
+"""
+
+
+def test_an_epsilon_from_an_unseen_config_is_a_number_and_a_norm_keeps_the_heads_rank():
+    # ``eps=1e-6`` given ``config.rms_norm_eps``: a number the engine cannot read, not a tensor that
+    # may add axes, so ``variance + eps`` and the normalised query keep (b, t, h, d).
+    assert codes(QK_NORM_ATTENTION) == []
+    merged_without_transpose = QK_NORM_ATTENTION.replace(
+        "self.o_proj(out.transpose(1, 2).reshape(b, t, -1))", "self.o_proj(out.reshape(b, t, -1))"
+    )
+    assert codes(merged_without_transpose) == [("SC502", "return self.o_proj(out.reshape(b, t, -1))")]
+
+
+def test_a_value_the_engine_cannot_see_added_to_attention_scores_keeps_their_rank():
+    # BEiT: ``attn + rel_pos_bias`` with the bias a parameter of forward: a bias that fits the scores.
+    source = QK_NORM_ATTENTION.replace("def forward(self, x):", "def forward(self, x, rel_pos_bias):").replace(
+        "out = scores.softmax(dim=-1) @ v", "out = (scores + rel_pos_bias).softmax(dim=-1) @ v"
+    )
+    assert codes(source) == []
+    merged_without_transpose = source.replace(
+        "self.o_proj(out.transpose(1, 2).reshape(b, t, -1))", "self.o_proj(out.reshape(b, t, -1))"
+    )
+    assert codes(merged_without_transpose) == [("SC502", "return self.o_proj(out.reshape(b, t, -1))")]

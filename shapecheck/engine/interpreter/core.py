@@ -62,6 +62,7 @@ from shapecheck.engine.ops.training import (
 )
 from shapecheck.engine.ops import base, dispatch, windows
 from shapecheck.engine.symbolic.dims import Assumptions, Dim
+from shapecheck.engine.domain.values import Scale
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
@@ -316,6 +317,13 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         for param in params.kwonly_params:
             name = param.name.value
             bindings[name] = kwargs[name] if name in kwargs else self._default_binding(param, standalone, is_init, names)
+        for param in positional + list(params.kwonly_params):
+            name = param.name.value
+            if isinstance(bindings[name], Opaque) or bindings[name] is UNKNOWN:
+                if _declares_a_real_number(self.imports, param):
+                    # ``eps=1e-6`` given ``config.rms_norm_eps``: a number the engine cannot read,
+                    # never a tensor (``variance + eps`` keeps the variance's shape).
+                    bindings[name] = unread_number(name)
         if isinstance(params.star_arg, cst.Param):
             extra = args[len(positional):] if not standalone else ()
             # ``def default(*args)`` called with known arguments: args is their tuple.
@@ -641,3 +649,15 @@ def _is_main_guard(test: cst.BaseExpression) -> bool:
 def is_static(node: cst.FunctionDef) -> bool:
     """A ``@staticmethod``: called through an instance, it is given no ``self``."""
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+def _declares_a_real_number(imports: ImportTable, param: cst.Param) -> bool:
+    """A parameter whose default is a float literal (``eps=1e-6``) or annotated ``float``."""
+    if isinstance(literal_value(param.default), FloatValue):
+        return True
+    return annotated_class_name(imports, param.annotation) == "float"
+
+
+def unread_number(name: str) -> FloatValue:
+    """A real number the engine cannot read, named after the parameter that holds it."""
+    return FloatValue(Scale.of_dim(Dim.sym(name)))

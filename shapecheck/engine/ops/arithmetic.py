@@ -242,8 +242,10 @@ def _result_shape(
         return tensor.shape
     if isinstance(other, Opaque) or other is UNKNOWN:
         # A parameter or the result of a call the engine cannot see (``self.act_fn(gate(x)) *
-        # up(x)``): a number or a tensor, which broadcasts with this one.
-        return broadcast_with_unknown(tensor.shape, gain=operator == "mul")
+        # up(x)``): a number or a tensor, which broadcasts with this one. Added to attention scores
+        # (``attn + rel_pos_bias``), it is a bias or a mask that fits them, as a tensor would.
+        onto_scores = tensor.has(ScoresTag) and operator in ("add", "sub", "mul")
+        return broadcast_with_unknown(tensor.shape, onto_scores, gain=operator == "mul")
     return None
 
 
