@@ -120,3 +120,40 @@ def test_a_value_the_engine_cannot_see_added_to_attention_scores_keeps_their_ran
         "self.o_proj(out.transpose(1, 2).reshape(b, t, -1))", "self.o_proj(out.reshape(b, t, -1))"
     )
     assert codes(merged_without_transpose) == [("SC502", "return self.o_proj(out.reshape(b, t, -1))")]
+
+
+FILLED_IN_EMBEDDINGS = """
+from typing import Optional
+
+import torch
+from torch import nn
+
+
+class XEmbeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size)
+        self.register_buffer("position_ids", torch.arange(config.max_position_embeddings)[None])
+
+    def positions(self, length):
+        return self.position_embeddings(self.position_ids[:, :length])
+
+    def forward(self, input_ids=None, inputs_embeds: Optional[torch.FloatTensor] = None):
+        if inputs_embeds is None:
+            inputs_embeds = self.word_embeddings(input_ids)
+        embeddings = inputs_embeds
+        return self.LayerNorm(embeddings)
+"""
+
+
+def test_a_parameter_filled_in_where_the_caller_left_it_out_has_the_fill_ins_shape():
+    # ``if inputs_embeds is None: inputs_embeds = self.word_embeddings(input_ids)``: the caller's
+    # tensor stands for the lookup, so the embeddings are (..., hidden_size), annotated or not (the
+    # positional table, looked up elsewhere, says config.max_position_embeddings is a length).
+    for source in (FILLED_IN_EMBEDDINGS, FILLED_IN_EMBEDDINGS.replace("inputs_embeds: Optional[torch.FloatTensor] = None", "inputs_embeds=None")):
+        assert shapes_of(source, "XEmbeddings.forward", "embeddings") == {"(*, config.hidden_size)"}
+        assert codes(source) == []
+        over_positions = source.replace("self.LayerNorm = nn.LayerNorm(config.hidden_size)", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")
+        assert codes(over_positions) == [("SC404", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")]

@@ -301,12 +301,33 @@ class StatementExecutor:
             value = values[0]
             for other in values[1:]:
                 value = join_values(value, other)
-            merged[name] = value
+            merged[name] = self._filled_in(name, value, values)
         frame.env.clear()
         frame.env.update(merged)
         frame.modes = live[0].modes if len(live) == 1 else modes.join(branch.modes for branch in live)
         if len(live) == 1:
             frame.assumptions = live[0].assumptions
+
+    def _filled_in(self, name: str, merged: Value, values: list[Value]) -> Value:
+        """``if inputs_embeds is None: inputs_embeds = self.embed_tokens(input_ids)``: a parameter
+        (``T | None = None``, or unannotated and read standalone) the function fills in where the
+        caller left it out. The caller's tensor stands for what the fill-in computes, so the merge
+        has the fill-in's shape (its tags and dtype are the join's)."""
+        if not isinstance(merged, TensorValue) or merged.shape is not None:
+            return merged
+        given = [
+            value
+            for value in values
+            if (isinstance(value, TensorValue) and self.maybe_none(value) and value.shape is None)
+            or (isinstance(value, Opaque) and value.name == name)
+        ]
+        filled = [value for value in values if isinstance(value, TensorValue) and not any(value is g for g in given)]
+        if not given or not filled or any(value.shape is None for value in filled):
+            return merged
+        shape = filled[0]
+        for other in filled[1:]:
+            shape = join_values(shape, other)
+        return merged.with_shape(shape.shape) if isinstance(shape, TensorValue) and shape.shape is not None else merged
 
     def _exec_loop(self, node: cst.For | cst.While, frame: Frame) -> None:
         body_frame = frame.fork()
