@@ -110,15 +110,18 @@ class MaskAfterSoftmax(Rule):
 
 def _added_to_probabilities(event: OpEvent, attention: AttentionFacts) -> bool | None:
     """``attn = attn.softmax(-1); attn = attn + bias``: a tensor that is no distribution added to
-    (or subtracted from) probabilities that reach the values."""
+    (or subtracted from) probabilities that reach the values. None where this context cannot tell
+    (an attention helper run standalone sees no attention softmax): the contexts that can decide."""
     if _operator(event) not in ("add", "sub"):
         return False
     result = event.result_tensor
     probs, masked = result.tag(ProbsTag), result.tag(MaskedTag)
-    if probs is None or probs.log or probs.node not in attention.softmaxes:
+    if probs is not None and probs.log:
         return False
+    if probs is None or probs.node not in attention.softmaxes:
+        return None  # this context does not see the attention softmax (a helper run standalone)
     if masked is None or masked.node is not event.node or not isinstance(masked.mask, TensorValue):
-        return False
+        return None  # nor a tensor added here
     added = masked.mask
     return not (added.has(ProbsTag) or added.has(NormalisedTag) or added.rank == 0)
 

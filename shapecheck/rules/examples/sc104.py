@@ -234,6 +234,38 @@ def attend(query, key, value, attn_mask=None):
         weights = weights + attn_mask  # <-
     return weights @ value
 '''),
+    ("Hugging Face eager_attention_forward: the mask added after the softmax, the helper run by its module", '''\
+from typing import Optional
+
+import torch
+from torch import nn
+
+
+def eager_attention_forward(module, query, key, value, attention_mask: Optional[torch.Tensor], scaling: float):
+    attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask  # <-
+    return torch.matmul(attn_weights, value)
+
+
+class XAttention(nn.Module):
+    def __init__(self, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.head_dim = hidden_size // num_heads
+        self.scaling = self.head_dim**-0.5
+        self.q_proj = nn.Linear(hidden_size, hidden_size)
+        self.k_proj = nn.Linear(hidden_size, hidden_size)
+        self.v_proj = nn.Linear(hidden_size, hidden_size)
+
+    def forward(self, hidden_states, attention_mask: Optional[torch.Tensor] = None):
+        b, t, _ = hidden_states.shape
+        shape = (b, t, -1, self.head_dim)
+        query = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+        key = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+        value = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+        return eager_attention_forward(self, query, key, value, attention_mask, self.scaling)
+'''),
 ]
 
 VALID = [
