@@ -157,3 +157,18 @@ def test_a_parameter_filled_in_where_the_caller_left_it_out_has_the_fill_ins_sha
         assert codes(source) == []
         over_positions = source.replace("self.LayerNorm = nn.LayerNorm(config.hidden_size)", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")
         assert codes(over_positions) == [("SC404", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")]
+
+
+def test_a_one_in_the_fill_in_may_be_the_callers_batch():
+    # ``self.position_ids[:, :t]`` is (1, t); callers pass (b, t) position ids: viewing them as
+    # (b, t) after the ``if`` is no element-count mismatch.
+    source = FILLED_IN_EMBEDDINGS.replace(
+        "    def forward(self, input_ids=None, inputs_embeds: Optional[torch.FloatTensor] = None):",
+        "    def forward(self, input_ids, position_ids: Optional[torch.LongTensor] = None, inputs_embeds: Optional[torch.FloatTensor] = None):\n"
+        "        b, t = input_ids.shape\n"
+        "        if position_ids is None:\n"
+        "            position_ids = self.position_ids[:, :t]\n"
+        "        position_ids = position_ids.view(b, t)",
+    ).replace("embeddings = inputs_embeds\n", "embeddings = inputs_embeds + self.position_embeddings(position_ids)\n")
+    assert shapes_of(source, "XEmbeddings.forward", "position_ids") >= {"(b, t)"}
+    assert codes(source) == []

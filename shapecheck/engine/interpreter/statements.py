@@ -327,7 +327,12 @@ class StatementExecutor:
         shape = filled[0]
         for other in filled[1:]:
             shape = join_values(shape, other)
-        return merged.with_shape(shape.shape) if isinstance(shape, TensorValue) and shape.shape is not None else merged
+        if not isinstance(shape, TensorValue) or shape.shape is None:
+            return merged
+        # A 1 in the fill-in (``self.position_ids[:, :t]`` is (1, t)) may be a batch the caller's
+        # tensor has: an unnamed size there, as a broadcast would give.
+        dims = tuple(fresh_anonymous() if d.is_const and d.value == 1 else d for d in shape.shape.dims)
+        return merged.with_shape(Shape(dims, shape.shape.variadic))
 
     def _exec_loop(self, node: cst.For | cst.While, frame: Frame) -> None:
         body_frame = frame.fork()
