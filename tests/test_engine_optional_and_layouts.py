@@ -396,6 +396,40 @@ def test_a_head_dim_solved_by_a_view_is_the_one_the_scale_was_computed_from():
     assert findings(SAM_STYLE_ATTENTION) == []
 
 
+TWO_SOFTMAX_PATHS = """
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.scale = (dim // heads) ** -0.5
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-2, -1)) * self.scale
+        if scores.dtype == torch.float16:
+            attn = nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(torch.float16)
+        else:
+            attn = nn.functional.softmax(scores, dim=-1)
+        return (attn @ v).transpose(1, 2).reshape(b, t, d)
+"""
+
+
+@pytest.mark.parametrize("path", [0, 1])
+def test_each_of_two_softmaxes_that_reach_the_values_is_attention(path):
+    # OPT: ``softmax(..., dtype=float32)`` on one path, ``softmax(...)`` on the other; the weights
+    # joined after the ``if`` carry both, so each softmax is judged (SC103 on either).
+    written = ["nn.functional.softmax(scores, dim=-1, dtype=torch.float32)", "nn.functional.softmax(scores, dim=-1)"][path]
+    buggy = twin(TWO_SOFTMAX_PATHS, written, written.replace("dim=-1", "dim=-2"))
+    line = next(i for i, text in enumerate(textwrap.dedent(buggy).splitlines(), 1) if "dim=-2" in text)
+    assert findings(buggy) == [("SC103", line)]
+    assert findings(TWO_SOFTMAX_PATHS) == []
+
+
 def test_a_square_right_operand_and_rows_of_unknown_size_are_not_judged():
     source = """
     import torch

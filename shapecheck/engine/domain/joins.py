@@ -17,6 +17,7 @@ from shapecheck.engine.domain.values import (
     ConstValue,
     IntValue,
     Opaque,
+    ProbsTag,
     ProjectionTag,
     TensorValue,
     TupleValue,
@@ -154,6 +155,11 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
     dtype = left.dtype if left.dtype == right.dtype else None
     kinds = {type(tag) for tag in left.tags}
     tags = left.tags + tuple(tag for tag in right.tags if type(tag) not in kinds)
+    # Probabilities of two softmaxes (``softmax(x, dtype=float32)`` on one path, ``softmax(x)`` on
+    # the other): both reach what follows, so both are kept (``tag`` reads the first).
+    tags = tags + tuple(
+        tag for tag in right.tags if type(tag) is ProbsTag and ProbsTag in kinds and all(tag.node is not kept.node for kept in left.tags if type(kept) is ProbsTag)
+    )
     origins = left.tag(SequenceOriginTag), right.tag(SequenceOriginTag)
     if origins[0] is not None and origins[1] is not None and origins[0] != origins[1]:
         # ``data = train_data if split == "train" else val_data``: a sequence of its own.

@@ -203,6 +203,10 @@ def attention_facts(facts: FileFacts) -> AttentionFacts:
             tag = result.tag(AttentionOutputTag)
             if tag is not None and tag.node is event.node and tag.softmax is not None:
                 softmaxes.add(tag.softmax)
+                # the softmaxes of other paths the weights came from (a join keeps them all)
+                softmaxes.update(
+                    probs.node for arg in event.args if isinstance(arg, TensorValue) for probs in arg.tags if type(probs) is ProbsTag and not probs.log
+                )
     # Probabilities returned to a caller the file does not show: the values product is elsewhere.
 
     called = {id(run.node) for run in facts.runs if run.inlined}
