@@ -15,6 +15,7 @@ from shapecheck.engine.symbolic.dims import (
     as_dim,
     const,
     differ_by_head_count,
+    leaves_a_fraction_of_the_head_count,
     divides,
     equal,
     exact_div,
@@ -880,3 +881,18 @@ def test_differ_by_head_count_makes_floor_divisions_of_a_symbol_exact():
     facts = Assumptions()
     facts.add_equal(h, const(1))
     assert not differ_by_head_count(t * d, t * h * h * head, facts)
+
+
+def test_a_minus_one_left_with_the_head_count_in_its_denominator():
+    # ``view(b, -1, h, h * (d // h))`` of (b, t, d): the -1 would be t / h, the head count used
+    # once too often; ``view(b, -1, h, d // h)`` leaves t, a block split ``view(b, -1, k, d)`` t / k.
+    head = d // h
+    b = sym("b")
+    assert leaves_a_fraction_of_the_head_count(b * t * d, b * h * h * head)
+    assert not leaves_a_fraction_of_the_head_count(b * t * d, b * h * head)
+    assert not leaves_a_fraction_of_the_head_count(b * t * d, b * a * d)  # no floor division
+    assert not leaves_a_fraction_of_the_head_count(b * t * d, b * a * h * head)  # a size of its own
+    assert not leaves_a_fraction_of_the_head_count(b * t * d, 0 * head)  # nothing to divide by
+    facts = Assumptions()
+    facts.add_equal(h, const(1))
+    assert not leaves_a_fraction_of_the_head_count(b * t * d, b * h * h * head, facts)

@@ -112,15 +112,19 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             if origin is not None:
                 interp.facts.conflicts[before] = replace(interp.facts.conflicts[before], at=origin.node)
             return same_values(source, None)
-        conflict(
-            interp,
-            "reshape",
-            call.node,
-            f"cannot view a tensor of shape {source.shape} (numel {shape_ops.numel(source.shape)}) as "
-            f"({', '.join(str(s) for s in sizes)}) (numel {shape_ops.numel(Shape(tuple(sizes)))})",
-            frame,
-            "view",
-        )
+        written = ", ".join(str(s) for s in sizes)
+        if any(s.is_const and s.value == -1 for s in sizes):
+            total, known = result.conflict
+            detail = (
+                f"cannot view a tensor of shape {source.shape} (numel {total}) as ({written}): the other sizes "
+                f"multiply to {known}, so the -1 would be ({total}) / ({known})"
+            )
+        else:
+            detail = (
+                f"cannot view a tensor of shape {source.shape} (numel {shape_ops.numel(source.shape)}) as "
+                f"({written}) (numel {shape_ops.numel(Shape(tuple(sizes)))})"
+            )
+        conflict(interp, "reshape", call.node, detail, frame, "view")
     if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
         _unify_numel(frame, source.shape.dims, result.shape.dims)
     return same_values(source, result.shape)

@@ -46,6 +46,7 @@ __all__ = [
     "as_dim",
     "const",
     "divides",
+    "leaves_a_fraction_of_the_head_count",
     "equal",
     "exact_div",
     "product",
@@ -1142,20 +1143,7 @@ def differ_by_head_count(a: DimLike, b: DimLike, assumptions: Assumptions | None
     a, b = as_dim(a), as_dim(b)
     if assumptions is not None:
         a, b = assumptions.simplify(a), assumptions.simplify(b)
-    mapping: dict[str, Dim] = {}
-    divisors: set[str] = set()
-    for dim in (a, b):
-        for mono, _ in dim._terms:
-            for atom, _e in mono:
-                if atom.__class__ is not _Opaque or atom.kind != "//":
-                    continue
-                numerator, denominator = atom.num.name, atom.den
-                if numerator is None or numerator in mapping or numerator in denominator.symbols():
-                    continue
-                if denominator.is_const or not denominator.is_integral_form() or len(denominator._terms) != 1:
-                    continue
-                mapping[numerator] = denominator * _sym(f"{numerator}\u2032quotient")
-                divisors |= denominator.symbols()
+    mapping, divisors = _head_split_mapping(a, b)
     if not mapping:
         return False
     try:
@@ -1170,6 +1158,47 @@ def differ_by_head_count(a: DimLike, b: DimLike, assumptions: Assumptions | None
     except (ArithmeticError, ValueError):
         return False
     return False
+
+
+def _head_split_mapping(*dims: Dim) -> tuple[dict[str, Dim], set[str]]:
+    """For each floor division ``e // h`` of a symbol by a product of others in ``dims``: ``e`` as
+    ``h * e'quotient`` (the division exact, as a head split needs), and the divisors' symbols (the
+    head counts)."""
+    mapping: dict[str, Dim] = {}
+    divisors: set[str] = set()
+    for dim in dims:
+        for mono, _ in dim._terms:
+            for atom, _e in mono:
+                if atom.__class__ is not _Opaque or atom.kind != "//":
+                    continue
+                numerator, denominator = atom.num.name, atom.den
+                if numerator is None or numerator in mapping or numerator in denominator.symbols():
+                    continue
+                if denominator.is_const or not denominator.is_integral_form() or len(denominator._terms) != 1:
+                    continue
+                mapping[numerator] = denominator * _sym(f"{numerator}\u2032quotient")
+                divisors |= denominator.symbols()
+    return mapping, divisors
+
+
+def leaves_a_fraction_of_the_head_count(total: DimLike, known: DimLike, assumptions: Assumptions | None = None) -> bool:
+    """Would a view's ``-1`` be ``total / known`` with a head count left in the denominator, once
+    every floor division of a symbol by others is exact? ``view(b, -1, h, h * (e // h))`` of
+    ``(b, t, e)`` leaves ``t / h``: the head count used once too often, the sequence axis cut by it.
+    Like :func:`differ_by_head_count`, very likely a bug and never certain."""
+    total, known = as_dim(total), as_dim(known)
+    if assumptions is not None:
+        total, known = assumptions.simplify(total), assumptions.simplify(known)
+    mapping, divisors = _head_split_mapping(total, known)
+    if not mapping:
+        return False
+    try:
+        total, known = total.substitute(mapping), known.substitute(mapping)
+        if not known._terms or _try_exact_div(total, known) is not None:
+            return False
+        return any(_try_exact_div(total * _sym(h), known) is not None for h in divisors)
+    except (ArithmeticError, ValueError):
+        return False
 
 
 def _terms_divisible(a: Dim, b: Dim) -> tuple[bool, Dim]:

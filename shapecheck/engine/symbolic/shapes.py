@@ -24,6 +24,7 @@ from shapecheck.engine.symbolic.dims import (
     Truth,
     as_dim,
     differ_by_head_count,
+    leaves_a_fraction_of_the_head_count,
     divides,
     equal,
     exact_div,
@@ -403,6 +404,9 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
             return ReshapeResult(None)
         if divides(known, total, assumptions) is Truth.FALSE:
             return ReshapeResult(None, (total, known), (total, known))
+        if leaves_a_fraction_of_the_head_count(total, known, assumptions):
+            # ``view(b, -1, h, h * d)``: the -1 would be the sequence over the head count.
+            return ReshapeResult(None, None, (total, known))
         missing = exact_div(total, known)
         if assumptions is not None:
             missing = assumptions.simplify(missing)

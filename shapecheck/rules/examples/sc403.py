@@ -159,6 +159,23 @@ class EncoderDecoderAttention(nn.Module):
         bsz, tgt_len, _ = hidden_states.size()
         return self._shape(self.q_proj(hidden_states), tgt_len, bsz)
 '''),
+    ("Hugging Face key_states.view(bsz, -1, heads, head_dim * heads): the -1 is left the sequence over the heads", '''\
+from torch import nn
+
+
+class SeqAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.num_attn_heads = config.num_attention_heads
+        self.head_dim = config.hidden_size // self.num_attn_heads
+        self.k_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden_states):
+        batch_size, tgt_len, hidden_size = hidden_states.size()
+        key_states = self.k_proj(hidden_states)
+        key_states = key_states.view(batch_size, -1, self.num_attn_heads, self.head_dim * self.num_attn_heads)  # <-
+        return key_states.transpose(1, 2)
+'''),
 ]
 
 VALID = [
@@ -303,5 +320,22 @@ class PairFold(nn.Module):
     def forward(self, x):
         b, t, d = x.shape
         return self.reduce(x.reshape(b, t // 2, 2 * d))
+'''),
+    ("blocked attention: view(b, -1, block, d) cuts the sequence into blocks, sizes from a config", '''\
+from torch import nn
+
+
+class BlockSparse(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.block_size = config.block_size
+        self.num_heads = config.num_attention_heads
+        self.head_dim = config.hidden_size // self.num_heads
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden_states):
+        b, t, _ = hidden_states.size()
+        q = self.query(hidden_states).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+        return q.reshape(b, self.num_heads, -1, self.block_size, self.head_dim)
 '''),
 ]
