@@ -150,13 +150,18 @@ class XEmbeddings(nn.Module):
 
 def test_a_parameter_filled_in_where_the_caller_left_it_out_has_the_fill_ins_shape():
     # ``if inputs_embeds is None: inputs_embeds = self.word_embeddings(input_ids)``: the caller's
-    # tensor stands for the lookup, so the embeddings are (..., hidden_size), annotated or not (the
-    # positional table, looked up elsewhere, says config.max_position_embeddings is a length).
-    for source in (FILLED_IN_EMBEDDINGS, FILLED_IN_EMBEDDINGS.replace("inputs_embeds: Optional[torch.FloatTensor] = None", "inputs_embeds=None")):
-        assert shapes_of(source, "XEmbeddings.forward", "embeddings") == {"(*, config.hidden_size)"}
-        assert codes(source) == []
-        over_positions = source.replace("self.LayerNorm = nn.LayerNorm(config.hidden_size)", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")
-        assert codes(over_positions) == [("SC404", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")]
+    # tensor stands for the lookup, so the embeddings are (..., hidden_size) (the positional table,
+    # looked up elsewhere, says config.max_position_embeddings is a length).
+    source = FILLED_IN_EMBEDDINGS
+    assert shapes_of(source, "XEmbeddings.forward", "embeddings") == {"(*, config.hidden_size)"}
+    assert codes(source) == []
+    over_positions = source.replace("self.LayerNorm = nn.LayerNorm(config.hidden_size)", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")
+    assert codes(over_positions) == [("SC404", "self.LayerNorm = nn.LayerNorm(config.max_position_embeddings)")]
+    # Unannotated, the parameter could be anything (a fill-in of another meaning): its shape stays
+    # the caller's, unknown, and nothing is concluded from it.
+    untyped = over_positions.replace("inputs_embeds: Optional[torch.FloatTensor] = None", "inputs_embeds=None")
+    assert shapes_of(untyped, "XEmbeddings.forward", "embeddings") == set()
+    assert codes(untyped) == []
 
 
 def test_a_one_in_the_fill_in_may_be_the_callers_batch():

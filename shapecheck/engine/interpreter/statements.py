@@ -301,26 +301,21 @@ class StatementExecutor:
             value = values[0]
             for other in values[1:]:
                 value = join_values(value, other)
-            merged[name] = self._filled_in(name, value, values)
+            merged[name] = self._filled_in(value, values)
         frame.env.clear()
         frame.env.update(merged)
         frame.modes = live[0].modes if len(live) == 1 else modes.join(branch.modes for branch in live)
         if len(live) == 1:
             frame.assumptions = live[0].assumptions
 
-    def _filled_in(self, name: str, merged: Value, values: list[Value]) -> Value:
-        """``if inputs_embeds is None: inputs_embeds = self.embed_tokens(input_ids)``: a parameter
-        (``T | None = None``, or unannotated and read standalone) the function fills in where the
-        caller left it out. The caller's tensor stands for what the fill-in computes, so the merge
+    def _filled_in(self, merged: Value, values: list[Value]) -> Value:
+        """``if inputs_embeds is None: inputs_embeds = self.embed_tokens(input_ids)``: a ``T | None =
+        None`` parameter the function fills in where the caller left it out. (Unannotated, it could
+        be anything: a filled-in ``text`` or ``mask`` of another meaning gave false findings.) The caller's tensor stands for what the fill-in computes, so the merge
         has the fill-in's shape (its tags and dtype are the join's)."""
         if not isinstance(merged, TensorValue) or merged.shape is not None:
             return merged
-        given = [
-            value
-            for value in values
-            if (isinstance(value, TensorValue) and self.maybe_none(value) and value.shape is None)
-            or (isinstance(value, Opaque) and value.name == name)
-        ]
+        given = [value for value in values if isinstance(value, TensorValue) and self.maybe_none(value) and value.shape is None]
         filled = [value for value in values if isinstance(value, TensorValue) and not any(value is g for g in given)]
         if not given or not filled or any(value.shape is None for value in filled):
             return merged
