@@ -430,6 +430,33 @@ def test_each_of_two_softmaxes_that_reach_the_values_is_attention(path):
     assert findings(TWO_SOFTMAX_PATHS) == []
 
 
+VECTOR_QUANTIZER = """
+import torch
+from torch import nn
+
+class VectorQuantizer(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embed_dim = config.embed_dim
+        self.embedding = nn.Embedding(config.codebook_size, config.embed_dim)
+        self.mix = nn.Parameter(torch.randn(config.embed_dim, config.embed_dim))
+
+    def forward(self, hidden_state):
+        flat = hidden_state.reshape(-1, self.embed_dim) @ self.mix
+        distances = torch.matmul(flat, self.embedding.weight.t())
+        return torch.argmin(distances, dim=1)
+"""
+
+
+def test_a_codebook_weight_left_untransposed_is_found_whatever_the_rows_of_the_input():
+    # ``x.view(-1, d) @ self.embedding.weight``: (n, d) against (codebook, d), rows the constructor
+    # named; the input's rows are any count. A square (d, d) weight is fine either way.
+    buggy = twin(VECTOR_QUANTIZER, "self.embedding.weight.t()", "self.embedding.weight")
+    line = textwrap.dedent(buggy).splitlines().index("        distances = torch.matmul(flat, self.embedding.weight)") + 1
+    assert findings(buggy) == [("SC505", line)]
+    assert findings(VECTOR_QUANTIZER) == []
+
+
 def test_a_square_right_operand_and_rows_of_unknown_size_are_not_judged():
     source = """
     import torch

@@ -94,7 +94,7 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
             misplaced_key is None
             and not any(x.has(ProbsTag) or x.has(ScoresTag) for x in (a, b))
             and not _after_a_conflict(interp, a, b)
-            and _untransposed_right(interp, a.shape, b.shape, frame, _activations_alike(interp, a, b, frame))
+            and _untransposed_right(interp, a.shape, b.shape, frame, _activations_alike(interp, a, b, frame), b.has(ParameterTag))
         ):  # attention weights, or shapes that follow from a conflict, are not a query and a key
             conflict(
                 interp,
@@ -173,7 +173,9 @@ def _after_a_conflict(interp: "Interpreter", *tensors: TensorValue) -> bool:
     return bool(suspects) and any(recorded.node in suspects for recorded in interp.facts.conflicts)
 
 
-def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame", alike: bool = False) -> bool:
+def _untransposed_right(
+    interp: "Interpreter", a: Shape, b: Shape, frame: "Frame", alike: bool = False, weight: bool = False
+) -> bool:
     """``q @ k`` with ``q`` (..., t, d) and ``k`` (..., s, d): both operands end in the same dim,
     and the right one's rows are another size the code named, so the product runs only if the key
     length happens to equal the head dim: the right operand was meant to be transposed. The rows
@@ -188,7 +190,10 @@ def _untransposed_right(interp: "Interpreter", a: Shape, b: Shape, frame: "Frame
         return False
     rows_a = a.dims[-2]  # the query's own rows are known too: a made-up shape says nothing
     rows_known = _rows(interp, rows_b) or alike  # a key of the query's layout: rows are positions
-    return _feature_size(interp, last_a) and rows_known and (rows_a.is_const or _rows(interp, rows_a))
+    # Against a parameter (``x @ self.embedding.weight``, rows the constructor named), the left
+    # operand's rows may be any count (``x.view(-1, d)``): the weight is not a query.
+    rows_a_known = rows_a.is_const or _rows(interp, rows_a) or (weight and _named(interp, rows_b))
+    return _feature_size(interp, last_a) and rows_known and rows_a_known
 
 
 def _activations_alike(interp: "Interpreter", a: TensorValue, b: TensorValue, frame: "Frame") -> bool:
