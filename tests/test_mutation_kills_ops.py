@@ -3348,6 +3348,7 @@ class M(nn.Module):
         tb5 = e[:, :, None] + e[:, :, None].expand(-1, -1, 5, -1)
         tb6 = self.tok(ut) + x
         tb7 = e[:, :, None] + torch.ones(2, 12)
+        tb8 = e + ut
         sw = self.fc(x) * torch.sigmoid(self.gate(x))
         sw2 = x8 * self.fc(x)
         sc1 = q * 0.125
@@ -3376,6 +3377,8 @@ class M(nn.Module):
         sc24 = sc1 / ut
         sc25 = sc1 * torch.exp(self.temp)
         sc26 = sc1 / self.temp
+        sc27 = 2 ** sc1
+        sc28 = sc1 ** q
         m1 = s + tri
         m2 = s * tri
         m3 = tri + s
@@ -3470,6 +3473,7 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         "tb5": ("(b, t, 5, 12)", "float", "TokenEmbeddingTag"),  # tokens on both sides: still tokens
         "tb6": ("(*, b, t, 12)", "float", "TokenEmbeddingTag"),  # an embedding of unknown shape
         "tb7": ("(b, t, 2, 12)", "float"),
+        "tb8": ("(*, b, t, 12)", "float", "TokenEmbeddingTag"),  # plus a tensor of unknown shape
         "sw": ("(b, t, 8)", "float", ("layer", "self.fc")),
         "sw2": ("(b, t, 8)", "float", ("layer", "self.fc")),
         "sc1": ("(b, h, t, 8)", "float", scale(0.125, "q * 0.125", "0.125")),
@@ -3498,6 +3502,8 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         "sc24": ("(*, b, h, t, 8)", "float", scale(None, "sc1 / ut")),
         "sc25": ("(b, h, t, 8)", "float", scale(None, "sc1 * torch.exp(self.temp)")),  # a learned temperature
         "sc26": ("(b, h, t, 8)", "float", scale(None, "sc1 / self.temp")),
+        "sc27": ("(b, h, t, 8)", "float"),  # a power is no scaling
+        "sc28": ("(b, h, t, 8)", "float"),
         "m1": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "s + tri", None, None, True)),
         "m2": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "s * tri", 0.0, False, True)),
         "m3": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "tri + s", None, None, True)),
