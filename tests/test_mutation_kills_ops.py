@@ -3379,6 +3379,7 @@ class M(nn.Module):
         sc26 = sc1 / self.temp
         sc27 = 2 ** sc1
         sc28 = sc1 ** q
+        sc29 = q * sc1
         m1 = s + tri
         m2 = s * tri
         m3 = tri + s
@@ -3391,6 +3392,16 @@ class M(nn.Module):
         m8 = sn * tri
         k1 = pe1 > 0
         k2 = 0 < pe1
+        m9 = s + ut
+        s3 = x @ x.transpose(-2, -1)
+        m10 = s3 * ut
+        m11 = s - ut
+        r10 = sc - torch.ones(5, 5)
+        r11 = torch.ones(5, 5) + sc
+        p8 = pr - u
+        p9 = pr + 1
+        p10 = pr / ut
+        ad4 = tri - neg
         p1 = pr * tri
         p2 = pr + u
         p3 = pr / pr.sum(-1, keepdim=True)
@@ -3439,7 +3450,7 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
     written = dict(line.strip().split(" = ", 1) for line in OPERATORS.splitlines() if " = " in line and "self." not in line[:14])
     names = [name for name in written if name[:2] in ("pe", "tb", "sw", "sc", "p1", "p2", "p3", "p4", "p5", "p6", "ad", "r1",
                                                       "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "l1", "l2", "l3")
-             or name in ("m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "k1", "k2")]
+             or name in ("m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11", "k1", "k2", "p7", "p8", "p9")]
     names = [name for name in names if name not in ("sc",)]
     for name in names:
         if values[name].shape is not None:
@@ -3503,6 +3514,7 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         "sc25": ("(b, h, t, 8)", "float", scale(None, "sc1 * torch.exp(self.temp)")),  # a learned temperature
         "sc26": ("(b, h, t, 8)", "float", scale(None, "sc1 / self.temp")),
         "sc27": ("(b, h, t, 8)", "float"),  # a power is no scaling
+        "sc29": ("(b, h, t, 8)", "float", scale(None, "q * sc1")),
         "sc28": ("(b, h, t, 8)", "float"),
         "m1": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "s + tri", None, None, True)),
         "m2": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "s * tri", 0.0, False, True)),
@@ -3512,6 +3524,15 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         "m6": ("(b, h, t, t)", "float", "ScoresTag", ("masked", "s + pr", None, None, False)),
         "m7": ("(2, 2, 4, 4)", "float", "ScoresTag", ("masked", "sn + tri", None, None, True)),  # scores of unknown dtype
         "m8": ("(2, 2, 4, 4)", "float", "ScoresTag", ("masked", "sn * tri", 0.0, False, True)),
+        "m9": ("(b, h, t, t)", "float", "ScoresTag", ("masked", "s + ut", None, None, False)),  # presumed to fit the scores
+        "m10": ("(b, t, t)", "float", "ScoresTag", ("masked", "s3 * ut", 0.0, False, False)),
+        "m11": ("(b, h, t, t)", "float", "ScoresTag", ("masked", "s - ut", None, None, False)),
+        "r10": (None, "float", "ScoresTag", ("masked", "sc - torch.ones(5, 5)", None, None, False)),
+        "r11": (None, "float", "ScoresTag", ("masked", "torch.ones(5, 5) + sc", None, None, False)),
+        "p8": ("(*, b, h, t, t)", "float", "ProbsTag", ("masked", "pr - u", None, False, False)),
+        "p9": ("(b, h, t, t)", "float"),  # plus a number: no longer probabilities
+        "p10": ("(*, b, h, t, t)", "float", "ProbsTag"),
+        "ad4": ("(4, 4)", "float", ("triangle", True, 0, False, False)),
         "k1": ("(b, t, 12)", "bool", added("32", True), "TokenEmbeddingTag"),  # computed from the tokens
         "k2": ("(b, t, 12)", "bool", added("32", True), "TokenEmbeddingTag"),
         "p1": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "pr * tri", 0.0, False, True)),
@@ -3544,9 +3565,12 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
     assert values["m6"].has(NormalisedTag)  # scores plus probabilities: computed from a softmax
     masks = {name: values[name].tag(MaskedTag).mask for name in ("m1", "m2", "m3", "m5", "p1", "p4", "p5", "p6")}
     assert all(mask is values["tri"] for mask in masks.values())
-    assert values["p2"].tag(MaskedTag).mask.shape is None  # the unseen operand: a mask or bias of unknown shape
+    unseen_mask = values["p2"].tag(MaskedTag).mask  # the unseen operand: a mask or bias of unknown shape
+    assert (unseen_mask.shape, unseen_mask.dtype, unseen_mask.tags, _code(unseen_mask.node)) == (None, None, (), "pr + u")
     assert not any(None in value.tags for value in values.values() if isinstance(value, TensorValue))
     assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts if c.run is run] == [
+        ("mask-broadcast", "sub", "sc - torch.ones(5, 5)", "`-` of shapes (b, h, 4, 4) and (5, 5): 4 vs 5 cannot broadcast"),
+        ("mask-broadcast", "add", "torch.ones(5, 5) + sc", "`+` of shapes (5, 5) and (b, h, 4, 4): 5 vs 4 cannot broadcast"),
         ("broadcast", "add", "x + big", "`+` of shapes (b, t, 12) and (b, t, 48): 12 vs 48 cannot broadcast"),
         ("mask-broadcast", "add", "sc + torch.ones(5, 5)", "`+` of shapes (b, h, 4, 4) and (5, 5): 4 vs 5 cannot broadcast"),
         ("positional-broadcast", "add", "self.pos + torch.ones(2, 7, 12)",
@@ -3611,12 +3635,18 @@ def f(x: Float[Tensor, "b t d"], y: Float[Tensor, "b t 4*d"], ids: Int[Tensor, "
     v3 = v * 2
     v4 = x + 1
     v5 = x / 0.5
+    d20 = ids & 1
+    d21 = bm & ids
+    d22 = bm & True
+    d23 = bm ^ True
+    c6 = y + torch.ones(4)
     ut = torch.tensor(u)
     k9 = ut == ids
     e9 = torch.eq(input=ids, other=0)
     e10 = bm2.lt(other=ids)
     assert x.shape[-1] == 4
     k10 = x == torch.ones(5)
+    c5 = x + torch.ones(5)
     return x
 """
 
@@ -3661,6 +3691,10 @@ def test_operator_dtypes_comparisons_and_their_mask_tags_follow_torch() -> None:
         "e9": (None, "bool"),  # ``input=`` is not read: unknown, not a made-up shape
         "e10": ("(b, t)", "bool"),  # ``other=`` broadcasts
         "k10": (None, "bool"),  # d == 4 against 5: torch raises
+        "d20": ("(b, t)", None), "d21": ("(b, t)", None),  # int64 in torch: never bool
+        "d22": ("(b, t)", "bool"), "d23": ("(b, t)", "bool"),
+        "c5": (None, "float"),  # d == 4 by the assert: 4 vs 5
+        "c6": ("(b, t, 4)", "float"),  # 4*d against 4: fits when d is 1, not reported
     }
     from shapecheck.engine.domain.tags import CauseTag
 
@@ -3668,4 +3702,5 @@ def test_operator_dtypes_comparisons_and_their_mask_tags_follow_torch() -> None:
     assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts if c.run is run] == [
         ("broadcast", "add", "x + y", "`+` of shapes (b, t, d) and (b, t, 4*d): d vs 4*d cannot broadcast"),
         ("broadcast", "sub", "x - y", "`-` of shapes (b, t, d) and (b, t, 4*d): d vs 4*d cannot broadcast"),
+        ("broadcast", "add", "x + torch.ones(5)", "`+` of shapes (b, t, d) and (5): d vs 5 cannot broadcast"),
     ]
