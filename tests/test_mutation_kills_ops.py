@@ -1999,6 +1999,47 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
     assert _code(sources["window"].node) == "torch.randint(0, 40, (500,))"
 
 
+def test_windows_of_variadic_unknown_and_empty_slices() -> None:
+    """A window of a tensor of unknown rank is moved only along its last axis: a slice of a leading
+    axis (``w[0:2]``, ``w[:, 1:]``, ``w[..., 0, :]``) may be any axis, so the window is dropped;
+    ``data[:0]`` is an empty window (torch: length 0), not the whole sequence; a tensor of unknown
+    shape sliced on one axis of several (``xs[1:, :]``, ``xs[:, 1:, :]``) and a 3-D int tensor sliced
+    on its middle axis are no windows; slicing the rows of a window whose time axis was recorded
+    leaves it in place; too many indices (torch raises) give no internal error."""
+    found = _windows(
+        """
+        def f(xs, ids: Int[Tensor, "*batch t"]):
+            data = torch.randint(0, 40, (500,))
+            batch = torch.randint(0, 40, (4, 16))
+            b3 = torch.randint(0, 40, (4, 16, 3))
+            w = ids[..., 1:]
+            w0 = w[0:2]
+            w1 = w[:, 1:]
+            w2 = w[..., 0, :]
+            empty = data[:0]
+            rows_unknown = xs[1:, :]
+            middle = xs[:, 1:, :]
+            b3_window = b3[:, 1:]
+            unknown = xs[:, 1:]
+            unknown_rows = unknown[1:]
+            shifted = batch[:, 1:]
+            too_many = shifted[:, :, 1:]
+        """
+    )
+    assert "too_many" in found
+    del found["too_many"]
+    assert found == {
+        "data": None, "batch": None, "b3": None,
+        "w": ("1", "t-1", True, None, False),
+        "w0": None, "w1": None, "w2": None,
+        "empty": ("0", "0", True, 0, False),
+        "rows_unknown": None, "middle": None, "b3_window": None,
+        "unknown": ("1", None, True, 1, False),
+        "unknown_rows": ("1", None, True, 1, False),
+        "shifted": ("1", "15", True, 1, False),
+    }
+
+
 def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword() -> None:
     """Int ids passed to a model of the file (by position or keyword) become a sequence at offset 0,
     as long as their last axis, not cut (their variable too, so a target that is the same tensor is
