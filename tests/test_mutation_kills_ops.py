@@ -6,6 +6,7 @@ asserts the shape, dtype, tags or conflicts the engine infers; shapes are what t
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import libcst as cst
@@ -1998,6 +1999,47 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
     assert _code(sources["window"].node) == "torch.randint(0, 40, (500,))"
 
 
+def test_windows_of_variadic_unknown_and_empty_slices() -> None:
+    """A window of a tensor of unknown rank is moved only along its last axis: a slice of a leading
+    axis (``w[0:2]``, ``w[:, 1:]``, ``w[..., 0, :]``) may be any axis, so the window is dropped;
+    ``data[:0]`` is an empty window (torch: length 0), not the whole sequence; a tensor of unknown
+    shape sliced on one axis of several (``xs[1:, :]``, ``xs[:, 1:, :]``) and a 3-D int tensor sliced
+    on its middle axis are no windows; slicing the rows of a window whose time axis was recorded
+    leaves it in place; too many indices (torch raises) give no internal error."""
+    found = _windows(
+        """
+        def f(xs, ids: Int[Tensor, "*batch t"]):
+            data = torch.randint(0, 40, (500,))
+            batch = torch.randint(0, 40, (4, 16))
+            b3 = torch.randint(0, 40, (4, 16, 3))
+            w = ids[..., 1:]
+            w0 = w[0:2]
+            w1 = w[:, 1:]
+            w2 = w[..., 0, :]
+            empty = data[:0]
+            rows_unknown = xs[1:, :]
+            middle = xs[:, 1:, :]
+            b3_window = b3[:, 1:]
+            unknown = xs[:, 1:]
+            unknown_rows = unknown[1:]
+            shifted = batch[:, 1:]
+            too_many = shifted[:, :, 1:]
+        """
+    )
+    assert "too_many" in found
+    del found["too_many"]
+    assert found == {
+        "data": None, "batch": None, "b3": None,
+        "w": ("1", "t-1", True, None, False),
+        "w0": None, "w1": None, "w2": None,
+        "empty": ("0", "0", True, 0, False),
+        "rows_unknown": None, "middle": None, "b3_window": None,
+        "unknown": ("1", None, True, 1, False),
+        "unknown_rows": ("1", None, True, 1, False),
+        "shifted": ("1", "15", True, 1, False),
+    }
+
+
 def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword() -> None:
     """Int ids passed to a model of the file (by position or keyword) become a sequence at offset 0,
     as long as their last axis, not cut (their variable too, so a target that is the same tensor is
@@ -3271,3 +3313,435 @@ def test_slice_lengths_from_the_end_by_zero_and_by_names() -> None:
         "v1": None, "c7": "(b, t, d)", "c8": "(b, t, d)", "c9": "(b, t, d)",
     }
     assert not hasattr(values["a1"], "items")
+
+
+# --- arithmetic: operators on tensors (ops/arithmetic.py) ------------------------------------------
+
+
+def _factor(scale) -> object:
+    """A scale factor as (coefficient, ((symbol, exponent), ...)), or the bare coefficient."""
+    if scale is None:
+        return None
+    return scale.coef if not scale.factors else (scale.coef, tuple((str(d), e) for d, e in scale.factors))
+
+
+def _operator_facts(value) -> tuple:
+    """The shape, dtype and tags of an operator's result, each tag by what it records."""
+    from shapecheck.engine.domain.tags import LayerOutputTag, LeadingOfUnknownRank, PaddingTag
+    from shapecheck.engine.domain.values import MaskedTag
+
+    tags = []
+    for tag in value.tags:
+        if isinstance(tag, ScaleTag):
+            tags.append(("scale", _factor(tag.factor), _code(tag.node), _code(tag.origin), _factor(tag.written)))
+        elif isinstance(tag, PositionTag):
+            tags.append(("position", tag.kind, _code(tag.node), None if tag.full_length is None else str(tag.full_length), tag.sliced))
+        elif isinstance(tag, MaskedTag):
+            tags.append(("masked", _code(tag.node), _factor(tag.fill), tag.blocked_when, tag.causal))
+        elif isinstance(tag, TriangleTag):
+            tags.append(("triangle", tag.lower, tag.diagonal, tag.negated, tag.additive))
+        elif isinstance(tag, PaddingTag):
+            tags.append(("padding", _code(tag.node)))
+        elif isinstance(tag, LayerOutputTag):
+            tags.append(("layer", tag.label))
+        elif isinstance(tag, (TokenEmbeddingTag, ScoresTag, ProbsTag, LeadingOfUnknownRank)):
+            tags.append(type(tag).__name__)
+    return (_shape(value), value.dtype, *sorted(tags, key=str))
+
+
+OPERATORS = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(100, 12)
+        self.pos = nn.Parameter(torch.zeros(1, 32, 12))
+        self.table = nn.Parameter(torch.zeros(32, 12))
+        self.row = nn.Parameter(torch.zeros(1, 12))
+        self.pos_emb = nn.Embedding(32, 12)
+        self.fc = nn.Linear(12, 8)
+        self.gate = nn.Linear(12, 8)
+        self.temp = nn.Parameter(torch.ones(1))
+
+    def forward(self, ids: Int[Tensor, "b t"], q: Float[Tensor, "b h t 8"], k: Float[Tensor, "b h t 8"],
+                qc: Float[Tensor, "b h 4 8"], x: Float[Tensor, "b t 12"], big: Float[Tensor, "b t 48"],
+                patches: Float[Tensor, "b t 5 12"], x5: Float[Tensor, "b 5 12"], hs: Float[Tensor, "*n 48"],
+                wide: Float[Tensor, "*n"], vd: Float[Tensor, "*n 12"], x8: Float[Tensor, "b t 8"], u):
+        e = self.tok(ids)
+        s = q @ k.transpose(-2, -1)
+        sc = qc @ qc.transpose(-2, -1)
+        pr = s.softmax(-1)
+        tri = torch.tril(torch.ones(4, 4))
+        neg = torch.full((4, 4), float("-inf"))
+        zd = torch.tensor(2.0)
+        ut = torch.tensor(u)
+        pe1 = e + self.pos[:, :ids.shape[1]]
+        pe2 = e + self.pos_emb(torch.arange(ids.shape[1]))
+        pe3 = e + self.row
+        pe4 = self.pos + e
+        pe5 = e + self.table
+        pe6 = e - self.pos
+        pe7 = pe1 + u
+        pe8 = pe1 * u
+        tb1 = e[:, :, None] + patches
+        tb2 = patches + e[:, :, None]
+        tb3 = e[:, :, None] + e[:, :, None]
+        tb4 = patches - e[:, :, None]
+        tb5 = e[:, :, None] + e[:, :, None].expand(-1, -1, 5, -1)
+        tb6 = self.tok(ut) + x
+        tb7 = e[:, :, None] + torch.ones(2, 12)
+        tb8 = e + ut
+        sw = self.fc(x) * torch.sigmoid(self.gate(x))
+        sw2 = x8 * self.fc(x)
+        sc1 = q * 0.125
+        sc2 = q / 8
+        sc3 = 0.5 * q
+        sc4 = q * self.scale
+        sc5 = (q * 0.5) * 0.5
+        sc6 = (q * self.scale) * 0.5
+        sc7 = q / zd
+        sc8 = zd * q
+        sc9 = q / math.sqrt(8)
+        sc10 = q / u
+        sc11 = u * q
+        sc12 = x * u
+        sc13 = ids * 0.5
+        sc14 = x / ut
+        sc15 = x / wide
+        sc16 = x / vd
+        sc17 = sc1 + sc1
+        sc18 = sc1 + q
+        sc19 = sc1 - sc3
+        sc20 = 2 * (q * self.scale)
+        sc21 = sc1 * q
+        sc22 = sc6 * 0.5
+        sc23 = sc3 * self.scale
+        sc24 = sc1 / ut
+        sc25 = sc1 * torch.exp(self.temp)
+        sc26 = sc1 / self.temp
+        sc27 = 2 ** sc1
+        sc28 = sc1 ** q
+        sc29 = q * sc1
+        m1 = s + tri
+        m2 = s * tri
+        m3 = tri + s
+        m4 = s - u
+        m5 = tri * s
+        m6 = s + pr
+        qn = ut.view(2, 2, 4, 8)
+        sn = qn @ qn.transpose(-2, -1)
+        m7 = sn + tri
+        m8 = sn * tri
+        k1 = pe1 > 0
+        k2 = 0 < pe1
+        m9 = s + ut
+        s3 = x @ x.transpose(-2, -1)
+        m10 = s3 * ut
+        m11 = s - ut
+        r10 = sc - torch.ones(5, 5)
+        r11 = torch.ones(5, 5) + sc
+        p8 = pr - u
+        p9 = pr + 1
+        p10 = pr / ut
+        ad4 = tri - neg
+        p1 = pr * tri
+        p2 = pr + u
+        p3 = pr / pr.sum(-1, keepdim=True)
+        p4 = pr - tri
+        p5 = tri * pr
+        p6 = pr + tri
+        ad1 = tri * neg
+        ad2 = neg * tri
+        ad3 = tri + neg
+        r1 = x + u
+        r2 = u + x
+        r3 = x - u
+        r4 = q * ut
+        r5 = x + big
+        r6 = sc + torch.ones(5, 5)
+        r7 = self.pos + torch.ones(2, 7, 12)
+        r8 = x5 + self.pos_emb(torch.arange(7))
+        r9 = sc * torch.ones(5, 5)
+        lh = hs.view(*hs.shape[:-1], -1, 8)
+        l1 = lh + torch.ones(8)
+        l2 = torch.ones(6, 8) * lh
+        l3 = lh + torch.ones(3, 1, 1)
+        return x
+
+
+m = M()
+"""
+
+
+def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> None:
+    """``+ - * /`` between tensors and with numbers or unseen values (``ops/arithmetic.py``): a
+    positional table or embedding added to token embeddings (learned, looked up, sliced, a one-row
+    bias is none, an embedding broadcast over patches is no longer the tokens), a gated product keeps
+    its layer's width, a tensor times or over a number is scaled (the factor, where it is written,
+    two applications, an unreadable factor, a 0-dim tensor, ``x / t`` by a tensor of unknown shape
+    is "maybe scaled"), sums keep a shared scale, scores and probabilities met by a mask or bias on
+    either side (additive, multiplicative, causal or not), a triangle times a fill is additive, the
+    broadcast conflicts by kind (``broadcast``, ``mask-broadcast``, ``positional-broadcast``) and a
+    head split of unknown leading rank kept through a same-shape operand. Shapes are torch 2.13's
+    (``t`` = 4 where the scores meet the 4 x 4 triangle; ``x + big`` and the 5 x 5 and 7-row operands
+    raise in torch)."""
+    facts = analyze_src(HEADER + textwrap.dedent(OPERATORS))
+    assert facts.internal_errors == []
+    run = run_of(facts, "M.forward")
+    values = {a.name: a.value for a in run.assignments}
+    written = dict(line.strip().split(" = ", 1) for line in OPERATORS.splitlines() if " = " in line and "self." not in line[:14])
+    names = [name for name in written if name[:2] in ("pe", "tb", "sw", "sc", "p1", "p2", "p3", "p4", "p5", "p6", "ad", "r1",
+                                                      "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "l1", "l2", "l3")
+             or name in ("m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11", "k1", "k2", "p7", "p8", "p9")]
+    names = [name for name in names if name not in ("sc",)]
+    for name in names:
+        if values[name].shape is not None:
+            assert _code(values[name].node) == written[name], name  # made at its own operator
+    u_times, u_over = (1.0, (("u", 1),)), (1.0, (("u", -1),))
+    added = lambda length, sliced: ("position", "added", None, length, sliced)  # noqa: E731
+    found = {name: _operator_facts(values[name]) for name in names}
+    for name, facts_of in found.items():  # the node of an "added" position tag is its own operator
+        for tag in facts_of[2:]:
+            if isinstance(tag, tuple) and tag[:2] == ("position", "added"):
+                assert tag[2] == written[name] or name in ("pe7", "pe8", "k1", "k2"), name
+    found = {
+        name: tuple(tag[:2] + (None,) + tag[3:] if isinstance(tag, tuple) and tag[:2] == ("position", "added") else tag for tag in f)
+        for name, f in found.items()
+    }
+    scale = lambda factor, node, origin=None, readable=None: ("scale", factor, node, origin, readable)  # noqa: E731
+    maybe = lambda node: ("position", "unknown", node, None, False)  # noqa: E731
+    expected = {
+        "pe1": ("(b, t, 12)", "float", added("32", True), "TokenEmbeddingTag"),
+        "pe2": ("(b, t, 12)", "float", added("t", False), "TokenEmbeddingTag"),
+        "pe3": ("(b, t, 12)", "float", "TokenEmbeddingTag"),  # one row: a bias, not a table
+        "pe4": ("(b, 32, 12)", "float", added("32", False), "TokenEmbeddingTag"),
+        "pe5": ("(b, 32, 12)", "float", added("32", False), "TokenEmbeddingTag"),
+        "pe6": ("(b, 32, 12)", "float", "TokenEmbeddingTag"),  # subtracted: no positions added
+        "pe7": ("(*, b, t, 12)", "float", added("32", True), "TokenEmbeddingTag"),  # already positional
+        "pe8": ("(*, b, t, 12)", "float", added("32", True), scale(u_times, "pe1 * u"), "TokenEmbeddingTag"),
+        "tb1": ("(b, t, 5, 12)", "float"),  # one embedding per row of patches: a bias
+        "tb2": ("(b, t, 5, 12)", "float"),
+        "tb3": ("(b, t, 1, 12)", "float", "TokenEmbeddingTag"),
+        "tb4": ("(b, t, 5, 12)", "float"),
+        "tb5": ("(b, t, 5, 12)", "float", "TokenEmbeddingTag"),  # tokens on both sides: still tokens
+        "tb6": ("(*, b, t, 12)", "float", "TokenEmbeddingTag"),  # an embedding of unknown shape
+        "tb7": ("(b, t, 2, 12)", "float"),
+        "tb8": ("(*, b, t, 12)", "float", "TokenEmbeddingTag"),  # plus a tensor of unknown shape
+        "sw": ("(b, t, 8)", "float", ("layer", "self.fc")),
+        "sw2": ("(b, t, 8)", "float", ("layer", "self.fc")),
+        "sc1": ("(b, h, t, 8)", "float", scale(0.125, "q * 0.125", "0.125")),
+        "sc2": ("(b, h, t, 8)", "float", scale(0.125, "q / 8")),
+        "sc3": ("(b, h, t, 8)", "float", scale(0.5, "0.5 * q", "0.5")),
+        "sc4": ("(b, h, t, 8)", "float", maybe("q * self.scale"), scale(None, "q * self.scale")),
+        "sc5": ("(b, h, t, 8)", "float", scale(0.25, "(q * 0.5) * 0.5")),  # two applications: no one place
+        "sc6": ("(b, h, t, 8)", "float", maybe("(q * self.scale)"), scale(None, "(q * self.scale) * 0.5", "0.5", 0.5)),
+        "sc7": ("(b, h, t, 8)", "float", scale(None, "q / zd")),
+        "sc8": ("(b, h, t, 8)", "float", scale(None, "zd * q")),
+        "sc9": ("(b, h, t, 8)", "float", scale(1 / math.sqrt(8), "q / math.sqrt(8)", "math.sqrt(8)")),
+        "sc10": ("(*, b, h, t, 8)", "float", maybe("q / u"), scale(u_over, "q / u")),
+        "sc11": ("(b, h, t, 8)", "float", maybe("u * q"), scale(u_times, "u * q")),  # a 4-D tensor's gain keeps its rank
+        "sc12": ("(*, b, t, 12)", "float", maybe("x * u"), scale(u_times, "x * u")),
+        "sc13": ("(b, t)", "float", scale(0.5, "ids * 0.5", "0.5")),
+        "sc14": ("(*, b, t, 12)", "float", scale(None, "x / ut")),  # maybe a scale
+        "sc15": ("(*, b, t, 12)", "float", scale(None, "x / wide")),
+        "sc16": ("(*, b, t, 12)", "float"),  # a divisor with a known last dim is a tensor
+        "sc17": ("(b, h, t, 8)", "float", scale(0.125, "q * 0.125", "0.125")),
+        "sc18": ("(b, h, t, 8)", "float", scale(None, "q * 0.125")),
+        "sc19": ("(b, h, t, 8)", "float", scale(None, "q * 0.125")),
+        "sc20": ("(b, h, t, 8)", "float", maybe("(q * self.scale)"), scale(None, "2 * (q * self.scale)", None, 2.0)),
+        "sc21": ("(b, h, t, 8)", "float", scale(None, "sc1 * q")),  # scaled, then times a tensor: maybe scaled
+        "sc22": ("(b, h, t, 8)", "float", maybe("(q * self.scale)"), scale(None, "sc6 * 0.5", None, 0.25)),
+        "sc23": ("(b, h, t, 8)", "float", maybe("sc3 * self.scale"), scale(None, "sc3 * self.scale", None, 0.5)),
+        "sc24": ("(*, b, h, t, 8)", "float", scale(None, "sc1 / ut")),
+        "sc25": ("(b, h, t, 8)", "float", scale(None, "sc1 * torch.exp(self.temp)")),  # a learned temperature
+        "sc26": ("(b, h, t, 8)", "float", scale(None, "sc1 / self.temp")),
+        "sc27": ("(b, h, t, 8)", "float"),  # a power is no scaling
+        "sc29": ("(b, h, t, 8)", "float", scale(None, "q * sc1")),
+        "sc28": ("(b, h, t, 8)", "float"),
+        "m1": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "s + tri", None, None, True)),
+        "m2": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "s * tri", 0.0, False, True)),
+        "m3": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "tri + s", None, None, True)),
+        "m4": ("(*, b, h, t, t)", "float", "ScoresTag", ("masked", "s - u", None, None, False), maybe("s - u")),
+        "m5": ("(b, h, 4, 4)", "float", "ScoresTag", ("masked", "tri * s", 0.0, False, True)),
+        "m6": ("(b, h, t, t)", "float", "ScoresTag", ("masked", "s + pr", None, None, False)),
+        "m7": ("(2, 2, 4, 4)", "float", "ScoresTag", ("masked", "sn + tri", None, None, True)),  # scores of unknown dtype
+        "m8": ("(2, 2, 4, 4)", "float", "ScoresTag", ("masked", "sn * tri", 0.0, False, True)),
+        "m9": ("(b, h, t, t)", "float", "ScoresTag", ("masked", "s + ut", None, None, False)),  # presumed to fit the scores
+        "m10": ("(b, t, t)", "float", "ScoresTag", ("masked", "s3 * ut", 0.0, False, False)),
+        "m11": ("(b, h, t, t)", "float", "ScoresTag", ("masked", "s - ut", None, None, False)),
+        "r10": (None, "float", "ScoresTag", ("masked", "sc - torch.ones(5, 5)", None, None, False)),
+        "r11": (None, "float", "ScoresTag", ("masked", "torch.ones(5, 5) + sc", None, None, False)),
+        "p8": ("(*, b, h, t, t)", "float", "ProbsTag", ("masked", "pr - u", None, False, False)),
+        "p9": ("(b, h, t, t)", "float"),  # plus a number: no longer probabilities
+        "p10": ("(*, b, h, t, t)", "float", "ProbsTag"),
+        "ad4": ("(4, 4)", "float", ("triangle", True, 0, False, False)),
+        "k1": ("(b, t, 12)", "bool", added("32", True), "TokenEmbeddingTag"),  # computed from the tokens
+        "k2": ("(b, t, 12)", "bool", added("32", True), "TokenEmbeddingTag"),
+        "p1": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "pr * tri", 0.0, False, True)),
+        "p2": ("(*, b, h, t, t)", "float", "ProbsTag", ("masked", "pr + u", None, False, False)),
+        "p3": ("(b, h, t, t)", "float", "ProbsTag"),  # renormalised: still the weights
+        "p4": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "pr - tri", None, False, True)),
+        "p5": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "tri * pr", 0.0, False, True)),
+        "p6": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "pr + tri", None, False, True)),
+        "ad1": ("(4, 4)", "float", ("triangle", True, 0, False, True)),
+        "ad2": ("(4, 4)", "float", ("triangle", True, 0, False, True)),
+        "ad3": ("(4, 4)", "float", ("triangle", True, 0, False, False)),
+        "r1": ("(*, b, t, 12)", "float", maybe("x + u")),
+        "r2": ("(*, b, t, 12)", "float", maybe("u + x")),
+        "r3": ("(*, b, t, 12)", "float", maybe("x - u")),
+        "r4": ("(b, h, t, 8)", "float"),  # a tensor of unknown shape: no scale of a number
+        "r5": (None, "float"),
+        "r6": (None, "float", "ScoresTag", ("masked", "sc + torch.ones(5, 5)", None, None, False)),
+        "r7": (None, "float"),
+        "r8": (None, "float", ("position", "table", "self.pos_emb(torch.arange(7))", "7", False)),
+        "r9": (None, "float", "ScoresTag", ("masked", "sc * torch.ones(5, 5)", 0.0, False, False)),
+        "l1": ("(*, 6, 8)", "float", "LeadingOfUnknownRank"),
+        "l2": ("(*, 6, 8)", "float", "LeadingOfUnknownRank"),
+        "l3": ("(*, 3, 6, 8)", "float"),  # another shape: the leading dims are not the head split's
+    }
+    assert found == {name: (f[0], f[1], *sorted(f[2:], key=str)) for name, f in expected.items()}  # tags in any order
+    from shapecheck.engine.domain.values import MaskedTag
+
+    from shapecheck.engine.domain.tags import NormalisedTag
+
+    assert values["m6"].has(NormalisedTag)  # scores plus probabilities: computed from a softmax
+    masks = {name: values[name].tag(MaskedTag).mask for name in ("m1", "m2", "m3", "m5", "p1", "p4", "p5", "p6")}
+    assert all(mask is values["tri"] for mask in masks.values())
+    unseen_mask = values["p2"].tag(MaskedTag).mask  # the unseen operand: a mask or bias of unknown shape
+    assert (unseen_mask.shape, unseen_mask.dtype, unseen_mask.tags, _code(unseen_mask.node)) == (None, None, (), "pr + u")
+    assert not any(None in value.tags for value in values.values() if isinstance(value, TensorValue))
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts if c.run is run] == [
+        ("mask-broadcast", "sub", "sc - torch.ones(5, 5)", "`-` of shapes (b, h, 4, 4) and (5, 5): 4 vs 5 cannot broadcast"),
+        ("mask-broadcast", "add", "torch.ones(5, 5) + sc", "`+` of shapes (5, 5) and (b, h, 4, 4): 5 vs 4 cannot broadcast"),
+        ("broadcast", "add", "x + big", "`+` of shapes (b, t, 12) and (b, t, 48): 12 vs 48 cannot broadcast"),
+        ("mask-broadcast", "add", "sc + torch.ones(5, 5)", "`+` of shapes (b, h, 4, 4) and (5, 5): 4 vs 5 cannot broadcast"),
+        ("positional-broadcast", "add", "self.pos + torch.ones(2, 7, 12)",
+         "`+` of shapes (1, 32, 12) and (2, 7, 12): 32 vs 7 cannot broadcast"),
+        ("positional-broadcast", "add", "x5 + self.pos_emb(torch.arange(7))",
+         "`+` of shapes (b, 5, 12) and (7, 12): 5 vs 7 cannot broadcast"),
+        ("mask-broadcast", "mul", "sc * torch.ones(5, 5)", "`*` of shapes (b, h, 4, 4) and (5, 5): 4 vs 5 cannot broadcast"),
+    ]
+
+
+COMPARISONS = """
+def f(x: Float[Tensor, "b t d"], y: Float[Tensor, "b t 4*d"], ids: Int[Tensor, "b t"], bm: Bool[Tensor, "b t"],
+      bm2: Bool[Tensor, "t"], fl: Float[Tensor, "b t"], v: Float[Tensor, "*n d"], z: Float[Tensor, "*n"], u):
+    tri = torch.tril(torch.ones(4, 4))
+    c1 = x + y
+    c2 = x * y
+    c3 = x - y
+    c4 = x / y
+    d1 = ids + 1
+    d2 = ids + 1.5
+    d3 = ids / 2
+    d4 = ids // 2
+    d5 = ids % 3
+    d6 = bm & bm2
+    d7 = bm | True
+    d8 = ids & ids
+    d10 = bm + bm
+    d11 = bm * 2
+    d12 = fl + ids
+    d13 = ids * bm
+    d14 = bm ^ bm2
+    d16 = ids ** 2
+    d17 = bm + 1.0
+    d18 = 2 ** ids
+    k1 = ids == 0
+    k2 = ids != 0
+    k3 = bm2 > bm
+    k4 = fl == 0
+    k5 = 0 == ids
+    k6 = ids > 0
+    k7 = x < y
+    k8 = u == ids
+    t1 = tri == 0
+    t2 = tri != 0
+    t3 = tri > 0
+    t4 = tri <= 0
+    t5 = tri == 1
+    t6 = tri < 0
+    t7 = tri != 1
+    t8 = 0 == tri
+    t9 = tri >= 0
+    e1 = ids.eq(0)
+    e2 = torch.ne(ids, 0)
+    e3 = ids.lt(other=ids)
+    e4 = torch.ge(fl, fl)
+    e5 = tri.eq(0)
+    e6 = torch.gt(tri, 0)
+    e7 = ids.le(u)
+    e8 = torch.eq(x, y)
+    v1 = v + x
+    v2 = z + x
+    v3 = v * 2
+    v4 = x + 1
+    v5 = x / 0.5
+    d20 = ids & 1
+    d21 = bm & ids
+    d22 = bm & True
+    d23 = bm ^ True
+    c6 = y + torch.ones(4)
+    ut = torch.tensor(u)
+    k9 = ut == ids
+    e9 = torch.eq(input=ids, other=0)
+    e10 = bm2.lt(other=ids)
+    assert x.shape[-1] == 4
+    k10 = x == torch.ones(5)
+    c5 = x + torch.ones(5)
+    return x
+"""
+
+
+def test_operator_dtypes_comparisons_and_their_mask_tags_follow_torch() -> None:
+    """Result dtypes of ``+ - * / // % ** & | ^`` on int, bool and float tensors and numbers (torch
+    2.13: ``bool + bool`` and ``bool & bool`` stay bool, ``bool * 2`` and ``int ** 2`` are int64,
+    ``/`` is float), comparisons (bool, broadcast; ``ids == 0`` and ``torch.ne(ids, 0)`` are padding
+    masks, a float compared is not; a triangle ``== 0`` / ``<= 0`` is its negation, ``!= 0`` / ``> 0``
+    / ``== 1`` the triangle itself, ``< 0`` / ``>= 0`` / ``!= 1`` no triangle at all), the comparison
+    methods (``eq`` ... ``ge``, ``other=``), a residual of provably different symbolic widths (``d``
+    against ``4*d``: a conflict for ``+`` and ``-`` only), operands of unknown rank."""
+    facts = analyze_src(HEADER + textwrap.dedent(COMPARISONS))
+    assert facts.internal_errors == []
+    run = run_of(facts, "f")
+    values = {a.name: a.value for a in run.assignments}
+    written = dict(line.strip().split(" = ", 1) for line in COMPARISONS.splitlines() if " = " in line)
+    found = {name: _operator_facts(values[name]) for name in written if name not in ("tri", "ut")}
+    for name in found:
+        assert _code(values[name].node) == written[name], name
+    negated, same = ("triangle", True, 0, True, False), ("triangle", True, 0, False, False)
+    assert found == {
+        "c1": ("(b, t, 4*d)", "float"), "c2": ("(b, t, 4*d)", "float"), "c3": ("(b, t, 4*d)", "float"),
+        "c4": ("(b, t, 4*d)", "float"),
+        "d1": ("(b, t)", "int"), "d2": ("(b, t)", "float"), "d3": ("(b, t)", "float", ("scale", 0.5, "ids / 2", None, None)),
+        "d4": ("(b, t)", "int"), "d5": ("(b, t)", "int"), "d6": ("(b, t)", "bool"), "d7": ("(b, t)", "bool"),
+        "d8": ("(b, t)", "int"), "d10": ("(b, t)", "bool"), "d11": ("(b, t)", "int", ("scale", 2.0, "bm * 2", None, None)),
+        "d12": ("(b, t)", "float"), "d13": ("(b, t)", "int"), "d14": ("(b, t)", "bool"), "d16": ("(b, t)", "int"),
+        "d17": ("(b, t)", "float"), "d18": ("(b, t)", "int"),
+        "k1": ("(b, t)", "bool", ("padding", "ids == 0")), "k2": ("(b, t)", "bool", ("padding", "ids != 0")),
+        "k3": ("(b, t)", "bool"), "k4": ("(b, t)", "bool"), "k5": ("(b, t)", "bool", ("padding", "0 == ids")),
+        "k6": ("(b, t)", "bool"), "k7": ("(b, t, 4*d)", "bool"), "k8": ("(b, t)", "bool"),
+        "t1": ("(4, 4)", "bool", negated), "t2": ("(4, 4)", "bool", same), "t3": ("(4, 4)", "bool", same),
+        "t4": ("(4, 4)", "bool", negated), "t5": ("(4, 4)", "bool", same), "t6": ("(4, 4)", "bool"),
+        "t7": ("(4, 4)", "bool"), "t8": ("(4, 4)", "bool", negated), "t9": ("(4, 4)", "bool"),
+        "e1": ("(b, t)", "bool", ("padding", "ids.eq(0)")), "e2": ("(b, t)", "bool", ("padding", "torch.ne(ids, 0)")),
+        "e3": ("(b, t)", "bool"), "e4": ("(b, t)", "bool"), "e5": ("(4, 4)", "bool", negated),
+        "e6": ("(4, 4)", "bool", same), "e7": ("(b, t)", "bool"), "e8": ("(b, t, 4*d)", "bool"),
+        "v1": ("(*, b, t, d)", "float"), "v2": ("(*, b, t, d)", "float"), "v3": ("(*, d)", "float", ("scale", 2.0, "v * 2", None, None)),
+        "v4": ("(b, t, d)", "float"), "v5": ("(b, t, d)", "float", ("scale", 2.0, "x / 0.5", "0.5", None)),
+        "k9": (None, "bool"),  # against a tensor of unknown shape
+        "e9": (None, "bool"),  # ``input=`` is not read: unknown, not a made-up shape
+        "e10": ("(b, t)", "bool"),  # ``other=`` broadcasts
+        "k10": (None, "bool"),  # d == 4 against 5: torch raises
+        "d20": ("(b, t)", None), "d21": ("(b, t)", None),  # int64 in torch: never bool
+        "d22": ("(b, t)", "bool"), "d23": ("(b, t)", "bool"),
+        "c5": (None, "float"),  # d == 4 by the assert: 4 vs 5
+        "c6": ("(b, t, 4)", "float"),  # 4*d against 4: fits when d is 1, not reported
+    }
+    from shapecheck.engine.domain.tags import CauseTag
+
+    assert [name for name in ("c1", "c2", "c3", "c4") if values[name].has(CauseTag)] == ["c1", "c3"]
+    assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts if c.run is run] == [
+        ("broadcast", "add", "x + y", "`+` of shapes (b, t, d) and (b, t, 4*d): d vs 4*d cannot broadcast"),
+        ("broadcast", "sub", "x - y", "`-` of shapes (b, t, d) and (b, t, 4*d): d vs 4*d cannot broadcast"),
+        ("broadcast", "add", "x + torch.ones(5)", "`+` of shapes (b, t, d) and (5): d vs 5 cannot broadcast"),
+    ]

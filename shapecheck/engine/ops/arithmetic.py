@@ -8,7 +8,6 @@ table or embedding to token embeddings records positional information.
 from __future__ import annotations
 
 from dataclasses import replace
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -127,6 +126,10 @@ def tensor_binary(
         if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape) and not a.has(ScaleTag):
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
             # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled".
+            result = result.with_tag(ScaleTag(None, node))
+        elif left_tensor and right_tensor and (a.has(ScaleTag) or b.has(ScaleTag)):
+            # A scaled tensor times or over another tensor (``q * d ** -0.5`` then ``/ temperature``
+            # or ``* self.temp.exp()``): still scaled, by a factor no longer known.
             result = result.with_tag(ScaleTag(None, node))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
@@ -306,12 +309,6 @@ def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if operator is None:
         return UNKNOWN
     return tensor_compare(interp, operator, call.args[0] if call.args else UNKNOWN, call.arg(1, "other"), call.node, frame)
-
-
-def exponent_of(value: Value) -> Fraction | None:
-    scale = scale_of(value)
-    number = scale.value if scale is not None else None
-    return Fraction(number).limit_denominator(64) if number is not None else None
 
 
 def _times(a: Scale | None, b: Scale | None) -> Scale | None:
