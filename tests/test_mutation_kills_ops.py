@@ -1999,45 +1999,72 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
     assert _code(sources["window"].node) == "torch.randint(0, 40, (500,))"
 
 
+WINDOW_EDGES = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+
+    def forward(self, idx):
+        return self.emb(idx)
+
+
+def f(xs, ids: Int[Tensor, "*batch t"]):
+    model = Net()
+    data = torch.randint(0, 40, (500,))
+    batch = torch.randint(0, 40, (4, 16))
+    b3 = torch.randint(0, 40, (4, 16, 3))
+    w = ids[..., 1:]
+    w0 = w[0:2]
+    w1 = w[:, 1:]
+    w2 = w[..., 0, :]
+    w3 = w[..., :, 1:]
+    empty = data[:0]
+    rows_unknown = xs[1:, :]
+    middle = xs[:, 1:, :]
+    b3_window = b3[:, 1:]
+    unknown = xs[:, 1:]
+    unknown_rows = unknown[1:]
+    shifted = batch[:, 1:]
+    new_axis = shifted[None]
+    too_many = shifted[:, :, 1:]
+    seq = torch.randint(0, 40, (4, 16))
+    star = model(*(seq,))
+"""
+
+
 def test_windows_of_variadic_unknown_and_empty_slices() -> None:
-    """A window of a tensor of unknown rank is moved only along its last axis: a slice of a leading
-    axis (``w[0:2]``, ``w[:, 1:]``, ``w[..., 0, :]``) may be any axis, so the window is dropped;
-    ``data[:0]`` is an empty window (torch: length 0), not the whole sequence; a tensor of unknown
-    shape sliced on one axis of several (``xs[1:, :]``, ``xs[:, 1:, :]``) and a 3-D int tensor sliced
-    on its middle axis are no windows; slicing the rows of a window whose time axis was recorded
-    leaves it in place; too many indices (torch raises) give no internal error."""
-    found = _windows(
-        """
-        def f(xs, ids: Int[Tensor, "*batch t"]):
-            data = torch.randint(0, 40, (500,))
-            batch = torch.randint(0, 40, (4, 16))
-            b3 = torch.randint(0, 40, (4, 16, 3))
-            w = ids[..., 1:]
-            w0 = w[0:2]
-            w1 = w[:, 1:]
-            w2 = w[..., 0, :]
-            empty = data[:0]
-            rows_unknown = xs[1:, :]
-            middle = xs[:, 1:, :]
-            b3_window = b3[:, 1:]
-            unknown = xs[:, 1:]
-            unknown_rows = unknown[1:]
-            shifted = batch[:, 1:]
-            too_many = shifted[:, :, 1:]
-        """
-    )
+    """A window of a tensor of unknown rank is moved only along its last axis (``w[..., :, 1:]``
+    moves it by one more); a slice of a leading axis (``w[0:2]``, ``w[:, 1:]``, ``w[..., 0, :]``) may
+    be any axis, so the window is dropped; ``data[:0]`` is an empty window (torch: length 0), not the
+    whole sequence; a tensor of unknown shape sliced on one axis of several (``xs[1:, :]``,
+    ``xs[:, 1:, :]``) and a 3-D int tensor sliced on its middle axis are no windows; slicing the rows
+    of a window whose time axis was recorded leaves it in place, a new leading axis forgets that axis;
+    ids given to a model through ``*args`` are a sequence too; too many indices (torch raises) give no
+    internal error. A window records the subscript that made it, and no tag is ``None``."""
+    from shapecheck.engine.domain.tags import SequenceOriginTag
+
+    found = _windows(WINDOW_EDGES)
     assert "too_many" in found
     del found["too_many"]
     assert found == {
-        "data": None, "batch": None, "b3": None,
+        "model": None, "data": None, "batch": None, "b3": None, "seq": None,
         "w": ("1", "t-1", True, None, False),
         "w0": None, "w1": None, "w2": None,
+        "w3": ("2", "t-2", True, None, False),
         "empty": ("0", "0", True, 0, False),
         "rows_unknown": None, "middle": None, "b3_window": None,
         "unknown": ("1", None, True, 1, False),
         "unknown_rows": ("1", None, True, 1, False),
         "shifted": ("1", "15", True, 1, False),
+        "new_axis": ("1", "15", True, None, False),
+        "star": ("0", "16", False, None, False),
     }
+    values = {a.name: a.value for a in run_of(analyze_src(HEADER + textwrap.dedent(WINDOW_EDGES)), "f").assignments}
+    assert [_code(values[name].tag(SequenceOriginTag).node) for name in ("w", "w3", "empty")] == [
+        "ids[..., 1:]", "w[..., :, 1:]", "data[:0]",
+    ]
+    assert not any(None in value.tags for value in values.values() if isinstance(value, TensorValue))
 
 
 def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword() -> None:
