@@ -13,6 +13,11 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import (
     AttentionOutputTag,
+    CauseTag,
+    LayerOutputTag,
+    LeadingOfUnknownRank,
+    NormalisedTag,
+    PaddingTag,
     ParameterTag,
     FilledTag,
     KernelLayout,
@@ -23,6 +28,7 @@ from shapecheck.engine.domain.tags import (
     ShiftTag,
 )
 from shapecheck.engine.domain.values import (
+    MaskedTag,
     PositionTag,
     ProbsTag,
     ProjectionTag,
@@ -1999,45 +2005,70 @@ def test_slices_of_a_token_sequence_start_move_and_drop_its_window() -> None:
     assert _code(sources["window"].node) == "torch.randint(0, 40, (500,))"
 
 
+WINDOW_EDGES = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+
+    def forward(self, idx):
+        return self.emb(idx)
+
+
+def f(xs, ids: Int[Tensor, "*batch t"]):
+    model = Net()
+    data = torch.randint(0, 40, (500,))
+    batch = torch.randint(0, 40, (4, 16))
+    b3 = torch.randint(0, 40, (4, 16, 3))
+    w = ids[..., 1:]
+    w0 = w[0:2]
+    w1 = w[:, 1:]
+    w2 = w[..., 0, :]
+    w3 = w[..., :, 1:]
+    empty = data[:0]
+    rows_unknown = xs[1:, :]
+    middle = xs[:, 1:, :]
+    b3_window = b3[:, 1:]
+    unknown = xs[:, 1:]
+    unknown_rows = unknown[1:]
+    shifted = batch[:, 1:]
+    new_axis = shifted[None]
+    too_many = shifted[:, :, 1:]
+    seq = torch.randint(0, 40, (4, 16))
+    star = model(*(seq,))
+"""
+
+
 def test_windows_of_variadic_unknown_and_empty_slices() -> None:
-    """A window of a tensor of unknown rank is moved only along its last axis: a slice of a leading
-    axis (``w[0:2]``, ``w[:, 1:]``, ``w[..., 0, :]``) may be any axis, so the window is dropped;
-    ``data[:0]`` is an empty window (torch: length 0), not the whole sequence; a tensor of unknown
-    shape sliced on one axis of several (``xs[1:, :]``, ``xs[:, 1:, :]``) and a 3-D int tensor sliced
-    on its middle axis are no windows; slicing the rows of a window whose time axis was recorded
-    leaves it in place; too many indices (torch raises) give no internal error."""
-    found = _windows(
-        """
-        def f(xs, ids: Int[Tensor, "*batch t"]):
-            data = torch.randint(0, 40, (500,))
-            batch = torch.randint(0, 40, (4, 16))
-            b3 = torch.randint(0, 40, (4, 16, 3))
-            w = ids[..., 1:]
-            w0 = w[0:2]
-            w1 = w[:, 1:]
-            w2 = w[..., 0, :]
-            empty = data[:0]
-            rows_unknown = xs[1:, :]
-            middle = xs[:, 1:, :]
-            b3_window = b3[:, 1:]
-            unknown = xs[:, 1:]
-            unknown_rows = unknown[1:]
-            shifted = batch[:, 1:]
-            too_many = shifted[:, :, 1:]
-        """
-    )
+    """A window of a tensor of unknown rank is moved only along its last axis (``w[..., :, 1:]``
+    moves it by one more); a slice of a leading axis (``w[0:2]``, ``w[:, 1:]``, ``w[..., 0, :]``) may
+    be any axis, so the window is dropped; ``data[:0]`` is an empty window (torch: length 0), not the
+    whole sequence; a tensor of unknown shape sliced on one axis of several (``xs[1:, :]``,
+    ``xs[:, 1:, :]``) and a 3-D int tensor sliced on its middle axis are no windows; slicing the rows
+    of a window whose time axis was recorded leaves it in place, a new leading axis forgets that axis;
+    ids given to a model through ``*args`` are a sequence too; too many indices (torch raises) give no
+    internal error. A window records the subscript that made it, and no tag is ``None``."""
+    found = _windows(WINDOW_EDGES)
     assert "too_many" in found
     del found["too_many"]
     assert found == {
-        "data": None, "batch": None, "b3": None,
+        "model": None, "data": None, "batch": None, "b3": None, "seq": None,
         "w": ("1", "t-1", True, None, False),
         "w0": None, "w1": None, "w2": None,
+        "w3": ("2", "t-2", True, None, False),
         "empty": ("0", "0", True, 0, False),
         "rows_unknown": None, "middle": None, "b3_window": None,
         "unknown": ("1", None, True, 1, False),
         "unknown_rows": ("1", None, True, 1, False),
         "shifted": ("1", "15", True, 1, False),
+        "new_axis": ("1", "15", True, None, False),
+        "star": ("0", "16", False, None, False),
     }
+    values = {a.name: a.value for a in run_of(analyze_src(HEADER + textwrap.dedent(WINDOW_EDGES)), "f").assignments}
+    assert [_code(values[name].tag(SequenceOriginTag).node) for name in ("w", "w3", "empty")] == [
+        "ids[..., 1:]", "w[..., :, 1:]", "data[:0]",
+    ]
+    assert not any(None in value.tags for value in values.values() if isinstance(value, TensorValue))
 
 
 def test_ids_given_to_a_model_are_a_sequence_of_their_own_by_position_or_keyword() -> None:
@@ -3327,9 +3358,6 @@ def _factor(scale) -> object:
 
 def _operator_facts(value) -> tuple:
     """The shape, dtype and tags of an operator's result, each tag by what it records."""
-    from shapecheck.engine.domain.tags import LayerOutputTag, LeadingOfUnknownRank, PaddingTag
-    from shapecheck.engine.domain.values import MaskedTag
-
     tags = []
     for tag in value.tags:
         if isinstance(tag, ScaleTag):
@@ -3497,7 +3525,7 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         if values[name].shape is not None:
             assert _code(values[name].node) == written[name], name  # made at its own operator
     u_times, u_over = (1.0, (("u", 1),)), (1.0, (("u", -1),))
-    added = lambda length, sliced: ("position", "added", None, length, sliced)  # noqa: E731
+    added = lambda length, sliced: ("position", "added", None, length, sliced)
     found = {name: _operator_facts(values[name]) for name in names}
     for name, facts_of in found.items():  # the node of an "added" position tag is its own operator
         for tag in facts_of[2:]:
@@ -3507,8 +3535,8 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         name: tuple(tag[:2] + (None,) + tag[3:] if isinstance(tag, tuple) and tag[:2] == ("position", "added") else tag for tag in f)
         for name, f in found.items()
     }
-    scale = lambda factor, node, origin=None, readable=None: ("scale", factor, node, origin, readable)  # noqa: E731
-    maybe = lambda node: ("position", "unknown", node, None, False)  # noqa: E731
+    scale = lambda factor, node, origin=None, readable=None: ("scale", factor, node, origin, readable)
+    maybe = lambda node: ("position", "unknown", node, None, False)
     expected = {
         "pe1": ("(b, t, 12)", "float", added("32", True), "TokenEmbeddingTag"),
         "pe2": ("(b, t, 12)", "float", added("t", False), "TokenEmbeddingTag"),
@@ -3599,10 +3627,6 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         "l3": ("(*, 3, 6, 8)", "float"),  # another shape: the leading dims are not the head split's
     }
     assert found == {name: (f[0], f[1], *sorted(f[2:], key=str)) for name, f in expected.items()}  # tags in any order
-    from shapecheck.engine.domain.values import MaskedTag
-
-    from shapecheck.engine.domain.tags import NormalisedTag
-
     assert values["m6"].has(NormalisedTag)  # scores plus probabilities: computed from a softmax
     masks = {name: values[name].tag(MaskedTag).mask for name in ("m1", "m2", "m3", "m5", "p1", "p4", "p5", "p6")}
     assert all(mask is values["tri"] for mask in masks.values())
@@ -3737,8 +3761,6 @@ def test_operator_dtypes_comparisons_and_their_mask_tags_follow_torch() -> None:
         "c5": (None, "float"),  # d == 4 by the assert: 4 vs 5
         "c6": ("(b, t, 4)", "float"),  # 4*d against 4: fits when d is 1, not reported
     }
-    from shapecheck.engine.domain.tags import CauseTag
-
     assert [name for name in ("c1", "c2", "c3", "c4") if values[name].has(CauseTag)] == ["c1", "c3"]
     assert [(c.kind, c.op, _code(c.node), c.detail) for c in facts.conflicts if c.run is run] == [
         ("broadcast", "add", "x + y", "`+` of shapes (b, t, d) and (b, t, 4*d): d vs 4*d cannot broadcast"),
