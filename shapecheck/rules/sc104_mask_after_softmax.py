@@ -122,6 +122,10 @@ def _added_to_probabilities(event: OpEvent, attention: AttentionFacts) -> bool |
         return None  # this context does not see the attention softmax (a helper run standalone)
     if masked is None or masked.node is not event.node or not isinstance(masked.mask, TensorValue):
         return None  # nor a tensor added here
+    if _operator(event) == "sub" and not event.tensor(0).has(ProbsTag):
+        # ``y_hard - y_soft.detach()`` (a straight-through estimator): the probabilities are taken
+        # away from something else, not given a bias.
+        return False
     added = masked.mask
     return not (added.has(ProbsTag) or added.has(NormalisedTag) or added.rank == 0)
 

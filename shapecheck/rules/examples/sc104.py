@@ -526,4 +526,23 @@ def attend(query, key, value):
     entropy = -(weights * torch.log(weights + 1e-9)).sum(-1)
     return weights @ value, entropy
 '''),
+    ("straight-through hard attention: one-hot weights minus the detached probabilities, plus them", '''\
+import torch
+from torch import nn
+
+
+class HardAttention(nn.Module):
+    def __init__(self, dim=32):
+        super().__init__()
+        self.scale = dim**-0.5
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        soft = (q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1)
+        index = soft.argmax(dim=-1, keepdim=True)
+        hard = torch.zeros_like(soft).scatter_(-1, index, 1.0)
+        weights = hard - soft.detach() + soft
+        return weights @ v
+'''),
 ]
