@@ -177,3 +177,38 @@ def test_a_one_in_the_fill_in_may_be_the_callers_batch():
     ).replace("embeddings = inputs_embeds\n", "embeddings = inputs_embeds + self.position_embeddings(position_ids)\n")
     assert shapes_of(source, "XEmbeddings.forward", "position_ids") >= {"(b, t)"}
     assert codes(source) == []
+
+
+
+MAYBE_SCALED_TIMES_A_TENSOR = """
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def rope(q: Float[Tensor, "b h t d"], cos: Float[Tensor, "t d"], u: Tensor, w: Float[Tensor, "b h t d"]):
+    maybe = cos / u
+    rotated = q * maybe
+    written = q * 0.125
+    tempered = written / w
+    return rotated, tempered
+"""
+
+
+def test_only_a_scale_the_code_wrote_survives_a_product_with_another_tensor():
+    # ``cos / attention_scaling`` (a factor the engine cannot read) times the query is no scale of
+    # the query: an RMSNorm or a rotary table of maybe-scaled tensors left SC101 silent on OLMo 2,
+    # Qwen3-MoE and five other QK-norm models. ``q * 0.125 / temperature`` stays "maybe scaled".
+    import libcst as cst
+    import textwrap
+
+    from shapecheck.engine import analyze
+    from shapecheck.engine.domain.values import ScaleTag
+
+    source = textwrap.dedent(MAYBE_SCALED_TIMES_A_TENSOR)
+    facts = analyze(cst.parse_module(source), source, "rope.py")
+    values = {a.name: a.value for run in facts.runs for a in run.assignments}
+    assert values["maybe"].tag(ScaleTag) is not None and values["maybe"].tag(ScaleTag).readable is None
+    assert values["rotated"].tag(ScaleTag) is None
+    assert values["tempered"].tag(ScaleTag) is not None
+

@@ -127,9 +127,11 @@ def tensor_binary(
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
             # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled".
             result = result.with_tag(ScaleTag(None, node))
-        elif left_tensor and right_tensor and (a.has(ScaleTag) or b.has(ScaleTag)):
+        elif left_tensor and right_tensor and any(_written_scale(t) for t in (a, b)):
             # A scaled tensor times or over another tensor (``q * d ** -0.5`` then ``/ temperature``
-            # or ``* self.temp.exp()``): still scaled, by a factor no longer known.
+            # or ``* self.temp.exp()``): still scaled, by a factor no longer known. Only a factor
+            # the code wrote counts: hidden states "maybe scaled" by a residual that added an
+            # attention output are not a scaled query, and an RMSNorm of them sets no scale.
             result = result.with_tag(ScaleTag(None, node))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
@@ -309,6 +311,11 @@ def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if operator is None:
         return UNKNOWN
     return tensor_compare(interp, operator, call.args[0] if call.args else UNKNOWN, call.arg(1, "other"), call.node, frame)
+
+
+def _written_scale(tensor: TensorValue) -> bool:
+    tag = tensor.tag(ScaleTag)
+    return tag is not None and tag.readable is not None
 
 
 def _times(a: Scale | None, b: Scale | None) -> Scale | None:
