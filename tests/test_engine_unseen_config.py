@@ -212,3 +212,41 @@ def test_only_a_scale_the_code_wrote_survives_a_product_with_another_tensor():
     assert values["rotated"].tag(ScaleTag) is None
     assert values["tempered"].tag(ScaleTag) is not None
 
+
+
+OPTIONAL_FLOATS = """
+from torch import nn
+
+
+def helper(x, eps: float = 1e-6, softcap: float | None = None):
+    seen_eps = eps
+    seen_softcap = softcap
+    return x
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.eps = config.norm_eps
+        self.softcap = config.attn_logit_softcapping
+
+    def forward(self, x):
+        return helper(x, eps=self.eps, softcap=self.softcap)
+"""
+
+
+def test_a_float_parameter_that_may_be_none_is_not_made_a_number():
+    # ``softcap: float | None = None`` given ``config.attn_logit_softcapping`` may be None, so
+    # ``if softcap is not None`` keeps both paths (videoprism's softcapped attention); ``eps: float``
+    # given an unreadable value is a number.
+    import libcst as cst
+    import textwrap
+
+    from shapecheck.engine import analyze
+    from shapecheck.engine.domain.values import FloatValue
+
+    source = textwrap.dedent(OPTIONAL_FLOATS)
+    facts = analyze(cst.parse_module(source), source, "block.py")
+    inlined = {a.name: a.value for run in facts.runs if run.inlined for a in run.assignments}
+    assert isinstance(inlined["seen_eps"], FloatValue)
+    assert not isinstance(inlined["seen_softcap"], FloatValue)

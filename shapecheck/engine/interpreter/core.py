@@ -652,9 +652,12 @@ def is_static(node: cst.FunctionDef) -> bool:
 
 
 def _declares_a_real_number(imports: ImportTable, param: cst.Param) -> bool:
-    """A parameter whose default is a float literal (``eps=1e-6``) or annotated ``float``."""
+    """A parameter whose default is a float literal (``eps=1e-6``) or annotated ``float`` without a
+    ``None`` default (``softcap: float | None = None`` may be None: ``is not None`` stays open)."""
     if isinstance(literal_value(param.default), FloatValue):
         return True
+    if isinstance(param.default, cst.Name) and param.default.value == "None":
+        return False
     return annotated_class_name(imports, param.annotation) == "float"
 
 
