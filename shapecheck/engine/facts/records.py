@@ -65,7 +65,7 @@ class FunctionRun:
             elif run.inlined and run.call_node is not None and run.instance is None:
                 if origin is None:
                     call = call or run.call_node
-                elif _passes_arguments(run.call_node):
+                elif passes_arguments(run.call_node):
                     origin = run.call_node  # a factory that got the values (``make(512, n_heads=6)``)
         return origin or call
 
@@ -77,7 +77,8 @@ class FunctionRun:
         return run
 
 
-def _passes_arguments(node: cst.CSTNode) -> bool:
+def passes_arguments(node: cst.CSTNode | None) -> bool:
+    """A call that gives its callee arguments (``make(512, n_heads=6)``)."""
     return isinstance(node, cst.Call) and bool(node.args)
 
 

@@ -40,7 +40,7 @@ from shapecheck.engine.domain.values import (
     as_tensor,
     dim_of,
 )
-from shapecheck.engine.facts.records import ModuleConstruction
+from shapecheck.engine.facts.records import ModuleConstruction, passes_arguments
 from shapecheck.engine.ops.base import (
     OPS,
     Call,
@@ -344,14 +344,10 @@ def _sizes_written(interp: "Interpreter", module: ModuleValue) -> cst.CSTNode | 
     for built in reversed(interp.facts.constructions):
         if built.ident == module.ident:
             site, run = built.node, built.run
-            while run is not None and run.inlined and run.instance is None and run.cls is None and _passes_arguments(run.call_node):
+            while run is not None and run.inlined and run.instance is None and run.cls is None and passes_arguments(run.call_node):
                 site, run = run.call_node, run.parent
             return site
     return module.node
-
-
-def _passes_arguments(node: cst.CSTNode | None) -> bool:
-    return isinstance(node, cst.Call) and bool(node.args)
 
 
 def _applied_in(frame: "Frame") -> str:
