@@ -100,12 +100,15 @@ def measure(paths: Sequence[Path], stages: bool = False) -> dict:
     from shapecheck import linter
     from shapecheck.project import Workspace
 
+    from shapecheck.collector import lint_thresholds
+
     sources = [corpora.read_text(path) for path in paths]
     gc.collect()
     started = clock()
     alone_findings = 0
-    for path, source in zip(paths, sources):
-        alone_findings += len(linter.lint_source(source, str(path)).diagnostics)
+    with lint_thresholds():  # both modes with the collector settings of `shapecheck lint`
+        for path, source in zip(paths, sources):
+            alone_findings += len(linter.lint_source(source, str(path)).diagnostics)
     per_file = clock() - started
 
     gc.collect()
@@ -115,9 +118,10 @@ def measure(paths: Sequence[Path], stages: bool = False) -> dict:
     workspace = Workspace()
     project_findings = 0
     try:
-        for path in paths:
-            result = linter.lint_path(path, str(path), None, workspace)
-            project_findings += len(result.diagnostics) + len(result.foreign)
+        with lint_thresholds():
+            for path in paths:
+                result = linter.lint_path(path, str(path), None, workspace)
+                project_findings += len(result.diagnostics) + len(result.foreign)
     finally:
         if remove is not None:
             remove()
@@ -252,16 +256,18 @@ import json, resource, sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from shapecheck import linter
+from shapecheck.collector import lint_thresholds
 from shapecheck.project import Workspace
 paths = [Path(p) for p in json.loads(sys.argv[2])]
 mode = sys.argv[3]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 workspace = Workspace()
-for path in paths:
-    if mode == "project":
-        linter.lint_path(path, str(path), None, workspace)
-    else:
-        linter.lint_source(path.read_text(), str(path))
+with lint_thresholds():
+    for path in paths:
+        if mode == "project":
+            linter.lint_path(path, str(path), None, workspace)
+        else:
+            linter.lint_source(path.read_text(), str(path))
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"before_mb": before / 1024, "peak_mb": after / 1024}))
 """

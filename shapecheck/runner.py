@@ -21,6 +21,7 @@ from shapecheck.config import ConfigResolver
 from shapecheck import notebooks
 from shapecheck.budget import BUDGET_ENV, OverBudget, file_budget, time_budget
 from shapecheck.cache import Cache, Dependency, content_hash
+from shapecheck.collector import lint_thresholds
 from shapecheck.diagnostics import Diagnostic, FileError, cell_key
 from shapecheck.discovery import Target, discover
 from shapecheck.fixes import FixError, fix_module, unified_diff, write_atomically
@@ -80,6 +81,11 @@ _WORKSPACE: Workspace | None = None
 
 def run(options: LintOptions, registry: Registry | None = None) -> LintRun:
     """Check ``options.paths``. Raises ``ConfigError`` / ``SelectionError`` for unusable settings."""
+    with lint_thresholds():  # worker processes forked during the run inherit the thresholds
+        return _run(options, registry)
+
+
+def _run(options: LintOptions, registry: Registry | None) -> LintRun:
     if registry is None:
         registry = linter.registry()
     resolver = ConfigResolver(registry, explicit=options.config, isolated=options.isolated)

@@ -44,6 +44,8 @@ class Suppressions:
     @classmethod
     def from_source(cls, source: str) -> "Suppressions":
         table: dict[int, set[str]] = {}
+        if not (_IGNORE.search(source) or _NOQA.search(source)):
+            return cls(table)  # no such text anywhere, so no such comment: skip the tokenizer
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
         except (tokenize.TokenError, SyntaxError, IndentationError):

@@ -76,3 +76,42 @@ def test_a_reexported_no_grad_still_switches_gradients_off(tmp_path: Path) -> No
         "train.py": TRAINING.format(module="helpers", decorator="no_grad"),
     })
     assert grad_of_calls(tmp_path) == {"model(ids)": {None}, "net(batch)": {False}}
+
+
+def test_a_lint_run_collects_garbage_less_often_and_restores_the_thresholds(tmp_path: Path, monkeypatch) -> None:
+    """``shapecheck lint`` raises the collector's thresholds while it runs (a project's parsed
+    modules stay alive, and each full collection walks them all), then puts the caller's back, also
+    when the run fails."""
+    import gc
+
+    from shapecheck import runner
+    from shapecheck.collector import LINT_THRESHOLDS
+
+    (tmp_path / "model.py").write_text("import torch\nx = torch.zeros(2, 3)\n")
+    seen: list[tuple[int, ...]] = []
+    lint_source = linter.lint_source
+
+    def spy(*args, **kwargs):
+        seen.append(gc.get_threshold())
+        return lint_source(*args, **kwargs)
+
+    monkeypatch.setattr(linter, "lint_source", spy)
+    before = gc.get_threshold()
+    gc.set_threshold(900, 9, 9)
+    try:
+        runner.run(runner.LintOptions(paths=[str(tmp_path)], isolated=True, jobs=1, cache=False))
+        assert seen == [LINT_THRESHOLDS]
+        assert gc.get_threshold() == (900, 9, 9)
+
+        def failing(*args, **kwargs):
+            raise RuntimeError("boom")
+
+        monkeypatch.setattr(runner, "_run", failing)
+        try:
+            runner.run(runner.LintOptions(paths=[str(tmp_path)], isolated=True, jobs=1, cache=False))
+        except RuntimeError:
+            pass
+        assert gc.get_threshold() == (900, 9, 9)
+    finally:
+        gc.set_threshold(*before)
+    assert LINT_THRESHOLDS[0] > before[0]  # rarer young collections than CPython's default

@@ -43,3 +43,20 @@ def test_ignore_file(test_rules) -> None:
 def test_cli_honours_noqa(cli, tmp_path, test_rules) -> None:
     (tmp_path / "m.py").write_text("bad_name = 1  # noqa: SC990\n")
     assert cli("lint", "m.py", cwd=tmp_path).code == 0
+
+
+def test_a_file_without_suppression_text_is_not_tokenized(monkeypatch) -> None:
+    """The tokenizer (about 6% of the lint of a small file with findings) runs only when a suppression
+    comment's text appears somewhere in the file; a match inside a string is still no comment."""
+    import tokenize
+
+    from shapecheck.suppression import Suppressions
+
+    calls: list[int] = []
+    generate = tokenize.generate_tokens
+    monkeypatch.setattr(tokenize, "generate_tokens", lambda readline: calls.append(1) or generate(readline))
+    assert Suppressions.from_source("x = 1  # a comment\ny = '#'\n").by_line == {}
+    assert calls == []
+    assert Suppressions.from_source("x = '# noqa'\n").by_line == {}
+    assert calls == [1]
+    assert Suppressions.from_source("x = 1  # noqa: SC101\n").by_line == {1: {"SC101"}}
