@@ -1005,3 +1005,78 @@ def f(x, y):
     invented = z.shape.dims[0]
     assert facts.made_up(invented) and facts.made_up(Dim.sym(f"{invented}|t"))
     assert not facts.made_up(Dim.sym("t")) and not facts.made_up(Dim.const(64))
+
+
+# --- a module chosen by the configuration --------------------------------------------------------
+
+CHOSEN_MODULES = """
+import torch
+from torch import nn
+from jaxtyping import Float
+from torch import Tensor
+
+
+class FullAttention(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.mix = nn.Linear(width, width)
+
+    def forward(self, hidden):
+        return self.mix(hidden)
+
+
+class SparseAttention(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.mix = nn.Linear(width, width)
+
+    def forward(self, hidden):
+        return self.mix(hidden)
+
+
+class Layer(nn.Module):
+    def __init__(self, config, width=64):
+        super().__init__()
+        if config.attention_type == "full":
+            self.attention = FullAttention(width)
+        else:
+            self.attention = SparseAttention(width)
+        self.norm = nn.LayerNorm(width) if config.pre_norm else nn.Identity()
+        self.head = nn.Linear(width, 10)
+
+    def forward(self, x: Float[Tensor, "b t 64"]):
+        mixed = self.attention(x)
+        normed = self.norm(mixed)
+        return self.head(normed)
+"""
+
+
+def test_a_module_chosen_on_an_undecided_branch_is_either_one_and_both_are_followed():
+    """``if config.x: self.a = A(...) else: self.a = B(...)`` and ``nn.LayerNorm(d) if c else
+    nn.Identity()``: the attribute holds one of the modules; calling it runs each with the caller's
+    tensors and joins what they return (before, the last branch's module or nothing was known)."""
+    facts = facts_of(CHOSEN_MODULES)
+    called = {run.qualname for run in facts.runs if run.inlined}
+    assert {"FullAttention.forward", "SparseAttention.forward"} <= called
+    found = values(CHOSEN_MODULES, "Layer.forward")
+    assert shape(found["mixed"]) == "(b, t, 64)" and shape(found["normed"]) == "(b, t, 64)"
+
+
+def test_a_mis_sized_layer_after_a_chosen_module_is_found():
+    bug = twin(CHOSEN_MODULES, "self.head = nn.Linear(width, 10)", "self.head = nn.Linear(2 * width, 10)")
+    assert codes(CHOSEN_MODULES) == []
+    assert codes(bug) == ["SC406"]
+
+
+def test_two_layers_of_one_kind_on_two_branches_keep_the_last_one_written():
+    """``nn.Linear(d, 2 * d)`` or ``nn.Linear(d, 3 * d)``: joined sizes would hide the configuration
+    the code after the ``if`` is written for (``tests/test_engine_precision_guards.py``)."""
+    source = CHOSEN_MODULES.replace(
+        "        self.head = nn.Linear(width, 10)\n",
+        "        if config.wide:\n            self.head = nn.Linear(width, 20)\n        else:\n            self.head = nn.Linear(width, 10)\n",
+    )
+    assert shape(values(source, "Layer.forward")["normed"]) == "(b, t, 64)"
+    facts = facts_of(source)
+    run = [r for r in facts.runs if r.qualname == "Layer.forward" and not r.inlined][0]
+    head = [e for e in facts.events if e.run is run and e.op == "module.Linear"]
+    assert [str(e.result_tensor.shape) for e in head] == ["(b, t, 10)"]

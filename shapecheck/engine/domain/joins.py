@@ -15,6 +15,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
     ConstValue,
+    EitherModule,
     IntValue,
     Opaque,
     ProbsTag,
@@ -22,6 +23,7 @@ from shapecheck.engine.domain.values import (
     TensorValue,
     TupleValue,
     Value,
+    is_module_value,
 )
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
@@ -57,12 +59,26 @@ def join_values(left: Value, right: Value) -> Value:
         return TensorValue(None, None, left.tags, left.node)
     if isinstance(left, TupleValue) and isinstance(right, TupleValue) and len(left.items) == len(right.items):
         return TupleValue(tuple(join_values(a, b) for a, b in zip(left.items, right.items)))
+    if is_module_value(left) and is_module_value(right):
+        return _either(left, right)
     try:
         if left == right:
             return left
     except Exception:  # pragma: no cover - defensive: exotic equality
         return UNKNOWN
     return UNKNOWN
+
+
+def _either(left: Value, right: Value) -> Value:
+    """The modules two paths put under one name, each once (by identity)."""
+    options: list[Value] = []
+    for value in (left, right):
+        for option in value.options if isinstance(value, EitherModule) else (value,):
+            if not any(option is seen for seen in options):
+                options.append(option)
+    if len(options) > EitherModule.MAX_OPTIONS:
+        return UNKNOWN
+    return options[0] if len(options) == 1 else EitherModule(tuple(options))
 
 
 def _read_from_the_unseen(value: Value) -> bool:

@@ -505,6 +505,27 @@ class ObjectValue(Value):
         return self.cls.name
 
 
+@dataclass(frozen=True, eq=False)
+class EitherModule(Value):
+    """One of several modules, by a path the engine cannot decide: ``self.self = FullAttention(c)``
+    on one branch of the constructor and ``BlockSparseAttention(c)`` on the other, or
+    ``nn.LayerNorm(d) if norm else nn.Identity()``. Calling it runs every option and joins their
+    results; an attribute read off it is the join of the options' attributes."""
+
+    options: tuple[Value, ...]
+
+    #: More options than this are not followed (a join inside a loop would grow without end).
+    MAX_OPTIONS = 4
+
+    def describe(self) -> str:
+        return " or ".join(option.describe() for option in self.options)
+
+
+def is_module_value(value: Value) -> bool:
+    """A torch layer, an instance of a module class of the analysed code, or a choice of those."""
+    return isinstance(value, (ModuleValue, EitherModule)) or (isinstance(value, ObjectValue) and value.cls.is_module)
+
+
 def own_instance(value: Value, index: int, label: str | None = None) -> Value:
     """One of several like modules that one expression builds (a comprehension, a repeated
     builder): the same configuration, an identity of its own, so that four comprehension-built

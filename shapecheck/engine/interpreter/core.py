@@ -33,6 +33,7 @@ from shapecheck.engine.domain.values import (
     FunctionValue,
     IntValue,
     ModuleIdent,
+    EitherModule,
     ModuleValue,
     ObjectValue,
     Opaque,
@@ -425,6 +426,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return result
         if isinstance(callee, ModuleValue):
             return dispatch.call_module(self, callee, call, frame)
+        if isinstance(callee, EitherModule):
+            result = self.call(callee.options[0], call, frame)
+            for option in callee.options[1:]:
+                result = join_values(result, self.call(option, call, frame))
+            return result
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
             layer = callee.attrs.get(dispatch.NN_BASE)

@@ -28,6 +28,7 @@ from shapecheck.engine.domain.values import (
     TupleValue,
     Value,
     dim_of,
+    is_module_value,
     known_sizes,
 )
 from shapecheck.engine.domain.tags import ParameterTag
@@ -48,6 +49,33 @@ from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
+
+
+def _modules_assigned(owner: ObjectValue | None, before: dict[str, Value]) -> dict[str, Value]:
+    """The modules a branch put on ``self`` (attributes that changed to a module value)."""
+    if owner is None:
+        return {}
+    return {
+        name: value for name, value in owner.attrs.items()
+        if before.get(name) is not value and is_module_value(value)
+    }
+
+
+def _keep_either_module(owner: ObjectValue | None, then_modules: dict[str, Value], then_frame: Frame, else_frame: Frame) -> None:
+    """``if config.sparse: self.attn = SparseAttention(c)`` / ``else: self.attn = FullAttention(c)``:
+    both branches write the same attribute, so after the ``if`` it holds one of the two modules,
+    not the one the last branch analysed wrote. Two layers of one kind (``nn.Linear(d, 2 * d)`` or
+    ``nn.Linear(d, 3 * d)``) and other attributes keep the last value written, as before: the code
+    after the ``if`` is written for one configuration, and joined sizes would hide it."""
+    if owner is None or then_frame.terminated or else_frame.terminated:
+        return
+    for name, module in then_modules.items():
+        current = owner.attrs.get(name)
+        if current is module or not is_module_value(current):
+            continue
+        if isinstance(module, ModuleValue) and isinstance(current, ModuleValue) and module.kind == current.kind:
+            continue
+        owner.attrs[name] = join_values(module, current)
 
 
 class StatementExecutor:
@@ -249,13 +277,17 @@ class StatementExecutor:
                 self._snapshot_run(frame, node.orelse.body.body)
             return
         then_frame = frame.fork()
+        owner = frame.self_value if isinstance(frame.self_value, ObjectValue) else None
+        before = dict(owner.attrs) if owner is not None else {}
         self._snapshot_run(then_frame, node.body.body)
+        then_modules = _modules_assigned(owner, before)
         else_frame = frame.fork()
         if node.orelse is not None:
             if isinstance(node.orelse, cst.If):
                 self._exec_if(node.orelse, else_frame)
             else:
                 self._snapshot_run(else_frame, node.orelse.body.body)
+        _keep_either_module(owner, then_modules, then_frame, else_frame)
         if divisibility is not None and raising:
             self._assume_divisible(divisibility[0], divisibility[1], else_frame)
         self._assume_equal(equalities, else_frame)

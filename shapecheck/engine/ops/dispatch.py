@@ -39,6 +39,7 @@ from shapecheck.engine.domain.values import (
     FunctionValue,
     IntValue,
     ModuleIdent,
+    EitherModule,
     ModuleValue,
     ObjectValue,
     Opaque,
@@ -55,6 +56,7 @@ from shapecheck.engine.domain.values import (
     is_scalar,
     scale_of,
 )
+from shapecheck.engine.domain.joins import join_values
 from shapecheck.engine.facts.records import OpEvent
 from shapecheck.engine.ops import (  # noqa: F401 (registration)
     elementwise,
@@ -334,6 +336,11 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         return UNKNOWN
     if isinstance(base, ModuleValue):
         return nn_modules.module_attribute(interp, base, attr, node, frame)
+    if isinstance(base, EitherModule):
+        joined = attribute(interp, base.options[0], attr, node, frame)
+        for option in base.options[1:]:
+            joined = join_values(joined, attribute(interp, option, attr, node, frame))
+        return joined
     if isinstance(base, Opaque):
         if attr in ("shape", "T", "mT", "ndim"):
             return tensor_attribute(interp, UNKNOWN_TENSOR, attr, node, frame)
