@@ -1080,3 +1080,28 @@ def test_two_layers_of_one_kind_on_two_branches_keep_the_last_one_written():
     run = [r for r in facts.runs if r.qualname == "Layer.forward" and not r.inlined][0]
     head = [e for e in facts.events if e.run is run and e.op == "module.Linear"]
     assert [str(e.result_tensor.shape) for e in head] == ["(b, t, 10)"]
+
+
+def test_positions_counted_past_the_padding_with_cumsum_are_positions():
+    """OPT and RoBERTa number the tokens past the padding, ``cumsum(mask, dim=1) * mask``, instead
+    of with ``arange``: a lookup with those ids is a positional table, not token embeddings."""
+    source = """
+import torch
+from torch import nn
+
+
+class LearnedPositions(nn.Embedding):
+    def __init__(self, num_positions: int = 512, dim: int = 64):
+        super().__init__(num_positions + 2, dim)
+
+    def forward(self, attention_mask: torch.LongTensor):
+        attention_mask = attention_mask.long()
+        positions = (torch.cumsum(attention_mask, dim=1).type_as(attention_mask) * attention_mask).long() - 1
+        table = super().forward(positions + 2)
+        return table
+"""
+    from shapecheck.engine.domain.values import PositionTag, TokenEmbeddingTag
+
+    table = values(source, "LearnedPositions.forward")["table"]
+    assert table.tag(PositionTag) is not None and table.tag(PositionTag).kind == "table"
+    assert not table.has(TokenEmbeddingTag)

@@ -16,6 +16,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN_TENSOR,
     ConstValue,
     MaskedTag,
+    PositionTag,
     ProbsTag,
     Scale,
     ScaleTag,
@@ -73,6 +74,10 @@ def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if name in ("roll", "flip", "cumsum", "cumprod"):
         tags = windows.positions_moved(tags)  # the tokens are no longer where they were
     result = TensorValue(source.shape, dtype, tags, call.node)
+    if name == "cumsum" and source.dtype in ("int", "bool", None) and _along_tokens(source, call) and not result.has(PositionTag):
+        # ``torch.cumsum(attention_mask, dim=1)`` / ``cumsum(ids.ne(pad).int(), dim=1)``: the
+        # position of each token counted past the padding (OPT, RoBERTa), positions as an arange is.
+        result = result.with_tag(PositionTag(call.node, "index"))
     layer = source.tag(LayerOutputTag)
     if layer is not None:
         result = result.with_tag(layer)
@@ -88,6 +93,16 @@ def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if name in ("normalize", "layer_norm", "rms_norm"):
         return result.with_tag(ScaleTag(None, call.node))  # cosine / QK-norm attention: own scale
     return result
+
+
+def _along_tokens(source: TensorValue, call: Call) -> bool:
+    """A running count along an axis after the batch axis (``dim=1`` or ``-1`` of ``(b, t)``), not
+    down the batch."""
+    axis = int_of(call.arg(1, "dim"))
+    if axis is None:
+        return False
+    rank = source.shape.rank if source.shape is not None and not source.shape.variadic else None
+    return axis != 0 and (rank is None or axis % rank != 0)
 
 
 def _pow(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
