@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import textwrap
+import traceback
+from pathlib import Path, PurePosixPath
 
 import libcst as cst
 
@@ -1521,7 +1523,7 @@ def test_a_decorator_from_the_project_is_read_from_its_import_and_a_re_exported_
     the file). A re-export of ``torch.no_grad`` under its own name is followed into its module, by
     name, through the module (``grads.no_grad()``) and through a package's module
     (``from tools import switches``, ``switches.no_grad()``)."""
-    from pathlib import Path
+    from pathlib import Path, PurePosixPath
 
     from shapecheck.linter import analyze
     from shapecheck.project import LintContext, Workspace
@@ -3767,3 +3769,64 @@ def test_operator_dtypes_comparisons_and_their_mask_tags_follow_torch() -> None:
         ("broadcast", "sub", "x - y", "`-` of shapes (b, t, d) and (b, t, 4*d): d vs 4*d cannot broadcast"),
         ("broadcast", "add", "x + torch.ones(5)", "`+` of shapes (b, t, d) and (5): d vs 5 cannot broadcast"),
     ]
+
+
+# --- ops/base.py: applying a rule, and the helpers every rule shares --------------------------------
+
+
+def _failing_rule(error: BaseException):
+    def helper():
+        raise error
+
+    def rule(interp, call, frame):
+        helper()
+
+    return rule
+
+
+def test_an_op_rule_that_raises_is_an_internal_error_with_its_first_line_and_place(monkeypatch) -> None:
+    """``apply`` catches what a rule raises: the op's result is unknown, the error is counted with
+    the op's name, the call, the exception's type and first line, and the file and line that raised
+    (``SHAPECHECK_DEBUG=1`` raises it instead); a RecursionError is a depth limit, not counted."""
+    from shapecheck.engine.ops import base
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"]):
+            y = torch.relu(x)
+            z = x.exp()
+            s = torch.sigmoid(x)
+            return y
+        """
+    )
+    monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
+    monkeypatch.setitem(base.OPS, "relu", _failing_rule(ValueError("  bad axis\nsecond line ")))
+    monkeypatch.setitem(base.OPS, "exp", _failing_rule(KeyError()))
+    monkeypatch.setitem(base.OPS, "sigmoid", lambda interp, call, frame: PurePosixPath("a").relative_to("b"))
+    try:
+        PurePosixPath("a").relative_to("b")
+    except ValueError as error:  # where pathlib raises it: the last frame, in another file than the rule
+        last = traceback.extract_tb(error.__traceback__)[-1]
+        in_pathlib = (f"{Path(last.filename).name}:{last.lineno}", f"{type(error).__name__}: {str(error).splitlines()[0]}")
+    facts = analyze_src(src)
+    line = _failing_rule.__code__.co_firstlineno + 2  # the helper's line, the last frame of the traceback
+    found = [(e.op, _code(e.node), e.error, e.where) for e in facts.internal_errors]
+    assert found == [
+        ("relu", "torch.relu(x)", "ValueError: bad axis", f"test_mutation_kills_ops.py:{line}"),
+        ("exp", "x.exp()", "KeyError", f"test_mutation_kills_ops.py:{line}"),
+        ("sigmoid", "torch.sigmoid(x)", in_pathlib[1], in_pathlib[0]),
+    ]
+    assert in_pathlib[0] != f"test_mutation_kills_ops.py:{line}"
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert [isinstance(values[name], TensorValue) for name in ("y", "z", "s")] == [False, False, False]
+    monkeypatch.setitem(base.OPS, "relu", _failing_rule(RecursionError()))
+    monkeypatch.setitem(base.OPS, "exp", _failing_rule(IndexError("out of range")))
+    facts = analyze_src(src)
+    assert [(e.op, e.error) for e in facts.internal_errors] == [("exp", "IndexError: out of range"), ("sigmoid", in_pathlib[1])]
+    monkeypatch.setenv("SHAPECHECK_DEBUG", "1")
+    try:
+        analyze_src(src)
+    except IndexError as error:
+        assert str(error) == "out of range"
+    else:
+        raise AssertionError("SHAPECHECK_DEBUG=1 must raise the rule's error")
