@@ -7,6 +7,7 @@ asserts the shape, dtype, tags or conflicts the engine infers; shapes are what t
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 import traceback
 from pathlib import Path, PurePosixPath
@@ -3830,3 +3831,81 @@ def test_an_op_rule_that_raises_is_an_internal_error_with_its_first_line_and_pla
         assert str(error) == "out of range"
     else:
         raise AssertionError("SHAPECHECK_DEBUG=1 must raise the rule's error")
+
+
+ANNOTATED = """
+def f(x: Float[Tensor, "b t 4"], u: Float[Tensor, "b t d"], w):
+    c = torch.cat([x, x], dim=-1)
+    y: Float[Tensor, "b t 5"] = c
+    z: Float[Tensor, "b t 8"] = c
+    assert u.shape[-1] == 4
+    v: Float[Tensor, "b t 5"] = u
+    v2: Float[Tensor, "b t 4"] = u
+    k: Float[Tensor, "b t 5"] = w(x)
+    m: Tensor = x
+    n: Float[Tensor, "b t 5"] = x
+    return y
+"""
+
+
+def test_an_annotated_assignment_that_contradicts_its_value_is_a_conflict_and_goes_on_annotated() -> None:
+    """``check_annotation``: a value whose inferred shape provably differs from its jaxtyping
+    annotation (``(b, t, 8)`` or ``(b, t, 4)`` against ``"b t 5"``, or ``d`` once an assert made it 4)
+    is an ``annotation`` conflict at the assignment, whose causes are the suspects the value was
+    computed from (a cat); analysis goes on with the annotated shape, marked as following from the
+    assignment. A value that fits, one of unknown shape, and a bare ``Tensor`` annotation change
+    nothing."""
+    values, conflicts = _run(ANNOTATED)
+    causes = {name: sorted(_code(node) for node in values[name].tag(CauseTag).nodes) if values[name].has(CauseTag) else []
+              for name in ("y", "z", "v", "v2", "k", "m", "n")}
+    shapes = {name: _shape(values[name]) for name in causes}
+    assert shapes == {"y": "(b, t, 5)", "z": "(b, t, 8)", "v": "(b, t, 5)", "v2": "(b, t, d)", "k": None, "m": "(b, t, 4)", "n": "(b, t, 5)"}
+    cat = "torch.cat([x, x], dim=-1)"
+    assert causes == {
+        "y": [cat, 'y: Float[Tensor, "b t 5"] = c'], "z": [cat], "v": ['v: Float[Tensor, "b t 5"] = u'], "v2": [],
+        "k": [], "m": [], "n": ['n: Float[Tensor, "b t 5"] = x'],
+    }
+    assert [(c.kind, c.op, _code(c.node), c.detail, sorted(_code(node) for node in c.causes)) for c in conflicts] == [
+        ("annotation", "annotation", 'y: Float[Tensor, "b t 5"] = c',
+         "`y` has inferred shape (b, t, 8) but is annotated (b, t, 5): dim 2 is 8, annotated 5", [cat]),
+        ("annotation", "annotation", 'v: Float[Tensor, "b t 5"] = u',
+         "`v` has inferred shape (b, t, d) but is annotated (b, t, 5): dim 2 is d, annotated 5", []),
+        ("annotation", "annotation", 'n: Float[Tensor, "b t 5"] = x',
+         "`n` has inferred shape (b, t, 4) but is annotated (b, t, 5): dim 2 is 4, annotated 5", []),
+    ]
+
+
+def test_ops_of_one_rank_fix_a_variadic_shape_and_element_symbols_are_items() -> None:
+    """``_with_rank``: ``permute`` with three axes of a ``*b h t d`` tensor is ``(h, d, t)`` (torch,
+    for the only rank it accepts, 3); with four axes of a 3-D tensor torch raises: unknown, not a
+    made-up shape; ``bmm`` / ``mm`` of a tensor of unknown shape give no internal error.
+    ``broadcast_with_unknown`` through ``where`` with a condition of unknown shape: at least the
+    other operand's dims after an unknown prefix, a 1 among them any size (``_``), whatever the rank.
+    ``element_symbol``: ``tolist()`` and a loop over one 1-D int tensor share one made-up ``item``
+    symbol, not named after the assignment's target."""
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], v: Float[Tensor, "*b h t d"], u, ix: Int[Tensor, "n"], a: Float[Tensor, "t d"],
+              c: Float[Tensor, "b e d"], q: Float[Tensor, "b h t d"], g: Float[Tensor, "*b t d"]):
+            s = ix.tolist()
+            for i in ix:
+                j = i
+            p1 = v.permute(0, 2, 1)
+            p2 = x.permute(0, 1, 2, 3)
+            m1 = torch.bmm(u, c)
+            m3 = torch.mm(a, a.t())
+            m4 = torch.mm(g, a.t())
+            cond = u(x)
+            w1 = torch.where(cond, q, 0.0)
+            w2 = torch.where(cond, x, 0.0)
+            w3 = torch.where(cond, x.view(x.shape[0], 1, x.shape[1], x.shape[2]), 0.0)
+            return x
+        """
+    )
+    shapes = {name: _shape(values[name]) for name in ("p1", "p2", "m1", "m3", "m4", "cond", "w1", "w2", "w3")}
+    assert shapes == {
+        "p1": "(h, d, t)", "p2": None, "m1": "(*, _, d)", "m3": "(t, t)", "m4": "(t, t)", "cond": None,
+        "w1": "(*, b, h, t, d)", "w2": "(*, b, t, d)", "w3": "(*, b, _, t, d)",
+    }
+    item = values["s"].element.dim
+    assert values["j"].dim == item and re.fullmatch(r"item\d+", item.name)
