@@ -29,6 +29,7 @@ from shapecheck.engine.domain.tags import (
     Reordered,
     SequenceOriginTag,
     ShiftTag,
+    StreamTag,
 )
 from shapecheck.engine.domain.values import (
     MaskedTag,
@@ -3909,3 +3910,142 @@ def test_ops_of_one_rank_fix_a_variadic_shape_and_element_symbols_are_items() ->
     }
     item = values["s"].element.dim
     assert values["j"].dim == item and re.fullmatch(r"item\d+", item.name)
+
+
+LOOPS = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        lin = nn.Linear(4, 4)
+        self.one = nn.ModuleList([nn.Linear(4, 8)])
+        self.two = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 8)])
+        self.same = nn.ModuleList([lin, lin])
+        self.chain = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+        self.rep = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.d = nn.ModuleDict({"a": nn.Linear(4, 8)})
+
+    def forward(self, x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"], m: Float[Tensor, "b s 4"]):
+        for layer in self.one:
+            o1 = layer(x)
+            break
+        for layer in self.two:
+            o2 = layer(x)
+            break
+        for layer in self.same:
+            o3 = layer(x)
+            break
+        h = x
+        for layer in self.chain:
+            h = layer(h)
+        c1 = h
+        for k in self.d:
+            kk = k
+        for a in (x, x):
+            t1 = a
+            break
+        for a in (x, y):
+            t2 = a
+            break
+        for a, b in zip((x, y), (m, m)):
+            z1 = a
+            z2 = b
+            break
+        for i, a in enumerate((x, x)):
+            e1 = a
+            break
+        r1 = [layer(x) for layer in self.rep if layer is not None]
+        r2 = [layer(x) for layer in self.two if layer is not None]
+        r3 = [layer(x) for layer in self.one if layer is not None]
+        return x
+"""
+
+
+def test_loop_elements_of_layer_lists_tuples_and_zips_are_what_every_item_agrees_on() -> None:
+    """``known_items`` and ``iteration_element``: a loop of distinct layers without a jump runs each
+    one (``(b, t, 4)`` through ``Linear(4, 8)`` then ``Linear(8, 2)``: ``(b, t, 2)``); with a
+    ``break`` (not unrolled) or in a filtered comprehension the element is the one layer of a
+    one-item list, the same instance listed twice, the template of a repeated list, and unknown for
+    two distinct layers; a ``ModuleDict`` gives its keys (unknown); a tuple's element is its item
+    when every item is that one value, unknown otherwise; ``zip`` / ``enumerate`` of tuples give
+    the column every row agrees on."""
+    facts = analyze_src(HEADER + textwrap.dedent(LOOPS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {name: _shape(values[name]) if isinstance(values[name], TensorValue) else type(values[name]).__name__
+             for name in ("o1", "o2", "o3", "c1", "kk", "t1", "t2", "z1", "z2", "e1")}
+    assert found == {
+        "o1": "(b, t, 8)", "o2": None, "o3": "(b, t, 4)", "c1": "(b, t, 2)", "kk": "_Unknown",
+        "t1": "(b, t, 4)", "t2": "_Unknown", "z1": "_Unknown", "z2": "(b, s, 4)", "e1": "(b, t, 4)",
+    }
+    assert values["o2"].has(PositionTag) and values["o2"].has(ScaleTag)  # an unknown callee's result
+    assert not values["o1"].has(PositionTag) and not values["o3"].has(PositionTag)
+    elements = {name: values[name].element for name in ("r1", "r2", "r3")}
+    assert [_shape(elements[name]) for name in ("r1", "r2", "r3")] == ["(b, t, 4)", None, "(b, t, 8)"]
+    assert elements["r2"].has(PositionTag) and not elements["r1"].has(PositionTag)
+
+
+def test_negations_keep_dtype_lineage_and_padding_and_sizes_read_at_run_time_are_recorded() -> None:
+    """``_negate``: ``~`` of an int tensor stays int (torch's bitwise not), of a bool one or of a
+    tensor of unknown dtype is bool; the result keeps the lineage (a cat's cause) and a padding mask
+    negated is still a padding mask (``~(ids == 0)``, ``logical_not``). ``read_size``: sizes read from a
+    tensor whose shape is unknown are made-up ``size`` symbols (the first one of a statement named
+    after its target), recorded among the sizes read at run time."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], ids: Int[Tensor, "b t"], bm: Bool[Tensor, "b t"], w):
+            n1 = ~ids
+            n2 = ~bm
+            n3 = ~w(x)
+            n4 = ~(ids == 0)
+            n5 = torch.logical_not(ids == 0)
+            n6 = ~torch.cat([bm, bm], dim=-1)
+            n7 = -torch.cat([x, x], dim=-1)
+            s1 = w.shape[0] + w.shape[1]
+            return x
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {name: (_shape(values[name]), values[name].dtype, values[name].has(PaddingTag), values[name].has(CauseTag))
+             for name in ("n1", "n2", "n3", "n4", "n5", "n6", "n7")}
+    assert found == {
+        "n1": ("(b, t)", "int", False, False), "n2": ("(b, t)", "bool", False, False), "n3": (None, "bool", False, False),
+        "n4": ("(b, t)", "bool", True, False), "n5": ("(b, t)", "bool", True, False),
+        "n6": ("(b, 2*t)", "bool", False, True), "n7": ("(b, t, 2*d)", "float", False, True),
+    }
+    assert [_code(node) for node in values["n6"].tag(CauseTag).nodes] == ["torch.cat([bm, bm], dim=-1)"]
+    assert values["n3"].has(PositionTag)  # the unknown callee's "maybe positional", kept through ~
+    total = str(values["s1"].dim)
+    assert re.fullmatch(r"s1\+size\d+", total)
+    assert {str(d) for d in facts.read_sizes} == set(total.split("+"))
+
+
+def test_an_attention_output_continues_its_query_stream_not_its_keys() -> None:
+    """``attention_query``: probabilities times values (by ``@`` or ``einsum``) continue the stream of
+    the scores' query (``x1``: the sites of its own attention, then this one), not of the keys the
+    probabilities were also computed from (``m1``); a softmax of what an unknown callee returned is no
+    attention: its product keeps the lineage of both streams and adds no site."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t 8"], m: Float[Tensor, "b s 8"], w):
+            p0 = torch.softmax(m @ m.transpose(-2, -1) / 8, dim=-1)
+            m1 = p0 @ m
+            p1 = torch.softmax(x @ x.transpose(-2, -1) / 8, dim=-1)
+            x1 = p1 @ x
+            p2 = torch.softmax(x1 @ m1.transpose(-2, -1) / 8, dim=-1)
+            o1 = p2 @ m1
+            o2 = torch.einsum("bts,bsd->btd", p2, m1)
+            p3 = torch.softmax(w(x1, m1), dim=-1)
+            o3 = p3 @ m1
+            return o1
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    streams = {name: sorted(_code(site).split(" @ ")[0] for site in values[name].tag(StreamTag).sites)
+               for name in ("m1", "x1", "o1", "o2", "o3")}
+    own_m, own_x, cross = "torch.softmax(m", "torch.softmax(x", "torch.softmax(x1"
+    assert streams == {
+        "m1": [own_m], "x1": [own_x], "o1": [own_x, cross], "o2": [own_x, cross], "o3": [own_m, own_x],
+    }
+    assert [_shape(values[name]) for name in ("p2", "o1", "o2", "o3")] == ["(b, t, s)", "(b, t, 8)", "(b, t, 8)", "(*, _, 8)"]
