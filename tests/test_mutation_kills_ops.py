@@ -4049,3 +4049,37 @@ def test_an_attention_output_continues_its_query_stream_not_its_keys() -> None:
         "m1": [own_m], "x1": [own_x], "o1": [own_x, cross], "o2": [own_x, cross], "o3": [own_m, own_x],
     }
     assert [_shape(values[name]) for name in ("p2", "o1", "o2", "o3")] == ["(b, t, s)", "(b, t, 8)", "(b, t, 8)", "(*, _, 8)"]
+
+
+def test_tuples_of_up_to_sixteen_items_are_known_and_rows_must_agree_in_length() -> None:
+    """``known_items``: a tuple of one item is known (``list((x,))`` is that one-item list, ``zip``
+    of one-item tuples one row), so is one of 16 items (a comprehension over it is 16 results), one
+    of 17 is not (one repeated result). ``iteration_element``: a loop with a ``break`` over a
+    one-item tuple gives its item; rows of different lengths, or a row and a tensor, have no
+    common element."""
+    many = lambda n: "(" + ", ".join(["x"] * n) + ")"  # noqa: E731
+    values, _ = _run(
+        f"""
+        def f(x: Float[Tensor, "b t 4"], m: Float[Tensor, "b s 4"]):
+            l1 = list((x,))
+            z1 = zip((x,), (m,))
+            c16 = [a for a in {many(16)}]
+            c17 = [a for a in {many(17)}]
+            for a in (x,):
+                t1 = a
+                break
+            for row in ((x, m), (x,)):
+                r1 = row
+                break
+            for row in ((x, m), x):
+                r2 = row
+                break
+            return x
+        """
+    )
+    assert [_shape(item) for item in values["l1"].items] == ["(b, t, 4)"]
+    assert [[_shape(v) for v in row.items] for row in values["z1"].items] == [["(b, t, 4)", "(b, s, 4)"]]
+    assert [_shape(item) for item in values["c16"].items] == ["(b, t, 4)"] * 16
+    assert type(values["c17"]).__name__ == "Repeated" and _shape(values["c17"].element) == "(b, t, 4)"
+    assert _shape(values["t1"]) == "(b, t, 4)"
+    assert [type(values[name]).__name__ for name in ("r1", "r2")] == ["_Unknown", "_Unknown"]
