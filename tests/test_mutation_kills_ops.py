@@ -4083,3 +4083,50 @@ def test_tuples_of_up_to_sixteen_items_are_known_and_rows_must_agree_in_length()
     assert type(values["c17"]).__name__ == "Repeated" and _shape(values["c17"].element) == "(b, t, 4)"
     assert _shape(values["t1"]) == "(b, t, 4)"
     assert [type(values[name]).__name__ for name in ("r1", "r2")] == ["_Unknown", "_Unknown"]
+
+
+SCALED_SCORES = """
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qn = nn.LayerNorm(16)
+        self.kn = nn.LayerNorm(16)
+        self.scale = 16 ** -0.5
+
+    def forward(self, q: Float[Tensor, "b h t 16"], k: Float[Tensor, "b h s 16"]):
+        q1 = self.qn(q)
+        q2 = self.qn(q) * 0.125
+        k2 = k * 0.5
+        k3 = self.kn(k) * 0.5
+        q6 = q * self.scale
+        s2 = q2 @ k.transpose(-2, -1)
+        s3 = q2 @ k2.transpose(-2, -1)
+        s4 = q2 @ k3.transpose(-2, -1)
+        s5 = torch.einsum("bhtd,bhsd->bhts", q2, k3)
+        s6 = q6 @ k.transpose(-2, -1)
+        s7 = q6 @ self.kn(k).transpose(-2, -1)
+        s8 = q1 @ self.kn(k).transpose(-2, -1)
+        return q
+"""
+
+
+def test_the_scale_of_scores_combines_the_query_and_key_factors_and_where_they_were_written() -> None:
+    """``combined_scale`` (``@`` and ``einsum``): the factors of query and key multiply; when one of
+    them is a norm's gain the engine cannot read, the factor is unknown and ``written`` keeps the
+    product of the numbers the code wrote (0.125 * 0.5); the scores' ``origin`` is the one place a
+    readable factor was written (``16 ** -0.5`` even when the key carries a norm's gain), none when
+    two were written or none was."""
+    facts = analyze_src(HEADER + textwrap.dedent(SCALED_SCORES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "A.forward").assignments}
+    found = {name: _operator_facts(values[name])[2] for name in ("s2", "s3", "s4", "s5", "s6", "s7", "s8")}
+    assert found == {
+        "s2": ("scale", None, "self.qn(q) * 0.125", "0.125", 0.125),
+        "s3": ("scale", None, "k * 0.5", None, 0.0625),
+        "s4": ("scale", None, "self.kn(k) * 0.5", None, 0.0625),
+        "s5": ("scale", None, "self.kn(k) * 0.5", None, 0.0625),
+        "s6": ("scale", 0.25, "q * self.scale", "16 ** -0.5", None),
+        "s7": ("scale", None, "self.kn(k)", "16 ** -0.5", 0.25),
+        "s8": ("scale", None, "self.kn(k)", None, None),
+    }
+    assert all(values[name].has(ScoresTag) and _shape(values[name]) == "(b, h, t, s)" for name in found)
