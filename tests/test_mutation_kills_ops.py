@@ -4130,3 +4130,76 @@ def test_the_scale_of_scores_combines_the_query_and_key_factors_and_where_they_w
         "s8": ("scale", None, "self.kn(k)", None, None),
     }
     assert all(values[name].has(ScoresTag) and _shape(values[name]) == "(b, h, t, s)" for name in found)
+
+
+def _tag_summary(value) -> list:
+    """Each tag of a tensor by its kind and what it records (nodes as code)."""
+    found = []
+    for tag in value.tags:
+        if isinstance(tag, SequenceOriginTag):
+            found.append(("sequence", str(tag.offset), str(tag.length), tag.opaque))
+        elif isinstance(tag, PositionTag):
+            found.append(("position", tag.kind, _code(tag.node)))
+        elif isinstance(tag, ScaleTag):
+            found.append(("scale", _factor(tag.factor), _code(tag.node), _code(tag.origin), _factor(tag.written)))
+        elif isinstance(tag, CauseTag):
+            found.append(("cause", sorted(_code(node) for node in tag.nodes)))
+        else:
+            found.append((type(tag).__name__,))
+    return found
+
+
+UNSEEN_CALLEES = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+        self.pos = nn.Parameter(torch.zeros(1, 16, 8))
+
+    def forward(self, idx):
+        return self.emb(idx) + self.pos
+
+
+def f(helper, x: Float[Tensor, "b t d"]):
+    model = Net()
+    ids = torch.randint(0, 40, (4, 16))
+    logits = model(ids)
+    c = torch.cat([x, x], dim=-1)
+    h1 = helper(logits, scale=c)
+    h2 = helper(3, k=4)
+    h3 = helper(z=logits)
+    z1 = torch.zeros(2, 3, dtype=bool)
+    z2 = torch.ones(2, dtype=int)
+    z3 = torch.full((2,), 1, dtype=float)
+    z4 = torch.zeros(2, 3, dtype=None)
+    z5 = torch.zeros(2, 3, dtype=torch.long)
+"""
+
+
+def test_a_callee_the_engine_cannot_see_keeps_lineage_as_maybe_and_builtin_dtypes_are_classes() -> None:
+    """``unknown_call``: tensors passed to an unseen callee, by position or keyword, give a tensor of
+    unknown shape and dtype at the call, computed from them (token embedding, model output, a cat's
+    cause), whose token positions may have moved (the sequence becomes opaque), whose positions are
+    "maybe" (the learned table's ``added`` tag replaced by ``unknown`` at the call) and whose scale
+    is unknown; no tensor passed, no tensor back. ``dtype_class``: the builtins ``bool``, ``int`` and
+    ``float`` as ``dtype=`` are those classes (torch: bool, int64, float64), ``dtype=None`` the default
+    float."""
+    facts = analyze_src(HEADER + textwrap.dedent(UNSEEN_CALLEES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert ("position", "added", "self.emb(idx) + self.pos") in _tag_summary(values["logits"])
+    assert [(_shape(values[name]), values[name].dtype) for name in ("h1", "h3")] == [(None, None), (None, None)]
+    call1, call3 = "helper(logits, scale=c)", "helper(z=logits)"
+    assert [_code(values[name].node) for name in ("h1", "h3")] == [call1, call3]
+    assert _tag_summary(values["h1"]) == [
+        ("TokenEmbeddingTag",), ("sequence", "0", "16", True), ("ModelOutputTag",),
+        ("cause", ["torch.cat([x, x], dim=-1)"]), ("position", "unknown", call1), ("scale", None, call1, None, None),
+    ]
+    assert _tag_summary(values["h3"]) == [
+        ("TokenEmbeddingTag",), ("sequence", "0", "16", True), ("ModelOutputTag",),
+        ("position", "unknown", call3), ("scale", None, call3, None, None),
+    ]
+    assert not isinstance(values["h2"], TensorValue)
+    assert [(_shape(values[name]), values[name].dtype) for name in ("z1", "z2", "z3", "z4", "z5")] == [
+        ("(2, 3)", "bool"), ("(2)", "int"), ("(2)", "float"), ("(2, 3)", "float"), ("(2, 3)", "int"),
+    ]
