@@ -4203,3 +4203,39 @@ def test_a_callee_the_engine_cannot_see_keeps_lineage_as_maybe_and_builtin_dtype
     assert [(_shape(values[name]), values[name].dtype) for name in ("z1", "z2", "z3", "z4", "z5")] == [
         ("(2, 3)", "bool"), ("(2)", "int"), ("(2)", "float"), ("(2, 3)", "float"), ("(2, 3)", "int"),
     ]
+
+
+def test_factories_invent_a_size_for_each_unreadable_one_of_several() -> None:
+    """``size_args_inventing``: ``zeros(1, k, 8)`` with ``k`` unreadable is ``(1, n, 8)``, ``n`` a fresh
+    made-up size (not the assignment's target), each unreadable size its own; a lone unreadable
+    argument may be a whole shape and a starred one any number of sizes, a ``size=`` holding an
+    unreadable one, a tensor among the sizes (torch raises): unknown shapes. ``x.new_zeros`` reads its
+    sizes after ``x``, given apart or as one tuple."""
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], helper, rest):
+            u = helper()
+            v = helper()
+            p = torch.zeros(1, u, 8)
+            q = torch.zeros(u, v)
+            r = torch.zeros(u)
+            s = torch.zeros(u, v, *rest)
+            t = torch.zeros(size=(2, u))
+            t2 = torch.zeros(size=(2, 3))
+            w = x.new_zeros(1, u, 8)
+            w2 = x.new_zeros((2, 3))
+            w3 = x.new_zeros(2, 3)
+            w4 = torch.zeros(2, x)
+            w5 = torch.zeros((2, u))
+            return x
+        """
+    )
+    shapes = {name: _shape(values[name]) for name in ("p", "q", "r", "s", "t", "t2", "w", "w2", "w3", "w4", "w5")}
+    invented = [str(d) for name in ("p", "q", "w") for d in values[name].shape.dims if not d.is_const]
+    assert len(invented) == len(set(invented)) == 4 and all(re.fullmatch(r"n\d+", name) for name in invented)
+    first, second, third, fourth = invented
+    assert shapes == {
+        "p": f"(1, {first}, 8)", "q": f"({second}, {third})", "r": None, "s": None, "t": None, "t2": "(2, 3)",
+        "w": f"(1, {fourth}, 8)", "w2": "(2, 3)", "w3": "(2, 3)", "w4": None, "w5": None,
+    }
+    assert [values[name].dtype for name in ("p", "w2")] == ["float", "float"]
