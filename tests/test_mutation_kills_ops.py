@@ -4209,7 +4209,7 @@ def test_factories_invent_a_size_for_each_unreadable_one_of_several() -> None:
     """``size_args_inventing``: ``zeros(1, k, 8)`` with ``k`` unreadable is ``(1, n, 8)``, ``n`` a fresh
     made-up size (not the assignment's target), each unreadable size its own; a lone unreadable
     argument may be a whole shape and a starred one any number of sizes, a ``size=`` holding an
-    unreadable one, a tensor among the sizes (torch raises): unknown shapes. ``x.new_zeros`` reads its
+    unreadable one, a tensor among the sizes or sizes given twice (torch raises): unknown shapes. ``x.new_zeros`` reads its
     sizes after ``x``, given apart or as one tuple."""
     values, _ = _run(
         """
@@ -4222,6 +4222,7 @@ def test_factories_invent_a_size_for_each_unreadable_one_of_several() -> None:
             s = torch.zeros(u, v, *rest)
             t = torch.zeros(size=(2, u))
             t2 = torch.zeros(size=(2, 3))
+            t3 = torch.zeros(u, v, size=(2, u))
             w = x.new_zeros(1, u, 8)
             w2 = x.new_zeros((2, 3))
             w3 = x.new_zeros(2, 3)
@@ -4230,12 +4231,12 @@ def test_factories_invent_a_size_for_each_unreadable_one_of_several() -> None:
             return x
         """
     )
-    shapes = {name: _shape(values[name]) for name in ("p", "q", "r", "s", "t", "t2", "w", "w2", "w3", "w4", "w5")}
+    shapes = {name: _shape(values[name]) for name in ("p", "q", "r", "s", "t", "t2", "t3", "w", "w2", "w3", "w4", "w5")}
     invented = [str(d) for name in ("p", "q", "w") for d in values[name].shape.dims if not d.is_const]
     assert len(invented) == len(set(invented)) == 4 and all(re.fullmatch(r"n\d+", name) for name in invented)
     first, second, third, fourth = invented
     assert shapes == {
-        "p": f"(1, {first}, 8)", "q": f"({second}, {third})", "r": None, "s": None, "t": None, "t2": "(2, 3)",
+        "p": f"(1, {first}, 8)", "q": f"({second}, {third})", "r": None, "s": None, "t": None, "t2": "(2, 3)", "t3": None,
         "w": f"(1, {fourth}, 8)", "w2": "(2, 3)", "w3": "(2, 3)", "w4": None, "w5": None,
     }
     assert [values[name].dtype for name in ("p", "w2")] == ["float", "float"]
