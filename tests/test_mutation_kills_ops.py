@@ -4240,3 +4240,60 @@ def test_factories_invent_a_size_for_each_unreadable_one_of_several() -> None:
         "w": f"(1, {fourth}, 8)", "w2": "(2, 3)", "w3": "(2, 3)", "w4": None, "w5": None,
     }
     assert [values[name].dtype for name in ("p", "w2")] == ["float", "float"]
+
+
+PIECES = """
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(4, 12)
+
+    def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"]):
+        qkv = self.qkv(x)
+        q, k, v = qkv.chunk(3, dim=-1)
+        a, c = qkv.split(6, dim=-1)
+        s1 = p.chunk(3, dim=-1)
+        s2 = p.chunk(2, dim=0)
+        s3 = p.chunk(2, dim=-3)
+        s5 = p.split([2, 4], dim=-1)
+        s6 = p.split([2, 4], dim=-3)
+        s7 = p.split([1, 1], dim=0)
+        s8 = torch.tensor_split(p, (2, 3), dim=-1)
+        s9 = torch.tensor_split(p, (2, 3), dim=0)
+        s10 = torch.tensor_split(p, (2, 3), dim=-3)
+        u1 = p.unflatten(-1, (2, 3))
+        u2 = p.unflatten(0, (2, -1))
+        u3 = p.unflatten(-3, (2, -1))
+        return x
+"""
+
+
+def test_pieces_of_a_projection_and_axes_of_a_tensor_of_unknown_rank() -> None:
+    """``_piece``: each piece of a fused projection split by ``chunk`` / ``split`` is still that
+    projection (same layer, same input, same call), at its own part. ``_axis_index``: on a ``*b t 6``
+    tensor an axis counted from the end among the known dims is found (``dim=-1``: pieces ``(*, t, 2)``,
+    torch's sizes), while ``dim=0`` or an axis before the known dims (``-3``) may be any axis: the
+    pieces' shapes are unknown."""
+    facts = analyze_src(HEADER + textwrap.dedent(PIECES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "A.forward").assignments}
+    projections = {}
+    for name in ("qkv", "q", "k", "v", "a", "c"):
+        tag = values[name].tag(ProjectionTag)
+        projections[name] = (_shape(values[name]), tag.ident.label, tag.part, _code(tag.node), _shape(tag.source))
+    assert projections == {
+        "qkv": ("(b, t, 12)", "self.qkv", (), "self.qkv(x)", "(b, t, 4)"),
+        "q": ("(b, t, 4)", "self.qkv", (0,), "self.qkv(x)", "(b, t, 4)"),
+        "k": ("(b, t, 4)", "self.qkv", (1,), "self.qkv(x)", "(b, t, 4)"),
+        "v": ("(b, t, 4)", "self.qkv", (2,), "self.qkv(x)", "(b, t, 4)"),
+        "a": ("(b, t, 6)", "self.qkv", (0,), "self.qkv(x)", "(b, t, 4)"),
+        "c": ("(b, t, 6)", "self.qkv", (1,), "self.qkv(x)", "(b, t, 4)"),
+    }
+    assert values["q"].tag(ProjectionTag).ident is values["qkv"].tag(ProjectionTag).ident
+    pieces = {name: [_shape(piece) for piece in values[name].pieces] for name in ("s1", "s2", "s3", "s5", "s6", "s7", "s8", "s9", "s10")}
+    assert pieces == {
+        "s1": ["(*, t, 2)"] * 3, "s2": [None, None], "s3": [None, None], "s5": ["(*, t, 2)", "(*, t, 4)"],
+        "s6": [None, None], "s7": [None, None], "s8": ["(*, t, 2)", "(*, t, 1)", "(*, t, 3)"], "s9": [None] * 3,
+        "s10": [None] * 3,
+    }
+    assert [_shape(values[name]) for name in ("u1", "u2", "u3")] == ["(*, t, 2, 3)", None, None]
