@@ -4297,3 +4297,63 @@ def test_pieces_of_a_projection_and_axes_of_a_tensor_of_unknown_rank() -> None:
         "s10": [None] * 3,
     }
     assert [_shape(values[name]) for name in ("u1", "u2", "u3")] == ["(*, t, 2, 3)", None, None]
+
+
+UNPACKED = """
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(4, 12)
+        self.pair = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 2)])
+        self.rep = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.blocks = nn.ModuleList([nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 4)]) for _ in range(2)])
+
+    def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"], s: Float[Tensor, "3 b t 4"], helper, n: int):
+        a1, a2 = (x, p)
+        c1, c2 = x.split(n, dim=1)
+        d1, d2, d3 = x.shape
+        d4, d5, d6 = p.shape
+        d11, d12 = x.shape
+        j1, j2 = x.unbind(1)
+        w1, w2 = torch.randn(2, 6).chunk(3, dim=-1)
+        w3, w4 = torch.randn(2, 6).chunk(2, dim=-1)
+        e1, e2 = helper(x)
+        f1, f2, f3 = self.qkv(s)
+        f4, f5 = s
+        h1, h2 = self.pair
+        o1 = h1(x)
+        o2 = h2(x)
+        h3, h4 = self.rep
+        h5, h6, h7 = self.pair
+        for attn, ff in self.blocks:
+            i1 = attn(x)
+            i2 = ff(i1)
+        return x
+"""
+
+
+def test_unpacking_tuples_splits_sizes_tensors_and_layer_lists() -> None:
+    """``unpack``: a tuple of as many items; the pieces of a split into as many (``chunk(2)`` of 6:
+    two ``(2, 3)``), none for another count (Python raises); a split of unknown count: every piece
+    but the last has the template's shape, the last one too only when the split is even (``unbind``);
+    a size into as many names, a size of unknown rank naming what is missing; a tensor of unknown
+    shape into tensors computed from it; a tensor into the slices along a constant leading axis of
+    that size (each a piece of the projection); layers of a list, of a repeated list (each its own
+    instance) and of a nested list in a loop."""
+    facts = analyze_src(HEADER + textwrap.dedent(UNPACKED))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "A.forward").assignments}
+    tensors = ("a1", "a2", "c1", "c2", "j1", "j2", "w3", "w4", "e1", "e2", "f1", "f2", "f3", "o1", "o2", "i1", "i2")
+    assert {name: _shape(values[name]) for name in tensors} == {
+        "a1": "(b, t, 4)", "a2": "(*, t, 6)", "c1": "(b, n, 4)", "c2": None, "j1": "(b, 4)", "j2": "(b, 4)",
+        "w3": "(2, 3)", "w4": "(2, 3)", "e1": None, "e2": None, "f1": "(b, t, 12)", "f2": "(b, t, 12)",
+        "f3": "(b, t, 12)", "o1": "(b, t, 8)", "o2": "(b, t, 2)", "i1": "(b, t, 8)", "i2": "(b, t, 4)",
+    }
+    assert all(isinstance(values[name], TensorValue) for name in tensors)
+    unknown = ("d11", "d12", "w1", "w2", "f4", "f5", "h5", "h6", "h7")
+    assert [type(values[name]).__name__ for name in unknown] == ["_Unknown"] * len(unknown)
+    assert [str(values[name].dim) for name in ("d1", "d2", "d3", "d4", "d5", "d6")] == ["b", "t", "4", "d4", "t", "6"]
+    assert [_code(values[name].node) for name in ("e1", "e2")] == ["helper(x)", "helper(x)"]
+    assert all(values[name].has(PositionTag) and values[name].has(ScaleTag) for name in ("e1", "e2"))
+    assert [values[name].tag(ProjectionTag).part for name in ("f1", "f2", "f3")] == [(0,), (1,), (2,)]
+    assert [values[name].ident.label for name in ("h3", "h4")] == ["self.rep[0]", "self.rep[1]"]
