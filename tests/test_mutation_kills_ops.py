@@ -4357,3 +4357,87 @@ def test_unpacking_tuples_splits_sizes_tensors_and_layer_lists() -> None:
     assert all(values[name].has(PositionTag) and values[name].has(ScaleTag) for name in ("e1", "e2"))
     assert [values[name].tag(ProjectionTag).part for name in ("f1", "f2", "f3")] == [(0,), (1,), (2,)]
     assert [values[name].ident.label for name in ("h3", "h4")] == ["self.rep[0]", "self.rep[1]"]
+
+
+# --- ops/dispatch.py: from a callee, an operator or a subscript to the op -----------------------------
+
+
+WRITES = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+
+    def forward(self, idx):
+        return self.emb(idx)
+
+
+def f(x: Float[Tensor, "b t 4"], i: int, box, helper):
+    model = Net()
+    ids = torch.randint(0, 40, (4, 16))
+    logits = model(ids)
+    pe = torch.zeros(16, 8)
+    pos = torch.arange(16).unsqueeze(1)
+    pe[:, 0::2] = torch.sin(pos * 0.5)
+    pe1 = pe
+    row = torch.ones(4)
+    pe[0] = torch.cat([row, row], dim=-1)
+    pe2 = pe
+    pe[i] = 1.0
+    pe[:, :i] = 2.0
+    pe[-1, 2:6:2] = 3.0
+    pe[:, i:] = 4.0
+    pe[0, ::i] = 5.0
+    labels = ids.clone()
+    labels[:, :2] = -100
+    labels2 = labels
+    shifted = torch.zeros(4, 16)
+    shifted[:, 1:] = ids[:, :-1]
+    shifted2 = shifted
+    box.cache[0] = helper(x)
+    x.view(-1)[0] = 0.0
+    for buf in (pe,):
+        buf[0] = 6.0
+"""
+
+
+def test_a_subscript_assignment_is_an_event_and_gives_the_tensor_what_is_written() -> None:
+    """``subscript_assign`` and ``_index_key``: ``t[...] = v`` records a ``setitem`` event (the tensor and
+    the value, their nodes, the index as constants: ints and ``("slice", start, stop, step)``, None
+    when a bound is not constant), and the tensor written into is no longer a fill (``zeros``) nor
+    the tokens it was cloned from (``-100`` labels), and gains the lineage of what is written (the
+    positions of ``arange``, a cat's cause; not the tokens of ids written at other positions). A
+    subscript of something other than a name is evaluated (its ops recorded), and not rebound."""
+    facts = analyze_src(HEADER + textwrap.dedent(WRITES))
+    assert facts.internal_errors == []
+    run = run_of(facts, "f")
+    values = {a.name: a.value for a in run.assignments}
+    tags = {name: _tag_summary(values[name]) for name in ("pe", "pe1", "pe2", "labels", "labels2", "shifted", "shifted2")}
+    positions = ("position", "added", "torch.arange(16)")
+    assert tags == {
+        "pe": [("FilledTag",)], "pe1": [positions], "pe2": [positions, ("cause", ["torch.cat([row, row], dim=-1)"])],
+        "labels": [("sequence", "0", "16", False)], "labels2": [], "shifted": [("FilledTag",)], "shifted2": [],
+    }
+    assert [(_shape(values[name]), values[name].dtype) for name in ("pe2", "labels2", "shifted2")] == [
+        ("(16, 8)", "float"), ("(4, 16)", "int"), ("(4, 16)", "float"),
+    ]
+    events = facts.events_of("setitem")
+    found = [(_code(e.node), e.kwargs["index"].value, e.kwargs["name"].value, [_code(n) if n is not None else None for n in e.arg_nodes])
+             for e in events]
+    whole = ("slice", None, None, None)
+    assert found == [
+        ("pe[:, 0::2] = torch.sin(pos * 0.5)", (whole, ("slice", 0, None, 2)), "pe", ["pe", "torch.sin(pos * 0.5)"]),
+        ("pe[0] = torch.cat([row, row], dim=-1)", (0,), "pe", ["pe", "torch.cat([row, row], dim=-1)"]),
+        ("pe[i] = 1.0", None, "pe", ["pe", "1.0"]),
+        ("pe[:, :i] = 2.0", None, "pe", ["pe", "2.0"]),
+        ("pe[-1, 2:6:2] = 3.0", (-1, ("slice", 2, 6, 2)), "pe", ["pe", "3.0"]),
+        ("pe[:, i:] = 4.0", None, "pe", ["pe", "4.0"]),
+        ("pe[0, ::i] = 5.0", None, "pe", ["pe", "5.0"]),
+        ("labels[:, :2] = -100", (whole, ("slice", None, 2, None)), "labels", ["labels", "-100"]),
+        ("shifted[:, 1:] = ids[:, :-1]", (whole, ("slice", 1, None, None)), "shifted", ["shifted", "ids[:, :-1]"]),
+        ("buf[0] = 6.0", (0,), "buf", ["buf", "6.0"]),
+    ]
+    assert all(e.run is run and e.assumptions is not None and not isinstance(e.result, TensorValue) for e in events)
+    assert [_shape(e.args[0]) for e in events[:2]] == ["(16, 8)", "(16, 8)"]
+    assert [_shape(e.args[1]) for e in events[:2]] == ["(16, 1)", "(8)"]
+    assert [_code(e.node) for e in facts.events_of("view")] == ["x.view(-1)"]
