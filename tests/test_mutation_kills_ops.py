@@ -4441,3 +4441,104 @@ def test_a_subscript_assignment_is_an_event_and_gives_the_tensor_what_is_written
     assert [_shape(e.args[0]) for e in events[:2]] == ["(16, 8)", "(16, 8)"]
     assert [_shape(e.args[1]) for e in events[:2]] == ["(16, 1)", "(8)"]
     assert [_code(e.node) for e in facts.events_of("view")] == ["x.view(-1)"]
+
+
+def _described(value) -> object:
+    """A value as its kind and what it holds: a constant's value, a size's dim, a tensor's shape."""
+    kind = type(value).__name__
+    if kind == "ConstValue":
+        return ("const", value.value)
+    if kind == "IntValue":
+        return ("int", str(value.dim))
+    if isinstance(value, TensorValue):
+        return ("tensor", _shape(value))
+    return kind
+
+
+LOOKUPS = """
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+import mylib
+
+
+def eager(q):
+    return q.transpose(1, 2)
+
+
+def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key):
+    opts = dict(mask=m, scale=2)
+    g1 = opts.get("mask")
+    g2 = opts.get("other")
+    g3 = opts.get("other", 5)
+    g4 = opts.pop("mask")
+    g5 = opts.get("mask")
+    g6 = opts.pop("zzz")
+    g7 = opts.update(extra=x)
+    g8 = opts.get("extra")
+    g9 = opts.get("scale")
+    o2 = dict(a=x)
+    g10 = o2.get(key)
+    g11 = o2
+    o3 = dict(a=x)
+    g12 = o3.keys()
+    g13 = o3
+    o4 = dict(a=x)
+    g14 = o4.update(**config)
+    g15 = o4
+    o5 = dict(a=x)
+    g16 = o5.pop("b", 7)
+    g17 = o5.get("a", 9)
+    d = x.shape[-1]
+    t = x.shape[1]
+    c1 = d == 4
+    c2 = d != 4
+    c3 = t == 4
+    c4 = t == t
+    c5 = d < 5
+    c6 = d <= 4
+    c7 = d > 4
+    c8 = d >= 5
+    c9 = t < 5
+    c10 = d == 4.0
+    c11 = 4 == d
+    c12 = t != t
+    c13 = 3 < 5
+    c14 = d == True
+    i1 = ALL_ATTENTION_FUNCTIONS.get_interface(config.kind, eager)
+    y1 = i1(x)
+    i2 = mylib.REG.get("sdpa", eager)
+    y2 = i2(x)
+    i3 = mylib.REG.get("sdpa")
+    i4 = mylib.REG.get("sdpa", eager, 3)
+    i5 = mylib.REG.get("sdpa", default=eager)
+    i6 = mylib.REG.get("sdpa", 3)
+    i7 = mylib.REG.fetch("sdpa", eager)
+    return x
+"""
+
+
+def test_dict_methods_size_comparisons_and_lookups_with_a_fallback() -> None:
+    """``_dict_method`` on a dict of known keys (``dict(mask=m)``): ``get`` gives the entry, the default
+    or None, ``pop`` the entry (the dict is rebound without it) or its default, else unknown;
+    ``update(k=v)`` adds entries and gives None; a key not constant, another method or an update from
+    ``**`` makes the dict unknown. ``_compare_sizes``: ``== != < <= > >=`` on sizes are decided when
+    both are ints, known or provably (un)equal (``t == t``), unknown otherwise (a float or a bool
+    compared, ``t == 4``). ``registry_fallback``: ``table.get(key, fn)`` and transformers'
+    ``get_interface(name, fn)`` are ``fn`` (a call of the result runs it), not with one argument,
+    three, a keyword, a fallback that is no function or another method."""
+    facts = analyze_src(HEADER + textwrap.dedent(LOOKUPS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {name: _described(values[name]) for name in values if name[0] in "gcyi" and name[1:].isdigit()}
+    assert found == {
+        "g1": ("tensor", "(b, t)"), "g2": ("const", None), "g3": ("int", "5"), "g4": ("tensor", "(b, t)"),
+        "g5": ("const", None), "g6": "_Unknown", "g7": ("const", None), "g8": ("tensor", "(b, t, 4)"),
+        "g9": ("int", "2"), "g10": "_Unknown", "g11": "_Unknown", "g12": "_Unknown", "g13": "_Unknown",
+        "g14": "_Unknown", "g15": "_Unknown", "g16": ("int", "7"), "g17": ("tensor", "(b, t, 4)"),
+        "c1": ("const", True), "c2": ("const", False), "c3": "_Unknown", "c4": ("const", True),
+        "c5": ("const", True), "c6": ("const", True), "c7": ("const", False), "c8": ("const", False),
+        "c9": "_Unknown", "c10": "_Unknown", "c11": ("const", True), "c12": ("const", False),
+        "c13": ("const", True), "c14": "_Unknown",
+        "i1": "FunctionValue", "y1": ("tensor", "(b, 4, t)"), "i2": "FunctionValue", "y2": ("tensor", "(b, 4, t)"),
+        "i3": "_Unknown", "i4": "_Unknown", "i5": "_Unknown", "i6": "_Unknown", "i7": "_Unknown",
+    }
+    assert values["g1"] is values["g4"]
