@@ -32,6 +32,7 @@ from shapecheck.engine.domain.tags import (
     StreamTag,
 )
 from shapecheck.engine.domain.values import (
+    UNKNOWN,
     MaskedTag,
     PositionTag,
     ProbsTag,
@@ -4380,6 +4381,7 @@ def f(x: Float[Tensor, "b t 4"], i: int, box, helper):
     pos = torch.arange(16).unsqueeze(1)
     pe[:, 0::2] = torch.sin(pos * 0.5)
     pe1 = pe
+    pe[:, 1::2] = torch.cos(pos * 0.5)
     row = torch.ones(4)
     pe[0] = torch.cat([row, row], dim=-1)
     pe2 = pe
@@ -4398,6 +4400,11 @@ def f(x: Float[Tensor, "b t 4"], i: int, box, helper):
     x.view(-1)[0] = 0.0
     for buf in (pe,):
         buf[0] = 6.0
+    for pe[1] in (7.0,):
+        pass
+    cache = [x, x]
+    cache[0] = x * 2
+    cache2 = cache
 """
 
 
@@ -4427,6 +4434,7 @@ def test_a_subscript_assignment_is_an_event_and_gives_the_tensor_what_is_written
     whole = ("slice", None, None, None)
     assert found == [
         ("pe[:, 0::2] = torch.sin(pos * 0.5)", (whole, ("slice", 0, None, 2)), "pe", ["pe", "torch.sin(pos * 0.5)"]),
+        ("pe[:, 1::2] = torch.cos(pos * 0.5)", (whole, ("slice", 1, None, 2)), "pe", ["pe", "torch.cos(pos * 0.5)"]),
         ("pe[0] = torch.cat([row, row], dim=-1)", (0,), "pe", ["pe", "torch.cat([row, row], dim=-1)"]),
         ("pe[i] = 1.0", None, "pe", ["pe", "1.0"]),
         ("pe[:, :i] = 2.0", None, "pe", ["pe", "2.0"]),
@@ -4436,10 +4444,13 @@ def test_a_subscript_assignment_is_an_event_and_gives_the_tensor_what_is_written
         ("labels[:, :2] = -100", (whole, ("slice", None, 2, None)), "labels", ["labels", "-100"]),
         ("shifted[:, 1:] = ids[:, :-1]", (whole, ("slice", 1, None, None)), "shifted", ["shifted", "ids[:, :-1]"]),
         ("buf[0] = 6.0", (0,), "buf", ["buf", "6.0"]),
+        ("for pe[1] in (7.0,):\n    pass\n", (1,), "pe", ["pe", None]),  # a loop target: no value node
+        ("cache[0] = x * 2", (0,), "cache", ["cache", "x * 2"]),
     ]
-    assert all(e.run is run and e.assumptions is not None and not isinstance(e.result, TensorValue) for e in events)
-    assert [_shape(e.args[0]) for e in events[:2]] == ["(16, 8)", "(16, 8)"]
-    assert [_shape(e.args[1]) for e in events[:2]] == ["(16, 1)", "(8)"]
+    assert all(e.run is run and e.assumptions is not None and e.result is UNKNOWN and e.kwarg_nodes == {} for e in events)
+    assert [_shape(e.args[0]) for e in events[:3]] == ["(16, 8)", "(16, 8)", "(16, 8)"]
+    assert [_shape(e.args[1]) for e in events[:3]] == ["(16, 1)", "(16, 1)", "(8)"]
+    assert [_shape(item) for item in values["cache2"].items] == ["(b, t, 4)", "(b, t, 4)"]  # a list written into: as it was
     assert [_code(e.node) for e in facts.events_of("view")] == ["x.view(-1)"]
 
 
@@ -4464,7 +4475,7 @@ def eager(q):
     return q.transpose(1, 2)
 
 
-def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key):
+def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key, u: Float[Tensor, "b s 4"]):
     opts = dict(mask=m, scale=2)
     g1 = opts.get("mask")
     g2 = opts.get("other")
@@ -4503,6 +4514,10 @@ def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key):
     c12 = t != t
     c13 = 3 < 5
     c14 = d == True
+    assert u.shape[1] == 4
+    c15 = u.shape[1] == 4
+    o6 = dict(a=x, b=m)
+    g18 = getattr(o6, "pop")("b")
     i1 = ALL_ATTENTION_FUNCTIONS.get_interface(config.kind, eager)
     y1 = i1(x)
     i2 = mylib.REG.get("sdpa", eager)
@@ -4519,10 +4534,10 @@ def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key):
 def test_dict_methods_size_comparisons_and_lookups_with_a_fallback() -> None:
     """``_dict_method`` on a dict of known keys (``dict(mask=m)``): ``get`` gives the entry, the default
     or None, ``pop`` the entry (the dict is rebound without it) or its default, else unknown;
-    ``update(k=v)`` adds entries and gives None; a key not constant, another method or an update from
+    ``update(k=v)`` adds entries and gives None; ``getattr(d, "pop")(k)`` gives the entry; a key not constant, another method or an update from
     ``**`` makes the dict unknown. ``_compare_sizes``: ``== != < <= > >=`` on sizes are decided when
     both are ints, known or provably (un)equal (``t == t``), unknown otherwise (a float or a bool
-    compared, ``t == 4``). ``registry_fallback``: ``table.get(key, fn)`` and transformers'
+    compared, ``t == 4``), or equal on this path (``s == 4`` after an assert). ``registry_fallback``: ``table.get(key, fn)`` and transformers'
     ``get_interface(name, fn)`` are ``fn`` (a call of the result runs it), not with one argument,
     three, a keyword, a fallback that is no function or another method."""
     facts = analyze_src(HEADER + textwrap.dedent(LOOKUPS))
@@ -4537,8 +4552,65 @@ def test_dict_methods_size_comparisons_and_lookups_with_a_fallback() -> None:
         "c1": ("const", True), "c2": ("const", False), "c3": "_Unknown", "c4": ("const", True),
         "c5": ("const", True), "c6": ("const", True), "c7": ("const", False), "c8": ("const", False),
         "c9": "_Unknown", "c10": "_Unknown", "c11": ("const", True), "c12": ("const", False),
-        "c13": ("const", True), "c14": "_Unknown",
+        "c13": ("const", True), "c14": "_Unknown", "c15": ("const", True),
+        "g18": ("tensor", "(b, t)"),
         "i1": "FunctionValue", "y1": ("tensor", "(b, 4, t)"), "i2": "FunctionValue", "y2": ("tensor", "(b, 4, t)"),
         "i3": "_Unknown", "i4": "_Unknown", "i5": "_Unknown", "i6": "_Unknown", "i7": "_Unknown",
     }
     assert values["g1"] is values["g4"]
+
+
+SUPER_CALLS = """
+class Norm(nn.LayerNorm):
+    def __init__(self, d):
+        super().__init__(d)
+
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class Root(nn.Module):
+    def f(self, x):
+        return x.transpose(1, 2)
+
+
+class Base(Root):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 6)
+
+    def f(self, x):
+        return super().f(self.proj(x))
+
+
+class Child(Base):
+    def __init__(self):
+        super().__init__()
+        self.norm = Norm(6)
+
+    def f(self, x):
+        return super().f(x).transpose(1, 2)
+
+    def forward(self, x: Float[Tensor, "b t 4"]):
+        y = self.f(x)
+        z = self.norm(y)
+        w = self.norm.weight
+        u = super().g(x)
+        return z
+"""
+
+
+def test_super_calls_run_the_parent_method_and_a_subclassed_layer_is_that_layer() -> None:
+    """``call_super``: ``super().f(x)`` runs the parent's method as the parent's (so its own
+    ``super()`` reaches the grandparent: ``(b, t, 4)`` projected to 6, transposed twice); a subclass of
+    ``nn.LayerNorm`` built by ``super().__init__(d)`` is that layer (its ``weight`` is ``(6)``, its
+    ``super().forward`` normalises); an unknown parent method gives a tensor of unknown shape."""
+    facts = analyze_src(HEADER + textwrap.dedent(SUPER_CALLS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "Child.forward").assignments}
+    assert {name: _shape(values[name]) for name in ("y", "z", "w", "u")} == {
+        "y": "(b, t, 6)", "z": "(b, t, 6)", "w": "(6)", "u": None,
+    }
+    assert isinstance(values["u"], TensorValue) and values["u"].has(PositionTag)
+    inlined = sorted(run.qualname for run in facts.runs if run.inlined)
+    assert inlined == ["Base.__init__", "Base.f", "Base.f", "Child.f", "Norm.__init__", "Norm.forward", "Root.f", "Root.f", "Root.f"]
