@@ -4614,3 +4614,57 @@ def test_super_calls_run_the_parent_method_and_a_subclassed_layer_is_that_layer(
     assert isinstance(values["u"], TensorValue) and values["u"].has(PositionTag)
     inlined = sorted(run.qualname for run in facts.runs if run.inlined)
     assert inlined == ["Base.__init__", "Base.f", "Base.f", "Child.f", "Norm.__init__", "Norm.forward", "Root.f", "Root.f", "Root.f"]
+
+
+PARAMETER_PRODUCTS = """
+class P(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 8))
+        self.v = nn.Parameter(torch.randn(8, 4))
+        self.fused = nn.Parameter(torch.randn(12, 36))
+        self.rows = nn.Parameter(torch.randn(36, 4))
+
+    def forward(self, x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 12"]):
+        p1 = x @ self.w
+        p2 = x @ self.v.T
+        p3 = y @ self.fused[:, :12]
+        p4 = self.v @ self.w
+        p5 = torch.einsum("btd,de->bte", x, self.w)
+        p6 = self.w.T @ x.transpose(1, 2)
+        p7 = self.v.T @ self.v
+        p8 = self.w.T @ self.w.T.T
+        p9 = torch.matmul(x, self.w)
+        p10 = y @ self.rows[12:24]
+        p11 = self.v @ x.transpose(1, 2)
+        p12 = x @ self.rows[12:24].T
+        return x
+"""
+
+
+def test_a_product_with_a_parameter_is_a_projection_of_the_other_operand() -> None:
+    """``weight_projection`` (``@``, ``matmul``, ``einsum``): a tensor times a parameter, on either side,
+    as it is or transposed, is a projection by that parameter of the other operand, at the rows of a
+    fused weight it was cut to (``12:24``); a product of two parameters, or of a parameter and its own
+    transpose, projects nothing."""
+    facts = analyze_src(HEADER + textwrap.dedent(PARAMETER_PRODUCTS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "P.forward").assignments}
+    found = {}
+    for name in ("p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12"):
+        tag = values[name].tag(ProjectionTag)
+        found[name] = (_shape(values[name]),) + ((tag.ident.label, tag.part, _code(tag.node), _shape(tag.source)) if tag else ())
+    assert found == {
+        "p1": ("(b, t, 8)", "self.w", (), "x @ self.w", "(b, t, 4)"),
+        "p2": ("(b, t, 8)", "self.v", (), "x @ self.v.T", "(b, t, 4)"),
+        "p3": ("(b, t, 12)", "self.fused", (), "y @ self.fused[:, :12]", "(b, t, 12)"),
+        "p4": ("(8, 8)",),
+        "p5": ("(b, t, 8)", "self.w", (), 'torch.einsum("btd,de->bte", x, self.w)', "(b, t, 4)"),
+        "p6": ("(b, 8, t)", "self.w", (), "self.w.T @ x.transpose(1, 2)", "(b, 4, t)"),
+        "p7": ("(4, 4)",),
+        "p8": ("(8, 8)",),
+        "p9": ("(b, t, 8)", "self.w", (), "torch.matmul(x, self.w)", "(b, t, 4)"),
+        "p10": ("(b, t, 4)", "self.rows", ("12:24",), "y @ self.rows[12:24]", "(b, t, 12)"),
+        "p11": ("(b, 8, t)", "self.v", (), "self.v @ x.transpose(1, 2)", "(b, 4, t)"),
+        "p12": ("(b, t, 12)", "self.rows", ("12:24",), "x @ self.rows[12:24].T", "(b, t, 4)"),
+    }
