@@ -4638,20 +4638,23 @@ class P(nn.Module):
         p10 = y @ self.rows[12:24]
         p11 = self.v @ x.transpose(1, 2)
         p12 = x @ self.rows[12:24].T
+        p21 = x @ einops.rearrange(self.v, "o i -> i o")
+        p22 = einops.rearrange(self.w, "i o -> o i") @ x.transpose(1, 2)
+        p23 = self.v @ einops.rearrange(self.v, "o i -> i o")
         return x
 """
 
 
 def test_a_product_with_a_parameter_is_a_projection_of_the_other_operand() -> None:
     """``weight_projection`` (``@``, ``matmul``, ``einsum``): a tensor times a parameter, on either side,
-    as it is or transposed, is a projection by that parameter of the other operand, at the rows of a
+    as it is or transposed (``.T``, ``einops.rearrange``), is a projection by that parameter of the other operand, at the rows of a
     fused weight it was cut to (``12:24``); a product of two parameters, or of a parameter and its own
     transpose, projects nothing."""
-    facts = analyze_src(HEADER + textwrap.dedent(PARAMETER_PRODUCTS))
+    facts = analyze_src(HEADER + "import einops\n" + textwrap.dedent(PARAMETER_PRODUCTS))
     assert facts.internal_errors == []
     values = {a.name: a.value for a in run_of(facts, "P.forward").assignments}
     found = {}
-    for name in ("p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12"):
+    for name in ("p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12", "p21", "p22", "p23"):
         tag = values[name].tag(ProjectionTag)
         found[name] = (_shape(values[name]),) + ((tag.ident.label, tag.part, _code(tag.node), _shape(tag.source)) if tag else ())
     assert found == {
@@ -4667,4 +4670,7 @@ def test_a_product_with_a_parameter_is_a_projection_of_the_other_operand() -> No
         "p10": ("(b, t, 4)", "self.rows", ("12:24",), "y @ self.rows[12:24]", "(b, t, 12)"),
         "p11": ("(b, 8, t)", "self.v", (), "self.v @ x.transpose(1, 2)", "(b, 4, t)"),
         "p12": ("(b, t, 12)", "self.rows", ("12:24",), "x @ self.rows[12:24].T", "(b, t, 4)"),
+        "p21": ("(b, t, 8)", "self.v", (), 'x @ einops.rearrange(self.v, "o i -> i o")', "(b, t, 4)"),
+        "p22": ("(b, 8, t)", "self.w", (), 'einops.rearrange(self.w, "i o -> o i") @ x.transpose(1, 2)', "(b, 4, t)"),
+        "p23": ("(8, 8)",),
     }
