@@ -4674,3 +4674,31 @@ def test_a_product_with_a_parameter_is_a_projection_of_the_other_operand() -> No
         "p22": ("(b, 8, t)", "self.w", (), 'einops.rearrange(self.w, "i o -> o i") @ x.transpose(1, 2)', "(b, 4, t)"),
         "p23": ("(8, 8)",),
     }
+
+
+def test_conflicts_and_results_carry_the_suspects_of_every_operand() -> None:
+    """``causes_of`` and ``traced``: a conflict gets the suspects (concatenations) of all its operands,
+    not only of one; a result that conflicted, or is itself a concatenation, is computed from its own
+    node and all its operands' suspects, and what is computed from it inherits them."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"]):
+            c1 = torch.cat([x, x], dim=-1)
+            c2 = torch.cat([y, y], dim=-1)
+            s = c1 + c2
+            s3 = torch.cat([c1, c2], dim=-1)
+            s4 = s3.sum(-1)
+            return x
+        """
+    )
+    cat_x, cat_y = "torch.cat([x, x], dim=-1)", "torch.cat([y, y], dim=-1)"
+    assert {name: (_shape(values[name]), _tag_summary(values[name])) for name in ("c1", "c2", "s", "s3", "s4")} == {
+        "c1": ("(b, t, 8)", [("cause", [cat_x])]),
+        "c2": ("(b, t, 6)", [("cause", [cat_y])]),
+        "s": (None, [("cause", ["c1 + c2", cat_x, cat_y])]),
+        "s3": ("(b, t, 14)", [("cause", ["torch.cat([c1, c2], dim=-1)", cat_x, cat_y])]),
+        "s4": ("(b, t)", [("cause", ["torch.cat([c1, c2], dim=-1)", cat_x, cat_y])]),
+    }
+    assert [(c.kind, _code(c.node), sorted(_code(node) for node in c.causes)) for c in conflicts] == [
+        ("broadcast", "c1 + c2", [cat_x, cat_y]),
+    ]
