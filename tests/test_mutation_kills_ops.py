@@ -4702,3 +4702,118 @@ def test_conflicts_and_results_carry_the_suspects_of_every_operand() -> None:
     assert [(c.kind, _code(c.node), sorted(_code(node) for node in c.causes)) for c in conflicts] == [
         ("broadcast", "c1 + c2", [cat_x, cat_y]),
     ]
+
+
+ATTRIBUTES = """
+class Cfg:
+    def __init__(self):
+        self.n = 4
+
+    def width(self):
+        return 8
+
+
+def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool):
+    cfg = Cfg()
+    a1 = torch.float16
+    a2 = torch.long
+    a3 = torch.nn.float32
+    a4 = np.inf
+    a5 = math.pi
+    a6 = torch.inf
+    a7 = math.e
+    a8 = x[:, np.newaxis]
+    a9 = np.float32
+    a10 = cfg.n
+    a11 = cfg.width()
+    a12 = cfg.missing
+    a13 = p.shape
+    a14 = p.T
+    a15 = p.ndim
+    a16 = p.view
+    a17 = torch.finfo(x.dtype).min
+    a18 = torch.finfo(x.dtype).max
+    a19 = Cfg.width
+    b1 = x.ndim
+    b2 = x.dtype
+    b3 = x.device
+    b4 = x.data
+    b5 = x.T
+    b6 = x.mT
+    b7 = x.requires_grad
+    b8 = x.shape
+    u1 = -x
+    u3 = -m
+    u4 = not flag
+    u5 = not True
+    u6 = +n
+    u7 = -helper()
+    u8 = ~helper()
+    u10 = -x.shape[1]
+    u11 = -x.sum()
+    k1 = p == 0
+    k2 = 0 != p
+    k3 = x is None
+    k4 = None is None
+    k5 = x is not None
+    k6 = p is None
+    k7 = helper() * 0.5
+    k8 = helper() / 4
+    k9 = 2 * helper()
+    k10 = helper() - 1
+    k11 = 2 / helper()
+    k12 = x @ x.transpose(1, 2)
+    k13 = n * 2
+    return x
+"""
+
+
+def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None:
+    """``attribute`` / ``tensor_attribute``: ``torch.<dtype>`` is a dtype class, library constants are
+    numbers (``np.inf``, ``math.pi``, ``torch.finfo(...).min``), ``np.newaxis`` indexes as ``None``, an
+    object's attributes and methods are read, a parameter's ``shape`` / ``T`` / ``ndim`` are those of
+    an unknown tensor; a tensor's ``ndim``, ``dtype``, ``data``, ``T`` (all axes reversed, torch's
+    deprecated 3-D ``.T``) and ``mT``. ``unary``: ``-`` keeps a tensor's shape and dtype and negates
+    sizes and numbers, ``not`` of a constant is decided, of anything else unknown. ``compare``: a
+    parameter compared with a number is a bool tensor of unknown shape; ``is None`` is decided for
+    values that are known to be (or not to be) None. ``binary``: an unknown value times or divided by
+    a number is scaled by it, not for ``-`` or a number divided by it."""
+    facts = analyze_src(HEADER + "import numpy as np\n" + textwrap.dedent(ATTRIBUTES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {}
+    for name, value in values.items():
+        kind = type(value).__name__
+        if kind == "DtypeValue":
+            found[name] = ("dtype", value.dtype)
+        elif kind == "QualifiedValue":
+            found[name] = ("qualified", value.qualname)
+        elif kind == "FloatValue":
+            found[name] = ("float", value.scale.coef, tuple((str(d), e) for d, e in value.scale.factors))
+        elif isinstance(value, TensorValue):
+            found[name] = ("tensor", _shape(value), value.dtype) + tuple(_tag_summary(value))
+        else:
+            found[name] = _described(value)
+    scale = lambda factor, code: ("scale", factor, code, None, None)  # noqa: E731
+    assert found == {
+        "cfg": "ObjectValue",
+        "a1": ("dtype", "float"), "a2": ("dtype", "int"), "a3": ("qualified", "torch.nn.float32"),
+        "a4": ("float", math.inf, ()), "a5": ("float", math.pi, ()), "a6": ("float", math.inf, ()),
+        "a7": ("float", math.e, ()), "a8": ("tensor", "(b, 1, t, 4)", "float"), "a9": ("qualified", "numpy.float32"),
+        "a10": ("int", "4"), "a11": ("int", "8"), "a12": "_Unknown", "a13": "ShapeValue",
+        "a14": ("tensor", None, None), "a15": "_Unknown", "a16": "BoundMethod",
+        "a17": ("float", -3.4028234663852886e38, ()), "a18": ("float", 3.4028234663852886e38, ()), "a19": "_Unknown",
+        "b1": ("int", "3"), "b2": ("dtype", "float"), "b3": "_Unknown", "b4": ("tensor", "(b, t, 4)", "float"),
+        "b5": ("tensor", "(4, t, b)", "float", ("Reordered",), ("Permuted",)),
+        "b6": ("tensor", "(b, 4, t)", "float", ("Reordered",), ("Permuted",), ("KeyTransposed",)),
+        "b7": "_Unknown", "b8": "ShapeValue",
+        "u1": ("tensor", "(b, t, 4)", "float"), "u3": ("float", -1.0, (("m", 1),)), "u4": "_Unknown",
+        "u5": ("const", False), "u6": "Opaque", "u7": "_Unknown", "u8": "_Unknown", "u10": ("int", "-t"),
+        "u11": ("tensor", "()", "float"),
+        "k1": ("tensor", None, "bool"), "k2": ("tensor", None, "bool"), "k3": ("const", False), "k4": ("const", True),
+        "k5": ("const", True), "k6": "_Unknown",
+        "k7": ("tensor", None, None, scale(0.5, "helper() * 0.5")), "k8": ("tensor", None, None, scale(0.25, "helper() / 4")),
+        "k9": ("tensor", None, None, scale(2.0, "2 * helper()")), "k10": "_Unknown", "k11": "_Unknown",
+        "k12": ("tensor", "(b, t, t)", "float", ("ScoresTag",)), "k13": ("int", "2*n"),
+    }
+    assert [_code(values[name].node) for name in ("u1", "k1", "k2")] == ["-x", "p == 0", "0 != p"]
