@@ -4817,3 +4817,109 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
         "k12": ("tensor", "(b, t, t)", "float", ("ScoresTag",)), "k13": ("int", "2*n"),
     }
     assert [_code(values[name].node) for name in ("u1", "k1", "k2")] == ["-x", "p == 0", "0 != p"]
+
+
+CALLS = """
+class Obj:
+    def __init__(self):
+        self.k = 2
+
+    def twice(self, x):
+        return x * 2
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def f(x: Float[Tensor, "b t 4"], c: Bool[Tensor, "b t 4"], helper, device):
+    o = Obj()
+    m1 = o.twice(x)
+    m2 = o.unknown(x)
+    net = Net().eval()
+    m3 = net(x)
+    m4 = (x, x).count(x)
+    m5 = helper().to(device)
+    m6 = helper().float()
+    y = x * 1.0
+    y.mul_(2)
+    m7 = y
+    m8 = x.where(c, 0.0)
+    m9 = x.swapaxes(1, 2)
+    m10 = torch.concat([x, x], dim=-1)
+    m11 = x.frobnicate(3)
+    m12 = torch.special.expm1(x)
+    m13 = torch.linalg.vector_norm(x)
+    m14 = einops.rearrange(x, "b t d -> b d t")
+    m15 = jaxtyping.jaxtyped(x)
+    m16 = mylib.helper(x)
+    m17 = torch.nn.functional.softmax(x, dim=-1)
+    m18 = torch.Tensor.transpose(x, 1, 2)
+    m19 = torch.concatenate([x, x], dim=1)
+    m20 = x.size(1).bit_length()
+    lin = torch.nn.Linear(4, 6)
+    m21 = lin(x)
+    m23 = x.add(x)
+    z = torch.zeros(2)
+    z.unsqueeze_(0)
+    m26 = z
+    m27 = x.__matmul__(x.transpose(1, 2))
+    return x
+"""
+
+
+def test_calls_reach_the_op_of_their_callee_by_module_prefix_method_alias_or_in_place_form() -> None:
+    """``call_qualified`` / ``call_method``: ``torch.``, ``torch.nn.functional.``, ``torch.special.``,
+    ``torch.Tensor.`` and einops callees reach their op (``concat`` / ``concatenate`` are ``cat``), an
+    unknown torch or library callee and an unknown method of a tensor or an object give a "maybe"
+    tensor at the call, jaxtyping gives nothing; ``torch.nn.Linear`` builds a layer; an object's method
+    is inlined, ``Net().eval()`` is the model; methods of tuples and numbers, and ``.to(device)`` of an
+    unknown value, are unknown; ``swapaxes`` is ``transpose``, ``__matmul__`` a matmul, ``add`` the
+    add op; ``x.where(c, y)`` is ``torch.where(c, x, y)``; an in-place method rebinds its variable."""
+    facts = analyze_src(HEADER + "import einops\nimport jaxtyping\nimport mylib\n" + textwrap.dedent(CALLS))
+    assert facts.internal_errors == []
+    run = run_of(facts, "f")
+    values = {a.name: a.value for a in run.assignments}
+    found = {name: (_described(value), value.dtype) + tuple(_tag_summary(value)) if isinstance(value, TensorValue) else _described(value)
+             for name, value in values.items() if name.startswith("m")}
+    maybe = lambda code: (("position", "unknown", code), ("scale", None, code, None, None))  # noqa: E731
+    transposed = (("Reordered",), ("Permuted",), ("KeyTransposed",))
+    assert found == {
+        "m1": (("tensor", "(b, t, 4)"), "float", ("scale", 2.0, "x * 2", None, None)),
+        "m2": (("tensor", None), None) + maybe("o.unknown(x)"),
+        "m3": (("tensor", "(b, t, 8)"), "float", ("LayerOutputTag",), ("ProjectionTag",), ("ModelOutputTag",)),
+        "m4": "_Unknown", "m5": "_Unknown", "m6": (("tensor", None), "float"),
+        "m7": (("tensor", "(b, t, 4)"), "float"), "m8": (("tensor", "(b, t, 4)"), "float"),
+        "m9": (("tensor", "(b, 4, t)"), "float") + transposed,
+        "m10": (("tensor", "(b, t, 8)"), "float", ("cause", ["torch.concat([x, x], dim=-1)"])),
+        "m11": (("tensor", None), None) + maybe("x.frobnicate(3)"),
+        "m12": (("tensor", "(b, t, 4)"), "float"),
+        "m13": (("tensor", None), None) + maybe("torch.linalg.vector_norm(x)"),
+        "m14": (("tensor", "(b, 4, t)"), "float", ("KeyTransposed",)),
+        "m15": "_Unknown",
+        "m16": (("tensor", None), None) + maybe("mylib.helper(x)"),
+        "m17": (("tensor", "(b, t, 4)"), "float", ("NormalisedTag",)),
+        "m18": (("tensor", "(b, 4, t)"), "float") + transposed,
+        "m19": (("tensor", "(b, 2*t, 4)"), "float", ("cause", ["torch.concatenate([x, x], dim=1)"])),
+        "m20": "_Unknown",
+        "m21": (("tensor", "(b, t, 6)"), "float", ("LayerOutputTag",), ("ProjectionTag",), ("ModelOutputTag",)),
+        "m23": (("tensor", "(b, t, 4)"), "float"),
+        "m26": (("tensor", "(1, 2)"), "float", ("FilledTag",)),
+        "m27": (("tensor", "(b, t, t)"), "float", ("ScoresTag",)),
+    }
+    assert [_code(values[name].node) for name in ("m7", "m26")] == ["y.mul_(2)", "torch.zeros(2)"]
+    events = {e.op: e for e in facts.events if e.run is run}
+    assert [_code(node) for node in events["where"].arg_nodes] == ["c", "x", "0.0"]
+    assert [_shape(arg) for arg in events["where"].args[:2]] == ["(b, t, 4)", "(b, t, 4)"]
+    assert [(op, _code(events[op].node)) for op in ("mul_fn", "add_fn", "matmul", "expm1", "unsqueeze")] == [
+        ("mul_fn", "y.mul_(2)"), ("add_fn", "x.add(x)"), ("matmul", "x.__matmul__(x.transpose(1, 2))"),
+        ("expm1", "torch.special.expm1(x)"), ("unsqueeze", "z.unsqueeze_(0)"),
+    ]
+    assert [_code(e.node) for e in facts.events if e.run is run and e.op == "transpose"] == [
+        "x.swapaxes(1, 2)", "torch.Tensor.transpose(x, 1, 2)", "x.transpose(1, 2)",
+    ]
