@@ -4923,3 +4923,67 @@ def test_calls_reach_the_op_of_their_callee_by_module_prefix_method_alias_or_in_
     assert [_code(e.node) for e in facts.events if e.run is run and e.op == "transpose"] == [
         "x.swapaxes(1, 2)", "torch.Tensor.transpose(x, 1, 2)", "x.transpose(1, 2)",
     ]
+
+
+LABELS = """
+class Sub:
+    def __init__(self):
+        self.k = 1
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.alias = self.proj
+        self.sub = Sub()
+        self.w = nn.Parameter(torch.randn(8, 8))
+        self.w2 = self.w
+        layer = nn.Linear(8, 8)
+        self.named = layer
+        self.ln = nn.LayerNorm(8)
+        self.mlp = nn.Linear(8, 8)
+
+    def forward(self, x, mask=None, z: Float[Tensor, "b t 8"] = None):
+        a1 = self.alias(z)
+        a2 = self.named(z)
+        a3 = self.w2
+        a4 = self.sub
+        a5 = z @ self.w
+        y = x + self.mlp(self.ln(x))
+        y2 = self.mlp(self.ln(x)) + x
+        i1 = mask is None
+        i2 = z is None
+        i3 = self.proj is None
+        i4 = torch.float32 is None
+        y3 = z
+        y3 += z
+        y4 = z
+        y4 @= self.w
+        return x
+"""
+
+
+def test_layers_are_labelled_where_first_assigned_and_operands_are_read_refined() -> None:
+    """``label_module``: a layer, an object or a parameter assigned to ``self.<name>`` is labelled by
+    that name, kept when it is assigned again under another (``self.alias = self.proj``).
+    ``_refreshed``: an unannotated input read as the left operand before the right one refined it
+    (``x + self.mlp(self.ln(x))``) is the refined tensor. ``is None`` of an argument defaulting to
+    None is unknown, of a layer or a dtype False. Augmented assignments (``+=``, ``@=``) are the
+    operator on the target and the value."""
+    facts = analyze_src(HEADER + textwrap.dedent(LABELS))
+    assert facts.internal_errors == []
+    run = run_of(facts, "M.forward")
+    values = {a.name: a.value for a in run.assignments}
+    labels = {
+        "a1": values["a1"].tag(ProjectionTag).ident.label, "a2": values["a2"].tag(ProjectionTag).ident.label,
+        "a3": values["a3"].tag(ParameterTag).ident.label, "a4": values["a4"].ident.label,
+        "a5": values["a5"].tag(ProjectionTag).ident.label, "y4": values["y4"].tag(ProjectionTag).ident.label,
+    }
+    assert labels == {"a1": "self.proj", "a2": "self.named", "a3": "self.w", "a4": "self.sub", "a5": "self.w", "y4": "self.w"}
+    assert {name: _described(values[name]) for name in ("y", "y2", "i1", "i2", "i3", "i4", "y3")} == {
+        "y": ("tensor", "(*, 8)"), "y2": ("tensor", "(*, 8)"), "i1": "_Unknown", "i2": "_Unknown",
+        "i3": ("const", False), "i4": ("const", False), "y3": ("tensor", "(b, t, 8)"),
+    }
+    binary = [e for e in facts.events if e.run is run and e.op in ("binary", "matmul") and _code(e.node).startswith("y")]
+    assert [(e.op, [_code(node) for node in e.arg_nodes]) for e in binary] == [("binary", ["y3", "z"]), ("matmul", ["y4", "self.w"])]
