@@ -4569,6 +4569,14 @@ class Norm(nn.LayerNorm):
         return super().forward(x) * 2
 
 
+class Norm2(nn.LayerNorm):
+    def __init__(self, d):
+        super().__init__(d)
+
+    def normed(self, x):
+        return super().__call__(x)
+
+
 class Root(nn.Module):
     def f(self, x):
         return x.transpose(1, 2)
@@ -4587,6 +4595,7 @@ class Child(Base):
     def __init__(self):
         super().__init__()
         self.norm = Norm(6)
+        self.norm2 = Norm2(6)
 
     def f(self, x):
         return super().f(x).transpose(1, 2)
@@ -4596,6 +4605,7 @@ class Child(Base):
         z = self.norm(y)
         w = self.norm.weight
         u = super().g(x)
+        v = self.norm2.normed(y)
         return z
 """
 
@@ -4604,16 +4614,19 @@ def test_super_calls_run_the_parent_method_and_a_subclassed_layer_is_that_layer(
     """``call_super``: ``super().f(x)`` runs the parent's method as the parent's (so its own
     ``super()`` reaches the grandparent: ``(b, t, 4)`` projected to 6, transposed twice); a subclass of
     ``nn.LayerNorm`` built by ``super().__init__(d)`` is that layer (its ``weight`` is ``(6)``, its
-    ``super().forward`` normalises); an unknown parent method gives a tensor of unknown shape."""
+    ``super().forward`` and ``super().__call__`` normalise); an unknown parent method gives a tensor of unknown shape."""
     facts = analyze_src(HEADER + textwrap.dedent(SUPER_CALLS))
     assert facts.internal_errors == []
     values = {a.name: a.value for a in run_of(facts, "Child.forward").assignments}
-    assert {name: _shape(values[name]) for name in ("y", "z", "w", "u")} == {
-        "y": "(b, t, 6)", "z": "(b, t, 6)", "w": "(6)", "u": None,
+    assert {name: _shape(values[name]) for name in ("y", "z", "w", "u", "v")} == {
+        "y": "(b, t, 6)", "z": "(b, t, 6)", "w": "(6)", "u": None, "v": "(b, t, 6)",
     }
     assert isinstance(values["u"], TensorValue) and values["u"].has(PositionTag)
     inlined = sorted(run.qualname for run in facts.runs if run.inlined)
-    assert inlined == ["Base.__init__", "Base.f", "Base.f", "Child.f", "Norm.__init__", "Norm.forward", "Root.f", "Root.f", "Root.f"]
+    assert inlined == [
+        "Base.__init__", "Base.f", "Base.f", "Child.f", "Norm.__init__", "Norm.forward", "Norm2.__init__", "Norm2.normed",
+        "Root.f", "Root.f", "Root.f",
+    ]
 
 
 PARAMETER_PRODUCTS = """
@@ -4943,6 +4956,10 @@ class M(nn.Module):
         self.named = layer
         self.ln = nn.LayerNorm(8)
         self.mlp = nn.Linear(8, 8)
+        blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+        self.first = blocks[0]
+        lin = nn.Linear(8, 8)
+        self.table = lin(torch.zeros(4, 8))
 
     def forward(self, x, mask=None, z: Float[Tensor, "b t 8"] = None):
         a1 = self.alias(z)
@@ -4950,6 +4967,8 @@ class M(nn.Module):
         a3 = self.w2
         a4 = self.sub
         a5 = z @ self.w
+        a6 = self.first(z)
+        a7 = self.table
         y = x + self.mlp(self.ln(x))
         y2 = self.mlp(self.ln(x)) + x
         i1 = mask is None
@@ -4965,8 +4984,8 @@ class M(nn.Module):
 
 
 def test_layers_are_labelled_where_first_assigned_and_operands_are_read_refined() -> None:
-    """``label_module``: a layer, an object or a parameter assigned to ``self.<name>`` is labelled by
-    that name, kept when it is assigned again under another (``self.alias = self.proj``).
+    """``label_module``: a layer (an item of a local list too), an object, a parameter or a projection
+    computed by a local layer assigned to ``self.<name>`` is labelled by that name, kept when it is assigned again under another (``self.alias = self.proj``).
     ``_refreshed``: an unannotated input read as the left operand before the right one refined it
     (``x + self.mlp(self.ln(x))``) is the refined tensor. ``is None`` of an argument defaulting to
     None is unknown, of a layer or a dtype False. Augmented assignments (``+=``, ``@=``) are the
@@ -4979,8 +4998,13 @@ def test_layers_are_labelled_where_first_assigned_and_operands_are_read_refined(
         "a1": values["a1"].tag(ProjectionTag).ident.label, "a2": values["a2"].tag(ProjectionTag).ident.label,
         "a3": values["a3"].tag(ParameterTag).ident.label, "a4": values["a4"].ident.label,
         "a5": values["a5"].tag(ProjectionTag).ident.label, "y4": values["y4"].tag(ProjectionTag).ident.label,
+        "a6": values["a6"].tag(ProjectionTag).ident.label, "a7": values["a7"].tag(ProjectionTag).ident.label,
     }
-    assert labels == {"a1": "self.proj", "a2": "self.named", "a3": "self.w", "a4": "self.sub", "a5": "self.w", "y4": "self.w"}
+    assert labels == {
+        "a1": "self.proj", "a2": "self.named", "a3": "self.w", "a4": "self.sub", "a5": "self.w", "y4": "self.w",
+        "a6": "self.first", "a7": "self.table",
+    }
+    assert [_shape(values[name]) for name in ("a6", "a7")] == ["(b, t, 8)", "(4, 8)"]
     assert {name: _described(values[name]) for name in ("y", "y2", "i1", "i2", "i3", "i4", "y3")} == {
         "y": ("tensor", "(*, 8)"), "y2": ("tensor", "(*, 8)"), "i1": "_Unknown", "i2": "_Unknown",
         "i3": ("const", False), "i4": ("const", False), "y3": ("tensor", "(b, t, 8)"),
