@@ -5011,3 +5011,36 @@ def test_layers_are_labelled_where_first_assigned_and_operands_are_read_refined(
     }
     binary = [e for e in facts.events if e.run is run and e.op in ("binary", "matmul") and _code(e.node).startswith("y")]
     assert [(e.op, [_code(node) for node in e.arg_nodes]) for e in binary] == [("binary", ["y3", "z"]), ("matmul", ["y4", "self.w"])]
+
+
+def test_shape_only_ops_keep_a_head_split_of_unknown_rank_and_products_equate_their_inner_sizes() -> None:
+    """``same_values``: a head split of a tensor of unknown rank (``(*, 6, 8)``) stays one through ops
+    that keep its shape (dropout, ``contiguous``, casts), not through a reshape or a transpose.
+    ``unify``: a product whose inner sizes are not provably equal (``2*d`` against ``e``, ``k``
+    against ``g``) runs only when they are, so the path assumes it (``y.shape[-1] == w.shape[0]`` is
+    then True), and nothing more (``g == 7`` stays unknown)."""
+    values, _ = _run(
+        """
+        def f(hs: Float[Tensor, "*b 48"], x: Float[Tensor, "b t d"], w: Float[Tensor, "e 5"], v: Float[Tensor, "g 5"],
+              u: Float[Tensor, "b t k"]):
+            lh = hs.view(*hs.shape[:-1], -1, 8)
+            s1 = F.dropout(lh, 0.1)
+            s2 = lh.contiguous()
+            s3 = lh.reshape(*lh.shape[:-2], 48)
+            s5 = lh.transpose(-2, -1)
+            s6 = lh.float()
+            y = torch.cat([x, x], -1)
+            z = y @ w
+            c1 = y.shape[-1] == w.shape[0]
+            z3 = u @ v
+            c2 = u.shape[-1] == v.shape[0]
+            c3 = v.shape[0] == 7
+            return x
+        """
+    )
+    found = {name: (_shape(values[name]), values[name].has(LeadingOfUnknownRank)) for name in ("lh", "s1", "s2", "s3", "s5", "s6", "z", "z3")}
+    assert found == {
+        "lh": ("(*, 6, 8)", True), "s1": ("(*, 6, 8)", True), "s2": ("(*, 6, 8)", True), "s3": ("(*, 48)", False),
+        "s5": ("(*, 8, 6)", False), "s6": ("(*, 6, 8)", True), "z": ("(b, t, 5)", False), "z3": ("(b, t, 5)", False),
+    }
+    assert [_described(values[name]) for name in ("c1", "c2", "c3")] == [("const", True), ("const", True), "_Unknown"]
