@@ -4975,6 +4975,7 @@ class M(nn.Module):
         i2 = z is None
         i3 = self.proj is None
         i4 = torch.float32 is None
+        i5 = None is z
         y3 = z
         y3 += z
         y4 = z
@@ -4987,8 +4988,8 @@ def test_layers_are_labelled_where_first_assigned_and_operands_are_read_refined(
     """``label_module``: a layer (an item of a local list too), an object, a parameter or a projection
     computed by a local layer assigned to ``self.<name>`` is labelled by that name, kept when it is assigned again under another (``self.alias = self.proj``).
     ``_refreshed``: an unannotated input read as the left operand before the right one refined it
-    (``x + self.mlp(self.ln(x))``) is the refined tensor. ``is None`` of an argument defaulting to
-    None is unknown, of a layer or a dtype False. Augmented assignments (``+=``, ``@=``) are the
+    (``x + self.mlp(self.ln(x))``) is the refined tensor. ``is None`` (either way round) of an argument
+    defaulting to None is unknown, of a layer or a dtype False. Augmented assignments (``+=``, ``@=``) are the
     operator on the target and the value."""
     facts = analyze_src(HEADER + textwrap.dedent(LABELS))
     assert facts.internal_errors == []
@@ -5005,8 +5006,8 @@ def test_layers_are_labelled_where_first_assigned_and_operands_are_read_refined(
         "a6": "self.first", "a7": "self.table",
     }
     assert [_shape(values[name]) for name in ("a6", "a7")] == ["(b, t, 8)", "(4, 8)"]
-    assert {name: _described(values[name]) for name in ("y", "y2", "i1", "i2", "i3", "i4", "y3")} == {
-        "y": ("tensor", "(*, 8)"), "y2": ("tensor", "(*, 8)"), "i1": "_Unknown", "i2": "_Unknown",
+    assert {name: _described(values[name]) for name in ("y", "y2", "i1", "i2", "i3", "i4", "i5", "y3")} == {
+        "y": ("tensor", "(*, 8)"), "y2": ("tensor", "(*, 8)"), "i1": "_Unknown", "i2": "_Unknown", "i5": "_Unknown",
         "i3": ("const", False), "i4": ("const", False), "y3": ("tensor", "(b, t, 8)"),
     }
     binary = [e for e in facts.events if e.run is run and e.op in ("binary", "matmul") and _code(e.node).startswith("y")]
