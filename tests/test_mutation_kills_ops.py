@@ -5045,3 +5045,42 @@ def test_shape_only_ops_keep_a_head_split_of_unknown_rank_and_products_equate_th
         "s5": ("(*, 8, 6)", False), "s6": ("(*, 6, 8)", True), "z": ("(b, t, 5)", False), "z3": ("(b, t, 5)", False),
     }
     assert [_described(values[name]) for name in ("c1", "c2", "c3")] == [("const", True), ("const", True), "_Unknown"]
+
+
+def test_unpacking_into_attributes_pieces_of_unknown_count_and_items_of_a_comprehension() -> None:
+    """``unpack``: a size of unknown rank (``*b t 6``) unpacked into attributes (no names to give the
+    missing sizes) gives the known trailing sizes last and unknown ones before them, and unknown
+    values for fewer targets than known sizes (Python raises); the pieces of a split of unknown
+    count are the projection's parts 0 and 1; the layers of a comprehension are distinct instances
+    (``[0]``, ``[1]``). ``Call.with_receiver``: a method's event keeps its keyword arguments' nodes."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        class A(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qkv = nn.Linear(4, 12)
+
+            def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"], n: int):
+                q, k = self.qkv(x).split(n, dim=-1)
+                self.a1, self.a2, self.a3 = p.shape
+                self.c1, self.c2 = p.shape
+                (self.z,) = p.shape
+                l1, l2 = [nn.Linear(4, 4) for _ in range(n)]
+                s = x.softmax(dim=-1)
+                return x
+        """
+    ))
+    assert facts.internal_errors == []
+    run = run_of(facts, "A.forward")
+    values = {a.name: a.value for a in run.assignments}
+    assert {name: _described(values[name]) for name in ("self.a1", "self.a2", "self.a3", "self.c1", "self.c2", "self.z")} == {
+        "self.a1": "_Unknown", "self.a2": ("int", "t"), "self.a3": ("int", "6"), "self.c1": ("int", "t"),
+        "self.c2": ("int", "6"), "self.z": "_Unknown",
+    }
+    assert [(_shape(values[name]), values[name].tag(ProjectionTag).part) for name in ("q", "k")] == [("(b, t, n)", (0,)), (None, (1,))]
+    assert [values[name].ident.label for name in ("l1", "l2")] == ["nn.Linear(...)[0]", "nn.Linear(...)[1]"]
+    assert values["l1"].ident is not values["l2"].ident
+    softmax = [e for e in facts.events if e.op == "softmax" and e.run is run]
+    assert [({key: _code(node) for key, node in e.kwarg_nodes.items()}, [_code(node) for node in e.arg_nodes]) for e in softmax] == [
+        ({"dim": "-1"}, ["x"]),
+    ]
