@@ -5084,3 +5084,53 @@ def test_unpacking_into_attributes_pieces_of_unknown_count_and_items_of_a_compre
     assert [({key: _code(node) for key, node in e.kwarg_nodes.items()}, [_code(node) for node in e.arg_nodes]) for e in softmax] == [
         ({"dim": "-1"}, ["x"]),
     ]
+
+
+def test_library_callees_models_built_from_torch_nn_and_operator_nodes() -> None:
+    """``call_qualified``: einops imported from its submodule (``einops.einops.rearrange``) is the
+    einops op; a transformers padding-mask builder is a padding mask at the call, no "maybe
+    positional" tensor; a layer of ``torch.nn`` built by a script is a model in training mode set at
+    its construction. ``binary`` / ``_refreshed``: an unannotated input refined by the right operand
+    is no unseen operand (no "maybe positional" tag), a tensor times an unseen value is, at the
+    operator's node; an unknown value scaled and a negation are results at their own nodes."""
+    from shapecheck.engine.domain import modes
+
+    module, facts = training_facts_of(
+        """
+        from einops.einops import rearrange
+        from transformers.masking_utils import create_bidirectional_mask
+
+        lin = nn.Linear(4, 2)
+        lin(torch.randn(3, 4))
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = nn.LayerNorm(8)
+                self.mlp = nn.Linear(8, 8)
+
+            def forward(self, x, am, w, helper):
+                r = rearrange(torch.randn(2, 3, 4), "b t d -> b d t")
+                pm = create_bidirectional_mask(config=None, input_embeds=x, attention_mask=am)
+                y = x + self.mlp(self.ln(x))
+                p = torch.randn(2, 3, 8) @ w
+                k = helper() * 0.5
+                n = ~(torch.randn(2, 3) > 0)
+                return y
+        """
+    )
+    assert facts.internal_errors == []
+    run = run_of(facts, "M.forward")
+    values = {a.name: a.value for a in run.assignments}
+    assert [_shape(values[name]) for name in ("r", "y", "p", "n")] == ["(2, 4, 3)", "(*, 8)", None, "(2, 3)"]
+    assert _tag_summary(values["pm"]) == [("PaddingTag",)] and _code(values["pm"].node).startswith("create_bidirectional_mask(")
+    assert not values["y"].has(PositionTag)
+    assert _tag_summary(values["p"])[-1] == ("position", "unknown", "torch.randn(2, 3, 8) @ w")
+    assert [module.code_for_node(values[name].node) for name in ("k", "n")] == ["helper() * 0.5", "~(torch.randn(2, 3) > 0)"]
+    found = [
+        (modes.kinds(call.modes), sorted(module.code_for_node(node) for node in modes.setters(call.modes, kind)))
+        for call in facts.model_calls
+        for kind in modes.kinds(call.modes)
+    ]
+    assert found == [({"train"}, ["nn.Linear(4, 2)"])]
