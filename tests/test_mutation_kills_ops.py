@@ -19,6 +19,7 @@ from shapecheck.engine.domain.tags import (
     CauseTag,
     LayerOutputTag,
     LeadingOfUnknownRank,
+    ModelOutputTag,
     NormalisedTag,
     PaddingTag,
     ParameterTag,
@@ -5134,3 +5135,61 @@ def test_library_callees_models_built_from_torch_nn_and_operator_nodes() -> None
         for kind in modes.kinds(call.modes)
     ]
     assert found == [({"train"}, ["nn.Linear(4, 2)"])]
+
+
+OBJECT_METHODS = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.ones(4, 4))
+        self.register_parameter("scale", nn.Parameter(torch.ones(4)))
+        self.lin = nn.Linear(4, 4)
+
+    def helper(self, x):
+        return self.lin(x)
+
+    def forward(self, x: Float[Tensor, "b t 4"]):
+        a1 = self.mask
+        a2 = self.scale
+        a3 = getattr(self, "helper")(x)
+        a4 = self.lin.forward(x)
+        a5 = self.lin.weight
+        a6 = self.half()
+        a7 = self.cuda()
+        a8 = self.requires_grad_(False)
+        return x
+
+
+def f(x: Float[Tensor, "b t 4"]):
+    net = Net()
+    n1 = net.eval()
+    n2 = net.to("cpu")
+    n3 = net.train()
+    n4 = net(x)
+    n5 = net.helper(x)
+    n6 = net.zero_grad()
+    return x
+"""
+
+
+def test_methods_of_objects_and_layers_register_return_the_model_or_run() -> None:
+    """``call_method`` on objects and layers: ``register_buffer`` / ``register_parameter`` make
+    attributes of the given tensors; a method reached through ``getattr`` is inlined; a layer's own
+    ``forward`` and ``weight`` are read; ``half()`` / ``cuda()`` / ``requires_grad_()`` of a module and
+    ``eval()`` / ``to()`` / ``train()`` of a model return the module itself; other module methods
+    (``zero_grad``) give nothing known."""
+    facts = analyze_src(HEADER + textwrap.dedent(OBJECT_METHODS))
+    assert facts.internal_errors == []
+    inside = {a.name: a.value for a in run_of(facts, "Net.forward").assignments}
+    outside = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert {name: _described(value) for name, value in inside.items()} == {
+        "a1": ("tensor", "(4, 4)"), "a2": ("tensor", "(4)"), "a3": ("tensor", "(b, t, 4)"), "a4": ("tensor", "(b, t, 4)"),
+        "a5": ("tensor", "(4, 4)"), "a6": "ObjectValue", "a7": "ObjectValue", "a8": "ObjectValue",
+    }
+    assert all(inside[name].has(ParameterTag) for name in ("a1", "a2", "a5"))
+    assert all(inside[name] is inside["a6"] for name in ("a7", "a8"))
+    assert all(outside[name] is outside["net"] for name in ("n1", "n2", "n3"))
+    assert {name: _described(outside[name]) for name in ("n4", "n5", "n6")} == {
+        "n4": ("tensor", "(b, t, 4)"), "n5": ("tensor", "(b, t, 4)"), "n6": "_Unknown",
+    }
+    assert inside["a3"].has(ProjectionTag) and outside["n4"].has(ModelOutputTag)
