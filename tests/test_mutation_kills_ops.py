@@ -4528,6 +4528,8 @@ def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key, u: Float[T
     i5 = mylib.REG.get("sdpa", default=eager)
     i6 = mylib.REG.get("sdpa", 3)
     i7 = mylib.REG.fetch("sdpa", eager)
+    i9 = config.table().get("sdpa", eager)
+    y9 = i9(x)
     return x
 """
 
@@ -4557,6 +4559,7 @@ def test_dict_methods_size_comparisons_and_lookups_with_a_fallback() -> None:
         "g18": ("tensor", "(b, t)"),
         "i1": "FunctionValue", "y1": ("tensor", "(b, 4, t)"), "i2": "FunctionValue", "y2": ("tensor", "(b, 4, t)"),
         "i3": "_Unknown", "i4": "_Unknown", "i5": "_Unknown", "i6": "_Unknown", "i7": "_Unknown",
+        "i9": "FunctionValue", "y9": ("tensor", "(b, 4, t)"),
     }
     assert values["g1"] is values["g4"]
 
@@ -4883,6 +4886,8 @@ def f(x: Float[Tensor, "b t 4"], c: Bool[Tensor, "b t 4"], helper, device):
     z.unsqueeze_(0)
     m26 = z
     m27 = x.__matmul__(x.transpose(1, 2))
+    tr = x.transpose
+    m28 = tr(1, 2)
     return x
 """
 
@@ -4894,7 +4899,8 @@ def test_calls_reach_the_op_of_their_callee_by_module_prefix_method_alias_or_in_
     tensor at the call, jaxtyping gives nothing; ``torch.nn.Linear`` builds a layer; an object's method
     is inlined, ``Net().eval()`` is the model; methods of tuples and numbers, and ``.to(device)`` of an
     unknown value, are unknown; ``swapaxes`` is ``transpose``, ``__matmul__`` a matmul, ``add`` the
-    add op; ``x.where(c, y)`` is ``torch.where(c, x, y)``; an in-place method rebinds its variable."""
+    add op; ``x.where(c, y)`` is ``torch.where(c, x, y)``; an in-place method rebinds its variable; a
+    method held in a name is called with no receiver node."""
     facts = analyze_src(HEADER + "import einops\nimport jaxtyping\nimport mylib\n" + textwrap.dedent(CALLS))
     assert facts.internal_errors == []
     run = run_of(facts, "f")
@@ -4925,18 +4931,21 @@ def test_calls_reach_the_op_of_their_callee_by_module_prefix_method_alias_or_in_
         "m23": (("tensor", "(b, t, 4)"), "float"),
         "m26": (("tensor", "(1, 2)"), "float", ("FilledTag",)),
         "m27": (("tensor", "(b, t, t)"), "float", ("ScoresTag",)),
+        "m28": (("tensor", "(b, 4, t)"), "float") + transposed,
     }
     assert [_code(values[name].node) for name in ("m7", "m26")] == ["y.mul_(2)", "torch.zeros(2)"]
     events = {e.op: e for e in facts.events if e.run is run}
     assert [_code(node) for node in events["where"].arg_nodes] == ["c", "x", "0.0"]
+    assert (_code(events["where"].node), events["where"].kwarg_nodes) == ("x.where(c, 0.0)", {})
     assert [_shape(arg) for arg in events["where"].args[:2]] == ["(b, t, 4)", "(b, t, 4)"]
     assert [(op, _code(events[op].node)) for op in ("mul_fn", "add_fn", "matmul", "expm1", "unsqueeze")] == [
         ("mul_fn", "y.mul_(2)"), ("add_fn", "x.add(x)"), ("matmul", "x.__matmul__(x.transpose(1, 2))"),
         ("expm1", "torch.special.expm1(x)"), ("unsqueeze", "z.unsqueeze_(0)"),
     ]
-    assert [_code(e.node) for e in facts.events if e.run is run and e.op == "transpose"] == [
-        "x.swapaxes(1, 2)", "torch.Tensor.transpose(x, 1, 2)", "x.transpose(1, 2)",
-    ]
+    transposes = [e for e in facts.events if e.run is run and e.op == "transpose"]
+    assert [(_code(e.node), _code(e.arg_nodes[0])) for e in transposes] == [
+        ("x.swapaxes(1, 2)", "x"), ("torch.Tensor.transpose(x, 1, 2)", "x"), ("x.transpose(1, 2)", "x"), ("tr(1, 2)", None),
+    ]  # a method held in a name: no receiver node
 
 
 LABELS = """
@@ -5157,12 +5166,16 @@ class Net(nn.Module):
         a6 = self.half()
         a7 = self.cuda()
         a8 = self.requires_grad_(False)
+        a9 = self.type(torch.float16)
+        a10 = self.lin.to("cpu")
+        a11 = self.lin.cuda()
         return x
 
 
 def f(x: Float[Tensor, "b t 4"]):
     net = Net()
     n1 = net.eval()
+    n15 = net(x)
     n2 = net.to("cpu")
     n3 = net.train()
     n4 = net(x)
@@ -5175,9 +5188,12 @@ def f(x: Float[Tensor, "b t 4"]):
 def test_methods_of_objects_and_layers_register_return_the_model_or_run() -> None:
     """``call_method`` on objects and layers: ``register_buffer`` / ``register_parameter`` make
     attributes of the given tensors; a method reached through ``getattr`` is inlined; a layer's own
-    ``forward`` and ``weight`` are read; ``half()`` / ``cuda()`` / ``requires_grad_()`` of a module and
-    ``eval()`` / ``to()`` / ``train()`` of a model return the module itself; other module methods
-    (``zero_grad``) give nothing known."""
+    ``forward`` and ``weight`` are read; ``half()`` / ``cuda()`` / ``requires_grad_()`` / ``type()`` of a
+    module, ``to()`` / ``cuda()`` of a layer and ``eval()`` / ``to()`` / ``train()`` of a model return
+    the module itself, and ``eval()`` / ``train()`` set the mode of the model's later calls; other
+    module methods (``zero_grad``) give nothing known."""
+    from shapecheck.engine.domain import modes
+
     facts = analyze_src(HEADER + textwrap.dedent(OBJECT_METHODS))
     assert facts.internal_errors == []
     inside = {a.name: a.value for a in run_of(facts, "Net.forward").assignments}
@@ -5185,9 +5201,12 @@ def test_methods_of_objects_and_layers_register_return_the_model_or_run() -> Non
     assert {name: _described(value) for name, value in inside.items()} == {
         "a1": ("tensor", "(4, 4)"), "a2": ("tensor", "(4)"), "a3": ("tensor", "(b, t, 4)"), "a4": ("tensor", "(b, t, 4)"),
         "a5": ("tensor", "(4, 4)"), "a6": "ObjectValue", "a7": "ObjectValue", "a8": "ObjectValue",
+        "a9": "ObjectValue", "a10": "ModuleValue", "a11": "ModuleValue",
     }
     assert all(inside[name].has(ParameterTag) for name in ("a1", "a2", "a5"))
-    assert all(inside[name] is inside["a6"] for name in ("a7", "a8"))
+    assert all(inside[name] is inside["a6"] for name in ("a7", "a8", "a9"))
+    assert inside["a10"] is inside["a11"] and inside["a10"].kind == "Linear"
+    assert [modes.kinds(call.modes) for call in facts.model_calls] == [{"eval"}, {"train"}]
     assert all(outside[name] is outside["net"] for name in ("n1", "n2", "n3"))
     assert {name: _described(outside[name]) for name in ("n4", "n5", "n6")} == {
         "n4": ("tensor", "(b, t, 4)"), "n5": ("tensor", "(b, t, 4)"), "n6": "_Unknown",
