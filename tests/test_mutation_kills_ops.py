@@ -4585,6 +4585,9 @@ class Root(nn.Module):
     def f(self, x):
         return x.transpose(1, 2)
 
+    def g2(self, x):
+        return x * 2
+
 
 class Base(Root):
     def __init__(self):
@@ -4610,6 +4613,7 @@ class Child(Base):
         w = self.norm.weight
         u = super().g(x)
         v = self.norm2.normed(y)
+        v2 = self.g2(y)
         return z
 """
 
@@ -4622,14 +4626,14 @@ def test_super_calls_run_the_parent_method_and_a_subclassed_layer_is_that_layer(
     facts = analyze_src(HEADER + textwrap.dedent(SUPER_CALLS))
     assert facts.internal_errors == []
     values = {a.name: a.value for a in run_of(facts, "Child.forward").assignments}
-    assert {name: _shape(values[name]) for name in ("y", "z", "w", "u", "v")} == {
-        "y": "(b, t, 6)", "z": "(b, t, 6)", "w": "(6)", "u": None, "v": "(b, t, 6)",
+    assert {name: _shape(values[name]) for name in ("y", "z", "w", "u", "v", "v2")} == {
+        "y": "(b, t, 6)", "z": "(b, t, 6)", "w": "(6)", "u": None, "v": "(b, t, 6)", "v2": "(b, t, 6)",
     }
     assert isinstance(values["u"], TensorValue) and values["u"].has(PositionTag)
     inlined = sorted(run.qualname for run in facts.runs if run.inlined)
     assert inlined == [
         "Base.__init__", "Base.f", "Base.f", "Child.f", "Norm.__init__", "Norm.forward", "Norm2.__init__", "Norm2.normed",
-        "Root.f", "Root.f", "Root.f",
+        "Root.f", "Root.f", "Root.f", "Root.g2",
     ]
 
 
@@ -4730,7 +4734,7 @@ class Cfg:
         return 8
 
 
-def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool):
+def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool, conf, q):
     cfg = Cfg()
     a1 = torch.float16
     a2 = torch.long
@@ -4751,6 +4755,11 @@ def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool):
     a17 = torch.finfo(x.dtype).min
     a18 = torch.finfo(x.dtype).max
     a19 = Cfg.width
+    a20 = p.mT
+    a21 = torch.finfo(x.dtype).eps
+    a22 = torch.zeros(conf.n_embd, 2)
+    B, T, C = q.shape
+    a23 = q
     b1 = x.ndim
     b2 = x.dtype
     b3 = x.device
@@ -4759,6 +4768,8 @@ def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool):
     b6 = x.mT
     b7 = x.requires_grad
     b8 = x.shape
+    b9 = x.is_cuda
+    b10 = x.data_ptr
     u1 = -x
     u3 = -m
     u4 = not flag
@@ -4787,10 +4798,11 @@ def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool):
 
 def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None:
     """``attribute`` / ``tensor_attribute``: ``torch.<dtype>`` is a dtype class, library constants are
-    numbers (``np.inf``, ``math.pi``, ``torch.finfo(...).min``), ``np.newaxis`` indexes as ``None``, an
-    object's attributes and methods are read, a parameter's ``shape`` / ``T`` / ``ndim`` are those of
-    an unknown tensor; a tensor's ``ndim``, ``dtype``, ``data``, ``T`` (all axes reversed, torch's
-    deprecated 3-D ``.T``) and ``mT``. ``unary``: ``-`` keeps a tensor's shape and dtype and negates
+    numbers (``np.inf``, ``math.pi``, ``torch.finfo(...).min``, not ``.eps``), ``np.newaxis`` indexes as
+    ``None``, an object's attributes and methods are read, a parameter's ``shape`` / ``T`` / ``mT`` /
+    ``ndim`` are those of an unknown tensor (its shape unpacked into names refines it), a
+    configuration's attribute is a size named after it; a tensor's ``ndim``, ``dtype``, ``data``, ``T`` (all axes reversed, torch's
+    deprecated 3-D ``.T``) and ``mT`` (their events read the tensor's node); ``is_cuda`` and such are unknown. ``unary``: ``-`` keeps a tensor's shape and dtype and negates
     sizes and numbers, ``not`` of a constant is decided, of anything else unknown. ``compare``: a
     parameter compared with a number is a bool tensor of unknown shape; ``is None`` is decided for
     values that are known to be (or not to be) None. ``binary``: an unknown value times or divided by
@@ -4820,6 +4832,10 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
         "a10": ("int", "4"), "a11": ("int", "8"), "a12": "_Unknown", "a13": "ShapeValue",
         "a14": ("tensor", None, None), "a15": "_Unknown", "a16": "BoundMethod",
         "a17": ("float", -3.4028234663852886e38, ()), "a18": ("float", 3.4028234663852886e38, ()), "a19": "_Unknown",
+        "a20": ("tensor", None, None, ("KeyTransposed",)), "a21": "BoundMethod",
+        "a22": ("tensor", "(conf.n_embd, 2)", "float", ("FilledTag",)),
+        "a23": ("tensor", "(B, T, C)", None), "B": ("int", "B"), "T": ("int", "T"), "C": ("int", "C"),
+        "b9": "_Unknown", "b10": "_Unknown",
         "b1": ("int", "3"), "b2": ("dtype", "float"), "b3": "_Unknown", "b4": ("tensor", "(b, t, 4)", "float"),
         "b5": ("tensor", "(4, t, b)", "float", ("Reordered",), ("Permuted",)),
         "b6": ("tensor", "(b, 4, t)", "float", ("Reordered",), ("Permuted",), ("KeyTransposed",)),
@@ -4834,6 +4850,10 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
         "k12": ("tensor", "(b, t, t)", "float", ("ScoresTag",)), "k13": ("int", "2*n"),
     }
     assert [_code(values[name].node) for name in ("u1", "k1", "k2")] == ["-x", "p == 0", "0 != p"]
+    transposes = [e for e in facts.events if e.run is run_of(facts, "f") and e.op in ("T", "mT")]
+    assert [(e.op, _code(e.node), [_code(node) for node in e.arg_nodes], e.kwargs) for e in transposes] == [
+        ("T", "p.T", ["p"], {}), ("mT", "p.mT", ["p"], {}), ("T", "x.T", ["x"], {}), ("mT", "x.mT", ["x"], {}),
+    ]
 
 
 CALLS = """
