@@ -3822,10 +3822,11 @@ def test_an_op_rule_that_raises_is_an_internal_error_with_its_first_line_and_pla
     ]
     assert in_pathlib[0] != f"test_mutation_kills_ops.py:{line}"
     values = {a.name: a.value for a in run_of(facts, "f").assignments}
-    assert [isinstance(values[name], TensorValue) for name in ("y", "z", "s")] == [False, False, False]
+    assert [values[name] is UNKNOWN for name in ("y", "z", "s")] == [True, True, True]
     monkeypatch.setitem(base.OPS, "relu", _failing_rule(RecursionError()))
     monkeypatch.setitem(base.OPS, "exp", _failing_rule(IndexError("out of range")))
     facts = analyze_src(src)
+    assert {a.name: a.value for a in run_of(facts, "f").assignments}["y"] is UNKNOWN
     assert [(e.op, e.error) for e in facts.internal_errors] == [("exp", "IndexError: out of range"), ("sigmoid", in_pathlib[1])]
     monkeypatch.setenv("SHAPECHECK_DEBUG", "1")
     try:
@@ -5082,7 +5083,7 @@ def test_unpacking_into_attributes_pieces_of_unknown_count_and_items_of_a_compre
     missing sizes) gives the known trailing sizes last and unknown ones before them, and unknown
     values for fewer targets than known sizes (Python raises); the pieces of a split of unknown
     count are the projection's parts 0 and 1; the layers of a comprehension are distinct instances
-    (``[0]``, ``[1]``). ``Call.with_receiver``: a method's event keeps its keyword arguments' nodes."""
+    (``[0]``, ``[1]``); anything else unpacks into unknown values. ``Call.with_receiver``: a method's event keeps its keyword arguments' nodes."""
     facts = analyze_src(HEADER + textwrap.dedent(
         """
         class A(nn.Module):
@@ -5090,13 +5091,16 @@ def test_unpacking_into_attributes_pieces_of_unknown_count_and_items_of_a_compre
                 super().__init__()
                 self.qkv = nn.Linear(4, 12)
 
-            def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"], n: int):
+            def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"], n: int, pair):
                 q, k = self.qkv(x).split(n, dim=-1)
                 self.a1, self.a2, self.a3 = p.shape
                 self.c1, self.c2 = p.shape
                 (self.z,) = p.shape
                 l1, l2 = [nn.Linear(4, 4) for _ in range(n)]
                 s = x.softmax(dim=-1)
+                o1, o2 = pair
+                d = dict(a=1)
+                q1, q2 = d
                 return x
         """
     ))
@@ -5110,6 +5114,7 @@ def test_unpacking_into_attributes_pieces_of_unknown_count_and_items_of_a_compre
     assert [(_shape(values[name]), values[name].tag(ProjectionTag).part) for name in ("q", "k")] == [("(b, t, n)", (0,)), (None, (1,))]
     assert [values[name].ident.label for name in ("l1", "l2")] == ["nn.Linear(...)[0]", "nn.Linear(...)[1]"]
     assert values["l1"].ident is not values["l2"].ident
+    assert [values[name] is UNKNOWN for name in ("o1", "o2", "q1", "q2")] == [True] * 4  # an unseen value, a dict's keys
     softmax = [e for e in facts.events if e.op == "softmax" and e.run is run]
     assert [({key: _code(node) for key, node in e.kwarg_nodes.items()}, [_code(node) for node in e.arg_nodes]) for e in softmax] == [
         ({"dim": "-1"}, ["x"]),
