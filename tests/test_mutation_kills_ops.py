@@ -5206,6 +5206,7 @@ def f(x: Float[Tensor, "b t 4"]):
     n4 = net(x)
     n5 = net.helper(x)
     n6 = net.zero_grad()
+    n7 = net.to_empty(device="cpu")
     return x
 """
 
@@ -5214,8 +5215,8 @@ def test_methods_of_objects_and_layers_register_return_the_model_or_run() -> Non
     """``call_method`` on objects and layers: ``register_buffer`` / ``register_parameter`` make
     attributes of the given tensors; a method reached through ``getattr`` is inlined; a layer's own
     ``forward`` and ``weight`` are read; ``half()`` / ``cuda()`` / ``requires_grad_()`` / ``type()`` of a
-    module, ``to()`` / ``cuda()`` of a layer and ``eval()`` / ``to()`` / ``train()`` of a model return
-    the module itself, and ``eval()`` / ``train()`` set the mode of the model's later calls; other
+    module, ``to()`` / ``cuda()`` of a layer and ``eval()`` / ``to()`` / ``train()`` / ``to_empty()`` of a
+    model return the module itself, and ``eval()`` / ``train()`` set the mode of the model's later calls; other
     module methods (``zero_grad``) give nothing known."""
     from shapecheck.engine.domain import modes
 
@@ -5232,7 +5233,7 @@ def test_methods_of_objects_and_layers_register_return_the_model_or_run() -> Non
     assert all(inside[name] is inside["a6"] for name in ("a7", "a8", "a9"))
     assert inside["a10"] is inside["a11"] and inside["a10"].kind == "Linear"
     assert [modes.kinds(call.modes) for call in facts.model_calls] == [{"eval"}, {"train"}]
-    assert all(outside[name] is outside["net"] for name in ("n1", "n2", "n3"))
+    assert all(outside[name] is outside["net"] for name in ("n1", "n2", "n3", "n7"))
     assert {name: _described(outside[name]) for name in ("n4", "n5", "n6")} == {
         "n4": ("tensor", "(b, t, 4)"), "n5": ("tensor", "(b, t, 4)"), "n6": "_Unknown",
     }
