@@ -4761,6 +4761,8 @@ def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool, conf, 
     a22 = torch.zeros(conf.n_embd, 2)
     B, T, C = q.shape
     a23 = q
+    a24 = getattr(x, "shape")
+    a25 = getattr(x, "T")
     b1 = x.ndim
     b2 = x.dtype
     b3 = x.device
@@ -4836,6 +4838,7 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
         "a20": ("tensor", None, None, ("KeyTransposed",)), "a21": "BoundMethod",
         "a22": ("tensor", "(conf.n_embd, 2)", "float", ("FilledTag",)),
         "a23": ("tensor", "(B, T, C)", None), "B": ("int", "B"), "T": ("int", "T"), "C": ("int", "C"),
+        "a24": "ShapeValue", "a25": ("tensor", "(4, t, b)", "float", ("Reordered",), ("Permuted",)),
         "b9": "_Unknown", "b10": "_Unknown",
         "b1": ("int", "3"), "b2": ("dtype", "float"), "b3": "_Unknown", "b4": ("tensor", "(b, t, 4)", "float"),
         "b5": ("tensor", "(4, t, b)", "float", ("Reordered",), ("Permuted",)),
@@ -4853,8 +4856,9 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
     assert [_code(values[name].node) for name in ("u1", "k1", "k2")] == ["-x", "p == 0", "0 != p"]
     transposes = [e for e in facts.events if e.run is run_of(facts, "f") and e.op in ("T", "mT")]
     assert [(e.op, _code(e.node), [_code(node) for node in e.arg_nodes], e.kwargs) for e in transposes] == [
-        ("T", "p.T", ["p"], {}), ("mT", "p.mT", ["p"], {}), ("T", "x.T", ["x"], {}), ("mT", "x.mT", ["x"], {}),
-    ]
+        ("T", "p.T", ["p"], {}), ("mT", "p.mT", ["p"], {}), ("T", 'getattr(x, "T")', [None], {}), ("T", "x.T", ["x"], {}),
+        ("mT", "x.mT", ["x"], {}),
+    ]  # an attribute read by getattr has no receiver node
 
 
 CALLS = """
