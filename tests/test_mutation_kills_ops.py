@@ -7,7 +7,10 @@ asserts the shape, dtype, tags or conflicts the engine infers; shapes are what t
 from __future__ import annotations
 
 import math
+import re
 import textwrap
+import traceback
+from pathlib import Path, PurePosixPath
 
 import libcst as cst
 
@@ -16,6 +19,7 @@ from shapecheck.engine.domain.tags import (
     CauseTag,
     LayerOutputTag,
     LeadingOfUnknownRank,
+    ModelOutputTag,
     NormalisedTag,
     PaddingTag,
     ParameterTag,
@@ -26,8 +30,10 @@ from shapecheck.engine.domain.tags import (
     Reordered,
     SequenceOriginTag,
     ShiftTag,
+    StreamTag,
 )
 from shapecheck.engine.domain.values import (
+    UNKNOWN,
     MaskedTag,
     PositionTag,
     ProbsTag,
@@ -1521,7 +1527,7 @@ def test_a_decorator_from_the_project_is_read_from_its_import_and_a_re_exported_
     the file). A re-export of ``torch.no_grad`` under its own name is followed into its module, by
     name, through the module (``grads.no_grad()``) and through a package's module
     (``from tools import switches``, ``switches.no_grad()``)."""
-    from pathlib import Path
+    from pathlib import Path, PurePosixPath
 
     from shapecheck.linter import analyze
     from shapecheck.project import LintContext, Workspace
@@ -3767,3 +3773,1472 @@ def test_operator_dtypes_comparisons_and_their_mask_tags_follow_torch() -> None:
         ("broadcast", "sub", "x - y", "`-` of shapes (b, t, d) and (b, t, 4*d): d vs 4*d cannot broadcast"),
         ("broadcast", "add", "x + torch.ones(5)", "`+` of shapes (b, t, d) and (5): d vs 5 cannot broadcast"),
     ]
+
+
+# --- ops/base.py: applying a rule, and the helpers every rule shares --------------------------------
+
+
+def _failing_rule(error: BaseException):
+    def helper():
+        raise error
+
+    def rule(interp, call, frame):
+        helper()
+
+    return rule
+
+
+def test_an_op_rule_that_raises_is_an_internal_error_with_its_first_line_and_place(monkeypatch) -> None:
+    """``apply`` catches what a rule raises: the op's result is unknown, the error is counted with
+    the op's name, the call, the exception's type and first line, and the file and line that raised
+    (``SHAPECHECK_DEBUG=1`` raises it instead); a RecursionError is a depth limit, not counted."""
+    from shapecheck.engine.ops import base
+
+    src = HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"]):
+            y = torch.relu(x)
+            z = x.exp()
+            s = torch.sigmoid(x)
+            return y
+        """
+    )
+    monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
+    monkeypatch.setitem(base.OPS, "relu", _failing_rule(ValueError("  bad axis\nsecond line ")))
+    monkeypatch.setitem(base.OPS, "exp", _failing_rule(KeyError()))
+    monkeypatch.setitem(base.OPS, "sigmoid", lambda interp, call, frame: PurePosixPath("a").relative_to("b"))
+    try:
+        PurePosixPath("a").relative_to("b")
+    except ValueError as error:  # where pathlib raises it: the last frame, in another file than the rule
+        last = traceback.extract_tb(error.__traceback__)[-1]
+        in_pathlib = (f"{Path(last.filename).name}:{last.lineno}", f"{type(error).__name__}: {str(error).splitlines()[0]}")
+    facts = analyze_src(src)
+    line = _failing_rule.__code__.co_firstlineno + 2  # the helper's line, the last frame of the traceback
+    found = [(e.op, _code(e.node), e.error, e.where) for e in facts.internal_errors]
+    assert found == [
+        ("relu", "torch.relu(x)", "ValueError: bad axis", f"test_mutation_kills_ops.py:{line}"),
+        ("exp", "x.exp()", "KeyError", f"test_mutation_kills_ops.py:{line}"),
+        ("sigmoid", "torch.sigmoid(x)", in_pathlib[1], in_pathlib[0]),
+    ]
+    assert in_pathlib[0] != f"test_mutation_kills_ops.py:{line}"
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert [values[name] is UNKNOWN for name in ("y", "z", "s")] == [True, True, True]
+    monkeypatch.setitem(base.OPS, "relu", _failing_rule(RecursionError()))
+    monkeypatch.setitem(base.OPS, "exp", _failing_rule(IndexError("out of range")))
+    facts = analyze_src(src)
+    assert {a.name: a.value for a in run_of(facts, "f").assignments}["y"] is UNKNOWN
+    assert [(e.op, e.error) for e in facts.internal_errors] == [("exp", "IndexError: out of range"), ("sigmoid", in_pathlib[1])]
+    monkeypatch.setenv("SHAPECHECK_DEBUG", "1")
+    try:
+        analyze_src(src)
+    except IndexError as error:
+        assert str(error) == "out of range"
+    else:
+        raise AssertionError("SHAPECHECK_DEBUG=1 must raise the rule's error")
+
+
+ANNOTATED = """
+def f(x: Float[Tensor, "b t 4"], u: Float[Tensor, "b t d"], w):
+    c = torch.cat([x, x], dim=-1)
+    y: Float[Tensor, "b t 5"] = c
+    z: Float[Tensor, "b t 8"] = c
+    assert u.shape[-1] == 4
+    v: Float[Tensor, "b t 5"] = u
+    v2: Float[Tensor, "b t 4"] = u
+    k: Float[Tensor, "b t 5"] = w(x)
+    m: Tensor = x
+    n: Float[Tensor, "b t 5"] = x
+    return y
+"""
+
+
+def test_an_annotated_assignment_that_contradicts_its_value_is_a_conflict_and_goes_on_annotated() -> None:
+    """``check_annotation``: a value whose inferred shape provably differs from its jaxtyping
+    annotation (``(b, t, 8)`` or ``(b, t, 4)`` against ``"b t 5"``, or ``d`` once an assert made it 4)
+    is an ``annotation`` conflict at the assignment, whose causes are the suspects the value was
+    computed from (a cat); analysis goes on with the annotated shape, marked as following from the
+    assignment. A value that fits, one of unknown shape, and a bare ``Tensor`` annotation change
+    nothing."""
+    values, conflicts = _run(ANNOTATED)
+    causes = {name: sorted(_code(node) for node in values[name].tag(CauseTag).nodes) if values[name].has(CauseTag) else []
+              for name in ("y", "z", "v", "v2", "k", "m", "n")}
+    shapes = {name: _shape(values[name]) for name in causes}
+    assert shapes == {"y": "(b, t, 5)", "z": "(b, t, 8)", "v": "(b, t, 5)", "v2": "(b, t, d)", "k": None, "m": "(b, t, 4)", "n": "(b, t, 5)"}
+    cat = "torch.cat([x, x], dim=-1)"
+    assert causes == {
+        "y": [cat, 'y: Float[Tensor, "b t 5"] = c'], "z": [cat], "v": ['v: Float[Tensor, "b t 5"] = u'], "v2": [],
+        "k": [], "m": [], "n": ['n: Float[Tensor, "b t 5"] = x'],
+    }
+    assert [(c.kind, c.op, _code(c.node), c.detail, sorted(_code(node) for node in c.causes)) for c in conflicts] == [
+        ("annotation", "annotation", 'y: Float[Tensor, "b t 5"] = c',
+         "`y` has inferred shape (b, t, 8) but is annotated (b, t, 5): dim 2 is 8, annotated 5", [cat]),
+        ("annotation", "annotation", 'v: Float[Tensor, "b t 5"] = u',
+         "`v` has inferred shape (b, t, d) but is annotated (b, t, 5): dim 2 is d, annotated 5", []),
+        ("annotation", "annotation", 'n: Float[Tensor, "b t 5"] = x',
+         "`n` has inferred shape (b, t, 4) but is annotated (b, t, 5): dim 2 is 4, annotated 5", []),
+    ]
+
+
+def test_ops_of_one_rank_fix_a_variadic_shape_and_element_symbols_are_items() -> None:
+    """``_with_rank``: ``permute`` with three axes of a ``*b h t d`` tensor is ``(h, d, t)`` (torch,
+    for the only rank it accepts, 3); with four axes of a 3-D tensor torch raises: unknown, not a
+    made-up shape; ``bmm`` / ``mm`` of a tensor of unknown shape give no internal error.
+    ``broadcast_with_unknown`` through ``where`` with a condition of unknown shape: at least the
+    other operand's dims after an unknown prefix, a 1 among them any size (``_``), whatever the rank.
+    ``element_symbol``: ``tolist()`` and a loop over one 1-D int tensor share one made-up ``item``
+    symbol, not named after the assignment's target."""
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], v: Float[Tensor, "*b h t d"], u, ix: Int[Tensor, "n"], a: Float[Tensor, "t d"],
+              c: Float[Tensor, "b e d"], q: Float[Tensor, "b h t d"], g: Float[Tensor, "*b t d"]):
+            s = ix.tolist()
+            for i in ix:
+                j = i
+            p1 = v.permute(0, 2, 1)
+            p2 = x.permute(0, 1, 2, 3)
+            m1 = torch.bmm(u, c)
+            m3 = torch.mm(a, a.t())
+            m4 = torch.mm(g, a.t())
+            cond = u(x)
+            w1 = torch.where(cond, q, 0.0)
+            w2 = torch.where(cond, x, 0.0)
+            w3 = torch.where(cond, x.view(x.shape[0], 1, x.shape[1], x.shape[2]), 0.0)
+            return x
+        """
+    )
+    shapes = {name: _shape(values[name]) for name in ("p1", "p2", "m1", "m3", "m4", "cond", "w1", "w2", "w3")}
+    assert shapes == {
+        "p1": "(h, d, t)", "p2": None, "m1": "(*, _, d)", "m3": "(t, t)", "m4": "(t, t)", "cond": None,
+        "w1": "(*, b, h, t, d)", "w2": "(*, b, t, d)", "w3": "(*, b, _, t, d)",
+    }
+    item = values["s"].element.dim
+    assert values["j"].dim == item and re.fullmatch(r"item\d+", item.name)
+
+
+LOOPS = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        lin = nn.Linear(4, 4)
+        self.one = nn.ModuleList([nn.Linear(4, 8)])
+        self.two = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 8)])
+        self.same = nn.ModuleList([lin, lin])
+        self.chain = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+        self.rep = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.d = nn.ModuleDict({"a": nn.Linear(4, 8)})
+
+    def forward(self, x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"], m: Float[Tensor, "b s 4"]):
+        for layer in self.one:
+            o1 = layer(x)
+            break
+        for layer in self.two:
+            o2 = layer(x)
+            break
+        for layer in self.same:
+            o3 = layer(x)
+            break
+        h = x
+        for layer in self.chain:
+            h = layer(h)
+        c1 = h
+        for k in self.d:
+            kk = k
+        for a in (x, x):
+            t1 = a
+            break
+        for a in (x, y):
+            t2 = a
+            break
+        for a, b in zip((x, y), (m, m)):
+            z1 = a
+            z2 = b
+            break
+        for i, a in enumerate((x, x)):
+            e1 = a
+            break
+        r1 = [layer(x) for layer in self.rep if layer is not None]
+        r2 = [layer(x) for layer in self.two if layer is not None]
+        r3 = [layer(x) for layer in self.one if layer is not None]
+        return x
+"""
+
+
+def test_loop_elements_of_layer_lists_tuples_and_zips_are_what_every_item_agrees_on() -> None:
+    """``known_items`` and ``iteration_element``: a loop of distinct layers without a jump runs each
+    one (``(b, t, 4)`` through ``Linear(4, 8)`` then ``Linear(8, 2)``: ``(b, t, 2)``); with a
+    ``break`` (not unrolled) or in a filtered comprehension the element is the one layer of a
+    one-item list, the same instance listed twice, the template of a repeated list, and unknown for
+    two distinct layers; a ``ModuleDict`` gives its keys (unknown); a tuple's element is its item
+    when every item is that one value, unknown otherwise; ``zip`` / ``enumerate`` of tuples give
+    the column every row agrees on."""
+    facts = analyze_src(HEADER + textwrap.dedent(LOOPS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {name: _shape(values[name]) if isinstance(values[name], TensorValue) else type(values[name]).__name__
+             for name in ("o1", "o2", "o3", "c1", "kk", "t1", "t2", "z1", "z2", "e1")}
+    assert found == {
+        "o1": "(b, t, 8)", "o2": None, "o3": "(b, t, 4)", "c1": "(b, t, 2)", "kk": "_Unknown",
+        "t1": "(b, t, 4)", "t2": "_Unknown", "z1": "_Unknown", "z2": "(b, s, 4)", "e1": "(b, t, 4)",
+    }
+    assert values["o2"].has(PositionTag) and values["o2"].has(ScaleTag)  # an unknown callee's result
+    assert not values["o1"].has(PositionTag) and not values["o3"].has(PositionTag)
+    elements = {name: values[name].element for name in ("r1", "r2", "r3")}
+    assert [_shape(elements[name]) for name in ("r1", "r2", "r3")] == ["(b, t, 4)", None, "(b, t, 8)"]
+    assert elements["r2"].has(PositionTag) and not elements["r1"].has(PositionTag)
+
+
+def test_negations_keep_dtype_lineage_and_padding_and_sizes_read_at_run_time_are_recorded() -> None:
+    """``_negate``: ``~`` of an int tensor stays int (torch's bitwise not), of a bool one or of a
+    tensor of unknown dtype is bool; the result keeps the lineage (a cat's cause) and a padding mask
+    negated is still a padding mask (``~(ids == 0)``, ``logical_not``). ``read_size``: sizes read from a
+    tensor whose shape is unknown are made-up ``size`` symbols (the first one of a statement named
+    after its target), recorded among the sizes read at run time."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t d"], ids: Int[Tensor, "b t"], bm: Bool[Tensor, "b t"], w):
+            n1 = ~ids
+            n2 = ~bm
+            n3 = ~w(x)
+            n4 = ~(ids == 0)
+            n5 = torch.logical_not(ids == 0)
+            n6 = ~torch.cat([bm, bm], dim=-1)
+            n7 = -torch.cat([x, x], dim=-1)
+            s1 = w.shape[0] + w.shape[1]
+            return x
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {name: (_shape(values[name]), values[name].dtype, values[name].has(PaddingTag), values[name].has(CauseTag))
+             for name in ("n1", "n2", "n3", "n4", "n5", "n6", "n7")}
+    assert found == {
+        "n1": ("(b, t)", "int", False, False), "n2": ("(b, t)", "bool", False, False), "n3": (None, "bool", False, False),
+        "n4": ("(b, t)", "bool", True, False), "n5": ("(b, t)", "bool", True, False),
+        "n6": ("(b, 2*t)", "bool", False, True), "n7": ("(b, t, 2*d)", "float", False, True),
+    }
+    assert [_code(node) for node in values["n6"].tag(CauseTag).nodes] == ["torch.cat([bm, bm], dim=-1)"]
+    assert values["n3"].has(PositionTag)  # the unknown callee's "maybe positional", kept through ~
+    total = str(values["s1"].dim)
+    assert re.fullmatch(r"s1\+size\d+", total)
+    assert {str(d) for d in facts.read_sizes} == set(total.split("+"))
+
+
+def test_an_attention_output_continues_its_query_stream_not_its_keys() -> None:
+    """``attention_query``: probabilities times values (by ``@`` or ``einsum``) continue the stream of
+    the scores' query (``x1``: the sites of its own attention, then this one), not of the keys the
+    probabilities were also computed from (``m1``); a softmax of what an unknown callee returned is no
+    attention: its product keeps the lineage of both streams and adds no site."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t 8"], m: Float[Tensor, "b s 8"], w):
+            p0 = torch.softmax(m @ m.transpose(-2, -1) / 8, dim=-1)
+            m1 = p0 @ m
+            p1 = torch.softmax(x @ x.transpose(-2, -1) / 8, dim=-1)
+            x1 = p1 @ x
+            p2 = torch.softmax(x1 @ m1.transpose(-2, -1) / 8, dim=-1)
+            o1 = p2 @ m1
+            o2 = torch.einsum("bts,bsd->btd", p2, m1)
+            p3 = torch.softmax(w(x1, m1), dim=-1)
+            o3 = p3 @ m1
+            return o1
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    streams = {name: sorted(_code(site).split(" @ ")[0] for site in values[name].tag(StreamTag).sites)
+               for name in ("m1", "x1", "o1", "o2", "o3")}
+    own_m, own_x, cross = "torch.softmax(m", "torch.softmax(x", "torch.softmax(x1"
+    assert streams == {
+        "m1": [own_m], "x1": [own_x], "o1": [own_x, cross], "o2": [own_x, cross], "o3": [own_m, own_x],
+    }
+    assert [_shape(values[name]) for name in ("p2", "o1", "o2", "o3")] == ["(b, t, s)", "(b, t, 8)", "(b, t, 8)", "(*, _, 8)"]
+
+
+def test_tuples_of_up_to_sixteen_items_are_known_and_rows_must_agree_in_length() -> None:
+    """``known_items``: a tuple of one item is known (``list((x,))`` is that one-item list, ``zip``
+    of one-item tuples one row), so is one of 16 items (a comprehension over it is 16 results), one
+    of 17 is not (one repeated result). ``iteration_element``: a loop with a ``break`` over a
+    one-item tuple gives its item; rows of different lengths, or a row and a tensor, have no
+    common element."""
+    many = lambda n: "(" + ", ".join(["x"] * n) + ")"  # noqa: E731
+    values, _ = _run(
+        f"""
+        def f(x: Float[Tensor, "b t 4"], m: Float[Tensor, "b s 4"]):
+            l1 = list((x,))
+            z1 = zip((x,), (m,))
+            c16 = [a for a in {many(16)}]
+            c17 = [a for a in {many(17)}]
+            for a in (x,):
+                t1 = a
+                break
+            for row in ((x, m), (x,)):
+                r1 = row
+                break
+            for row in ((x, m), x):
+                r2 = row
+                break
+            return x
+        """
+    )
+    assert [_shape(item) for item in values["l1"].items] == ["(b, t, 4)"]
+    assert [[_shape(v) for v in row.items] for row in values["z1"].items] == [["(b, t, 4)", "(b, s, 4)"]]
+    assert [_shape(item) for item in values["c16"].items] == ["(b, t, 4)"] * 16
+    assert type(values["c17"]).__name__ == "Repeated" and _shape(values["c17"].element) == "(b, t, 4)"
+    assert _shape(values["t1"]) == "(b, t, 4)"
+    assert [type(values[name]).__name__ for name in ("r1", "r2")] == ["_Unknown", "_Unknown"]
+
+
+SCALED_SCORES = """
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qn = nn.LayerNorm(16)
+        self.kn = nn.LayerNorm(16)
+        self.scale = 16 ** -0.5
+
+    def forward(self, q: Float[Tensor, "b h t 16"], k: Float[Tensor, "b h s 16"]):
+        q1 = self.qn(q)
+        q2 = self.qn(q) * 0.125
+        k2 = k * 0.5
+        k3 = self.kn(k) * 0.5
+        q6 = q * self.scale
+        s2 = q2 @ k.transpose(-2, -1)
+        s3 = q2 @ k2.transpose(-2, -1)
+        s4 = q2 @ k3.transpose(-2, -1)
+        s5 = torch.einsum("bhtd,bhsd->bhts", q2, k3)
+        s6 = q6 @ k.transpose(-2, -1)
+        s7 = q6 @ self.kn(k).transpose(-2, -1)
+        s8 = q1 @ self.kn(k).transpose(-2, -1)
+        return q
+"""
+
+
+def test_the_scale_of_scores_combines_the_query_and_key_factors_and_where_they_were_written() -> None:
+    """``combined_scale`` (``@`` and ``einsum``): the factors of query and key multiply; when one of
+    them is a norm's gain the engine cannot read, the factor is unknown and ``written`` keeps the
+    product of the numbers the code wrote (0.125 * 0.5); the scores' ``origin`` is the one place a
+    readable factor was written (``16 ** -0.5`` even when the key carries a norm's gain), none when
+    two were written or none was."""
+    facts = analyze_src(HEADER + textwrap.dedent(SCALED_SCORES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "A.forward").assignments}
+    found = {name: _operator_facts(values[name])[2] for name in ("s2", "s3", "s4", "s5", "s6", "s7", "s8")}
+    assert found == {
+        "s2": ("scale", None, "self.qn(q) * 0.125", "0.125", 0.125),
+        "s3": ("scale", None, "k * 0.5", None, 0.0625),
+        "s4": ("scale", None, "self.kn(k) * 0.5", None, 0.0625),
+        "s5": ("scale", None, "self.kn(k) * 0.5", None, 0.0625),
+        "s6": ("scale", 0.25, "q * self.scale", "16 ** -0.5", None),
+        "s7": ("scale", None, "self.kn(k)", "16 ** -0.5", 0.25),
+        "s8": ("scale", None, "self.kn(k)", None, None),
+    }
+    assert all(values[name].has(ScoresTag) and _shape(values[name]) == "(b, h, t, s)" for name in found)
+
+
+def _tag_summary(value) -> list:
+    """Each tag of a tensor by its kind and what it records (nodes as code)."""
+    found = []
+    for tag in value.tags:
+        if isinstance(tag, SequenceOriginTag):
+            found.append(("sequence", str(tag.offset), str(tag.length), tag.opaque))
+        elif isinstance(tag, PositionTag):
+            found.append(("position", tag.kind, _code(tag.node)))
+        elif isinstance(tag, ScaleTag):
+            found.append(("scale", _factor(tag.factor), _code(tag.node), _code(tag.origin), _factor(tag.written)))
+        elif isinstance(tag, CauseTag):
+            found.append(("cause", sorted(_code(node) for node in tag.nodes)))
+        else:
+            found.append((type(tag).__name__,))
+    return found
+
+
+UNSEEN_CALLEES = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+        self.pos = nn.Parameter(torch.zeros(1, 16, 8))
+
+    def forward(self, idx):
+        return self.emb(idx) + self.pos
+
+
+def f(helper, x: Float[Tensor, "b t d"]):
+    model = Net()
+    ids = torch.randint(0, 40, (4, 16))
+    logits = model(ids)
+    c = torch.cat([x, x], dim=-1)
+    h1 = helper(logits, scale=c)
+    h2 = helper(3, k=4)
+    h3 = helper(z=logits)
+    z1 = torch.zeros(2, 3, dtype=bool)
+    z2 = torch.ones(2, dtype=int)
+    z3 = torch.full((2,), 1, dtype=float)
+    z4 = torch.zeros(2, 3, dtype=None)
+    z5 = torch.zeros(2, 3, dtype=torch.long)
+"""
+
+
+def test_a_callee_the_engine_cannot_see_keeps_lineage_as_maybe_and_builtin_dtypes_are_classes() -> None:
+    """``unknown_call``: tensors passed to an unseen callee, by position or keyword, give a tensor of
+    unknown shape and dtype at the call, computed from them (token embedding, model output, a cat's
+    cause), whose token positions may have moved (the sequence becomes opaque), whose positions are
+    "maybe" (the learned table's ``added`` tag replaced by ``unknown`` at the call) and whose scale
+    is unknown; no tensor passed, no tensor back. ``dtype_class``: the builtins ``bool``, ``int`` and
+    ``float`` as ``dtype=`` are those classes (torch: bool, int64, float64), ``dtype=None`` the default
+    float."""
+    facts = analyze_src(HEADER + textwrap.dedent(UNSEEN_CALLEES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert ("position", "added", "self.emb(idx) + self.pos") in _tag_summary(values["logits"])
+    assert [(_shape(values[name]), values[name].dtype) for name in ("h1", "h3")] == [(None, None), (None, None)]
+    call1, call3 = "helper(logits, scale=c)", "helper(z=logits)"
+    assert [_code(values[name].node) for name in ("h1", "h3")] == [call1, call3]
+    assert _tag_summary(values["h1"]) == [
+        ("TokenEmbeddingTag",), ("sequence", "0", "16", True), ("ModelOutputTag",),
+        ("cause", ["torch.cat([x, x], dim=-1)"]), ("position", "unknown", call1), ("scale", None, call1, None, None),
+    ]
+    assert _tag_summary(values["h3"]) == [
+        ("TokenEmbeddingTag",), ("sequence", "0", "16", True), ("ModelOutputTag",),
+        ("position", "unknown", call3), ("scale", None, call3, None, None),
+    ]
+    assert not isinstance(values["h2"], TensorValue)
+    assert [(_shape(values[name]), values[name].dtype) for name in ("z1", "z2", "z3", "z4", "z5")] == [
+        ("(2, 3)", "bool"), ("(2)", "int"), ("(2)", "float"), ("(2, 3)", "float"), ("(2, 3)", "int"),
+    ]
+
+
+def test_factories_invent_a_size_for_each_unreadable_one_of_several() -> None:
+    """``size_args_inventing``: ``zeros(1, k, 8)`` with ``k`` unreadable is ``(1, n, 8)``, ``n`` a fresh
+    made-up size (not the assignment's target), each unreadable size its own; a lone unreadable
+    argument may be a whole shape and a starred one any number of sizes, a ``size=`` holding an
+    unreadable one, a tensor among the sizes or sizes given twice (torch raises): unknown shapes. ``x.new_zeros`` reads its
+    sizes after ``x``, given apart or as one tuple."""
+    values, _ = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], helper, rest):
+            u = helper()
+            v = helper()
+            p = torch.zeros(1, u, 8)
+            q = torch.zeros(u, v)
+            r = torch.zeros(u)
+            s = torch.zeros(u, v, *rest)
+            t = torch.zeros(size=(2, u))
+            t2 = torch.zeros(size=(2, 3))
+            t3 = torch.zeros(u, v, size=(2, u))
+            w = x.new_zeros(1, u, 8)
+            w2 = x.new_zeros((2, 3))
+            w3 = x.new_zeros(2, 3)
+            w4 = torch.zeros(2, x)
+            w5 = torch.zeros((2, u))
+            return x
+        """
+    )
+    shapes = {name: _shape(values[name]) for name in ("p", "q", "r", "s", "t", "t2", "t3", "w", "w2", "w3", "w4", "w5")}
+    invented = [str(d) for name in ("p", "q", "w") for d in values[name].shape.dims if not d.is_const]
+    assert len(invented) == len(set(invented)) == 4 and all(re.fullmatch(r"n\d+", name) for name in invented)
+    first, second, third, fourth = invented
+    assert shapes == {
+        "p": f"(1, {first}, 8)", "q": f"({second}, {third})", "r": None, "s": None, "t": None, "t2": "(2, 3)", "t3": None,
+        "w": f"(1, {fourth}, 8)", "w2": "(2, 3)", "w3": "(2, 3)", "w4": None, "w5": None,
+    }
+    assert [values[name].dtype for name in ("p", "w2")] == ["float", "float"]
+
+
+PIECES = """
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(4, 12)
+
+    def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"]):
+        qkv = self.qkv(x)
+        q, k, v = qkv.chunk(3, dim=-1)
+        a, c = qkv.split(6, dim=-1)
+        s1 = p.chunk(3, dim=-1)
+        s2 = p.chunk(2, dim=0)
+        s3 = p.chunk(2, dim=-3)
+        s5 = p.split([2, 4], dim=-1)
+        s6 = p.split([2, 4], dim=-3)
+        s7 = p.split([1, 1], dim=0)
+        s8 = torch.tensor_split(p, (2, 3), dim=-1)
+        s9 = torch.tensor_split(p, (2, 3), dim=0)
+        s10 = torch.tensor_split(p, (2, 3), dim=-3)
+        u1 = p.unflatten(-1, (2, 3))
+        u2 = p.unflatten(0, (2, -1))
+        u3 = p.unflatten(-3, (2, -1))
+        return x
+"""
+
+
+def test_pieces_of_a_projection_and_axes_of_a_tensor_of_unknown_rank() -> None:
+    """``_piece``: each piece of a fused projection split by ``chunk`` / ``split`` is still that
+    projection (same layer, same input, same call), at its own part. ``_axis_index``: on a ``*b t 6``
+    tensor an axis counted from the end among the known dims is found (``dim=-1``: pieces ``(*, t, 2)``,
+    torch's sizes), while ``dim=0`` or an axis before the known dims (``-3``) may be any axis: the
+    pieces' shapes are unknown."""
+    facts = analyze_src(HEADER + textwrap.dedent(PIECES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "A.forward").assignments}
+    projections = {}
+    for name in ("qkv", "q", "k", "v", "a", "c"):
+        tag = values[name].tag(ProjectionTag)
+        projections[name] = (_shape(values[name]), tag.ident.label, tag.part, _code(tag.node), _shape(tag.source))
+    assert projections == {
+        "qkv": ("(b, t, 12)", "self.qkv", (), "self.qkv(x)", "(b, t, 4)"),
+        "q": ("(b, t, 4)", "self.qkv", (0,), "self.qkv(x)", "(b, t, 4)"),
+        "k": ("(b, t, 4)", "self.qkv", (1,), "self.qkv(x)", "(b, t, 4)"),
+        "v": ("(b, t, 4)", "self.qkv", (2,), "self.qkv(x)", "(b, t, 4)"),
+        "a": ("(b, t, 6)", "self.qkv", (0,), "self.qkv(x)", "(b, t, 4)"),
+        "c": ("(b, t, 6)", "self.qkv", (1,), "self.qkv(x)", "(b, t, 4)"),
+    }
+    assert values["q"].tag(ProjectionTag).ident is values["qkv"].tag(ProjectionTag).ident
+    pieces = {name: [_shape(piece) for piece in values[name].pieces] for name in ("s1", "s2", "s3", "s5", "s6", "s7", "s8", "s9", "s10")}
+    assert pieces == {
+        "s1": ["(*, t, 2)"] * 3, "s2": [None, None], "s3": [None, None], "s5": ["(*, t, 2)", "(*, t, 4)"],
+        "s6": [None, None], "s7": [None, None], "s8": ["(*, t, 2)", "(*, t, 1)", "(*, t, 3)"], "s9": [None] * 3,
+        "s10": [None] * 3,
+    }
+    assert [_shape(values[name]) for name in ("u1", "u2", "u3")] == ["(*, t, 2, 3)", None, None]
+
+
+UNPACKED = """
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(4, 12)
+        self.pair = nn.ModuleList([nn.Linear(4, 8), nn.Linear(4, 2)])
+        self.rep = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.blocks = nn.ModuleList([nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 4)]) for _ in range(2)])
+
+    def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"], s: Float[Tensor, "3 b t 4"], helper, n: int):
+        a1, a2 = (x, p)
+        c1, c2 = x.split(n, dim=1)
+        d1, d2, d3 = x.shape
+        d4, d5, d6 = p.shape
+        d11, d12 = x.shape
+        j1, j2 = x.unbind(1)
+        w1, w2 = torch.randn(2, 6).chunk(3, dim=-1)
+        w3, w4 = torch.randn(2, 6).chunk(2, dim=-1)
+        e1, e2 = helper(x)
+        f1, f2, f3 = self.qkv(s)
+        f4, f5 = s
+        h1, h2 = self.pair
+        o1 = h1(x)
+        o2 = h2(x)
+        h3, h4 = self.rep
+        h5, h6, h7 = self.pair
+        for attn, ff in self.blocks:
+            i1 = attn(x)
+            i2 = ff(i1)
+        return x
+"""
+
+
+def test_unpacking_tuples_splits_sizes_tensors_and_layer_lists() -> None:
+    """``unpack``: a tuple of as many items; the pieces of a split into as many (``chunk(2)`` of 6:
+    two ``(2, 3)``), none for another count (Python raises); a split of unknown count: every piece
+    but the last has the template's shape, the last one too only when the split is even (``unbind``);
+    a size into as many names, a size of unknown rank naming what is missing; a tensor of unknown
+    shape into tensors computed from it; a tensor into the slices along a constant leading axis of
+    that size (each a piece of the projection); layers of a list, of a repeated list (each its own
+    instance) and of a nested list in a loop."""
+    facts = analyze_src(HEADER + textwrap.dedent(UNPACKED))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "A.forward").assignments}
+    tensors = ("a1", "a2", "c1", "c2", "j1", "j2", "w3", "w4", "e1", "e2", "f1", "f2", "f3", "o1", "o2", "i1", "i2")
+    assert {name: _shape(values[name]) for name in tensors} == {
+        "a1": "(b, t, 4)", "a2": "(*, t, 6)", "c1": "(b, n, 4)", "c2": None, "j1": "(b, 4)", "j2": "(b, 4)",
+        "w3": "(2, 3)", "w4": "(2, 3)", "e1": None, "e2": None, "f1": "(b, t, 12)", "f2": "(b, t, 12)",
+        "f3": "(b, t, 12)", "o1": "(b, t, 8)", "o2": "(b, t, 2)", "i1": "(b, t, 8)", "i2": "(b, t, 4)",
+    }
+    assert all(isinstance(values[name], TensorValue) for name in tensors)
+    unknown = ("d11", "d12", "w1", "w2", "f4", "f5", "h5", "h6", "h7")
+    assert [type(values[name]).__name__ for name in unknown] == ["_Unknown"] * len(unknown)
+    assert [str(values[name].dim) for name in ("d1", "d2", "d3", "d4", "d5", "d6")] == ["b", "t", "4", "d4", "t", "6"]
+    assert [_code(values[name].node) for name in ("e1", "e2")] == ["helper(x)", "helper(x)"]
+    assert all(values[name].has(PositionTag) and values[name].has(ScaleTag) for name in ("e1", "e2"))
+    assert [values[name].tag(ProjectionTag).part for name in ("f1", "f2", "f3")] == [(0,), (1,), (2,)]
+    assert [values[name].ident.label for name in ("h3", "h4")] == ["self.rep[0]", "self.rep[1]"]
+
+
+# --- ops/dispatch.py: from a callee, an operator or a subscript to the op -----------------------------
+
+
+WRITES = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+
+    def forward(self, idx):
+        return self.emb(idx)
+
+
+def f(x: Float[Tensor, "b t 4"], i: int, box, helper):
+    model = Net()
+    ids = torch.randint(0, 40, (4, 16))
+    logits = model(ids)
+    pe = torch.zeros(16, 8)
+    pos = torch.arange(16).unsqueeze(1)
+    pe[:, 0::2] = torch.sin(pos * 0.5)
+    pe1 = pe
+    pe[:, 1::2] = torch.cos(pos * 0.5)
+    row = torch.ones(4)
+    pe[0] = torch.cat([row, row], dim=-1)
+    pe2 = pe
+    pe[i] = 1.0
+    pe[:, :i] = 2.0
+    pe[-1, 2:6:2] = 3.0
+    pe[:, i:] = 4.0
+    pe[0, ::i] = 5.0
+    labels = ids.clone()
+    labels[:, :2] = -100
+    labels2 = labels
+    shifted = torch.zeros(4, 16)
+    shifted[:, 1:] = ids[:, :-1]
+    shifted2 = shifted
+    box.cache[0] = helper(x)
+    x.view(-1)[0] = 0.0
+    for buf in (pe,):
+        buf[0] = 6.0
+    for pe[1] in (7.0,):
+        pass
+    cache = [x, x]
+    cache[0] = x * 2
+    cache2 = cache
+"""
+
+
+def test_a_subscript_assignment_is_an_event_and_gives_the_tensor_what_is_written() -> None:
+    """``subscript_assign`` and ``_index_key``: ``t[...] = v`` records a ``setitem`` event (the tensor and
+    the value, their nodes, the index as constants: ints and ``("slice", start, stop, step)``, None
+    when a bound is not constant), and the tensor written into is no longer a fill (``zeros``) nor
+    the tokens it was cloned from (``-100`` labels), and gains the lineage of what is written (the
+    positions of ``arange``, a cat's cause; not the tokens of ids written at other positions). A
+    subscript of something other than a name is evaluated (its ops recorded), and not rebound."""
+    facts = analyze_src(HEADER + textwrap.dedent(WRITES))
+    assert facts.internal_errors == []
+    run = run_of(facts, "f")
+    values = {a.name: a.value for a in run.assignments}
+    tags = {name: _tag_summary(values[name]) for name in ("pe", "pe1", "pe2", "labels", "labels2", "shifted", "shifted2")}
+    positions = ("position", "added", "torch.arange(16)")
+    assert tags == {
+        "pe": [("FilledTag",)], "pe1": [positions], "pe2": [positions, ("cause", ["torch.cat([row, row], dim=-1)"])],
+        "labels": [("sequence", "0", "16", False)], "labels2": [], "shifted": [("FilledTag",)], "shifted2": [],
+    }
+    assert [(_shape(values[name]), values[name].dtype) for name in ("pe2", "labels2", "shifted2")] == [
+        ("(16, 8)", "float"), ("(4, 16)", "int"), ("(4, 16)", "float"),
+    ]
+    events = facts.events_of("setitem")
+    found = [(_code(e.node), e.kwargs["index"].value, e.kwargs["name"].value, [_code(n) if n is not None else None for n in e.arg_nodes])
+             for e in events]
+    whole = ("slice", None, None, None)
+    assert found == [
+        ("pe[:, 0::2] = torch.sin(pos * 0.5)", (whole, ("slice", 0, None, 2)), "pe", ["pe", "torch.sin(pos * 0.5)"]),
+        ("pe[:, 1::2] = torch.cos(pos * 0.5)", (whole, ("slice", 1, None, 2)), "pe", ["pe", "torch.cos(pos * 0.5)"]),
+        ("pe[0] = torch.cat([row, row], dim=-1)", (0,), "pe", ["pe", "torch.cat([row, row], dim=-1)"]),
+        ("pe[i] = 1.0", None, "pe", ["pe", "1.0"]),
+        ("pe[:, :i] = 2.0", None, "pe", ["pe", "2.0"]),
+        ("pe[-1, 2:6:2] = 3.0", (-1, ("slice", 2, 6, 2)), "pe", ["pe", "3.0"]),
+        ("pe[:, i:] = 4.0", None, "pe", ["pe", "4.0"]),
+        ("pe[0, ::i] = 5.0", None, "pe", ["pe", "5.0"]),
+        ("labels[:, :2] = -100", (whole, ("slice", None, 2, None)), "labels", ["labels", "-100"]),
+        ("shifted[:, 1:] = ids[:, :-1]", (whole, ("slice", 1, None, None)), "shifted", ["shifted", "ids[:, :-1]"]),
+        ("buf[0] = 6.0", (0,), "buf", ["buf", "6.0"]),
+        ("for pe[1] in (7.0,):\n    pass\n", (1,), "pe", ["pe", None]),  # a loop target: no value node
+        ("cache[0] = x * 2", (0,), "cache", ["cache", "x * 2"]),
+    ]
+    assert all(e.run is run and e.assumptions is not None and e.result is UNKNOWN and e.kwarg_nodes == {} for e in events)
+    assert [_shape(e.args[0]) for e in events[:3]] == ["(16, 8)", "(16, 8)", "(16, 8)"]
+    assert [_shape(e.args[1]) for e in events[:3]] == ["(16, 1)", "(16, 1)", "(8)"]
+    assert [_shape(item) for item in values["cache2"].items] == ["(b, t, 4)", "(b, t, 4)"]  # a list written into: as it was
+    assert [_code(e.node) for e in facts.events_of("view")] == ["x.view(-1)"]
+
+
+def _described(value) -> object:
+    """A value as its kind and what it holds: a constant's value, a size's dim, a tensor's shape."""
+    kind = type(value).__name__
+    if kind == "ConstValue":
+        return ("const", value.value)
+    if kind == "IntValue":
+        return ("int", str(value.dim))
+    if isinstance(value, TensorValue):
+        return ("tensor", _shape(value))
+    return kind
+
+
+LOOKUPS = """
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+import mylib
+
+
+def eager(q):
+    return q.transpose(1, 2)
+
+
+def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key, u: Float[Tensor, "b s 4"]):
+    opts = dict(mask=m, scale=2)
+    g1 = opts.get("mask")
+    g2 = opts.get("other")
+    g3 = opts.get("other", 5)
+    g4 = opts.pop("mask")
+    g5 = opts.get("mask")
+    g6 = opts.pop("zzz")
+    g7 = opts.update(extra=x)
+    g8 = opts.get("extra")
+    g9 = opts.get("scale")
+    o2 = dict(a=x)
+    g10 = o2.get(key)
+    g11 = o2
+    o3 = dict(a=x)
+    g12 = o3.keys()
+    g13 = o3
+    o4 = dict(a=x)
+    g14 = o4.update(**config)
+    g15 = o4
+    o5 = dict(a=x)
+    g16 = o5.pop("b", 7)
+    g17 = o5.get("a", 9)
+    d = x.shape[-1]
+    t = x.shape[1]
+    c1 = d == 4
+    c2 = d != 4
+    c3 = t == 4
+    c4 = t == t
+    c5 = d < 5
+    c6 = d <= 4
+    c7 = d > 4
+    c8 = d >= 5
+    c9 = t < 5
+    c10 = d == 4.0
+    c11 = 4 == d
+    c12 = t != t
+    c13 = 3 < 5
+    c14 = d == True
+    assert u.shape[1] == 4
+    c15 = u.shape[1] == 4
+    o6 = dict(a=x, b=m)
+    g18 = getattr(o6, "pop")("b")
+    i1 = ALL_ATTENTION_FUNCTIONS.get_interface(config.kind, eager)
+    y1 = i1(x)
+    i2 = mylib.REG.get("sdpa", eager)
+    y2 = i2(x)
+    i3 = mylib.REG.get("sdpa")
+    i4 = mylib.REG.get("sdpa", eager, 3)
+    i5 = mylib.REG.get("sdpa", default=eager)
+    i6 = mylib.REG.get("sdpa", 3)
+    i7 = mylib.REG.fetch("sdpa", eager)
+    i9 = config.table().get("sdpa", eager)
+    y9 = i9(x)
+    return x
+"""
+
+
+def test_dict_methods_size_comparisons_and_lookups_with_a_fallback() -> None:
+    """``_dict_method`` on a dict of known keys (``dict(mask=m)``): ``get`` gives the entry, the default
+    or None, ``pop`` the entry (the dict is rebound without it) or its default, else unknown;
+    ``update(k=v)`` adds entries and gives None; ``getattr(d, "pop")(k)`` gives the entry; a key not constant, another method or an update from
+    ``**`` makes the dict unknown. ``_compare_sizes``: ``== != < <= > >=`` on sizes are decided when
+    both are ints, known or provably (un)equal (``t == t``), unknown otherwise (a float or a bool
+    compared, ``t == 4``), or equal on this path (``s == 4`` after an assert). ``registry_fallback``: ``table.get(key, fn)`` and transformers'
+    ``get_interface(name, fn)`` are ``fn`` (a call of the result runs it), not with one argument,
+    three, a keyword, a fallback that is no function or another method."""
+    facts = analyze_src(HEADER + textwrap.dedent(LOOKUPS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {name: _described(values[name]) for name in values if name[0] in "gcyi" and name[1:].isdigit()}
+    assert found == {
+        "g1": ("tensor", "(b, t)"), "g2": ("const", None), "g3": ("int", "5"), "g4": ("tensor", "(b, t)"),
+        "g5": ("const", None), "g6": "_Unknown", "g7": ("const", None), "g8": ("tensor", "(b, t, 4)"),
+        "g9": ("int", "2"), "g10": "_Unknown", "g11": "_Unknown", "g12": "_Unknown", "g13": "_Unknown",
+        "g14": "_Unknown", "g15": "_Unknown", "g16": ("int", "7"), "g17": ("tensor", "(b, t, 4)"),
+        "c1": ("const", True), "c2": ("const", False), "c3": "_Unknown", "c4": ("const", True),
+        "c5": ("const", True), "c6": ("const", True), "c7": ("const", False), "c8": ("const", False),
+        "c9": "_Unknown", "c10": "_Unknown", "c11": ("const", True), "c12": ("const", False),
+        "c13": ("const", True), "c14": "_Unknown", "c15": ("const", True),
+        "g18": ("tensor", "(b, t)"),
+        "i1": "FunctionValue", "y1": ("tensor", "(b, 4, t)"), "i2": "FunctionValue", "y2": ("tensor", "(b, 4, t)"),
+        "i3": "_Unknown", "i4": "_Unknown", "i5": "_Unknown", "i6": "_Unknown", "i7": "_Unknown",
+        "i9": "FunctionValue", "y9": ("tensor", "(b, 4, t)"),
+    }
+    assert values["g1"] is values["g4"]
+
+
+SUPER_CALLS = """
+class Norm(nn.LayerNorm):
+    def __init__(self, d):
+        super().__init__(d)
+
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class Norm2(nn.LayerNorm):
+    def __init__(self, d):
+        super().__init__(d)
+
+    def normed(self, x):
+        return super().__call__(x)
+
+
+class Root(nn.Module):
+    def f(self, x):
+        return x.transpose(1, 2)
+
+    def g2(self, x):
+        return x * 2
+
+
+class Base(Root):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 6)
+
+    def f(self, x):
+        return super().f(self.proj(x))
+
+
+class Child(Base):
+    def __init__(self):
+        super().__init__()
+        self.norm = Norm(6)
+        self.norm2 = Norm2(6)
+
+    def f(self, x):
+        return super().f(x).transpose(1, 2)
+
+    def forward(self, x: Float[Tensor, "b t 4"]):
+        y = self.f(x)
+        z = self.norm(y)
+        w = self.norm.weight
+        u = super().g(x)
+        v = self.norm2.normed(y)
+        v2 = self.g2(y)
+        return z
+"""
+
+
+def test_super_calls_run_the_parent_method_and_a_subclassed_layer_is_that_layer() -> None:
+    """``call_super``: ``super().f(x)`` runs the parent's method as the parent's (so its own
+    ``super()`` reaches the grandparent: ``(b, t, 4)`` projected to 6, transposed twice); a subclass of
+    ``nn.LayerNorm`` built by ``super().__init__(d)`` is that layer (its ``weight`` is ``(6)``, its
+    ``super().forward`` and ``super().__call__`` normalise); an unknown parent method gives a tensor of unknown shape."""
+    facts = analyze_src(HEADER + textwrap.dedent(SUPER_CALLS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "Child.forward").assignments}
+    assert {name: _shape(values[name]) for name in ("y", "z", "w", "u", "v", "v2")} == {
+        "y": "(b, t, 6)", "z": "(b, t, 6)", "w": "(6)", "u": None, "v": "(b, t, 6)", "v2": "(b, t, 6)",
+    }
+    assert isinstance(values["u"], TensorValue) and values["u"].has(PositionTag)
+    inlined = sorted(run.qualname for run in facts.runs if run.inlined)
+    assert inlined == [
+        "Base.__init__", "Base.f", "Base.f", "Child.f", "Norm.__init__", "Norm.forward", "Norm2.__init__", "Norm2.normed",
+        "Root.f", "Root.f", "Root.f", "Root.g2",
+    ]
+
+
+PARAMETER_PRODUCTS = """
+class P(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 8))
+        self.v = nn.Parameter(torch.randn(8, 4))
+        self.fused = nn.Parameter(torch.randn(12, 36))
+        self.rows = nn.Parameter(torch.randn(36, 4))
+
+    def forward(self, x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 12"]):
+        p1 = x @ self.w
+        p2 = x @ self.v.T
+        p3 = y @ self.fused[:, :12]
+        p4 = self.v @ self.w
+        p5 = torch.einsum("btd,de->bte", x, self.w)
+        p6 = self.w.T @ x.transpose(1, 2)
+        p7 = self.v.T @ self.v
+        p8 = self.w.T @ self.w.T.T
+        p9 = torch.matmul(x, self.w)
+        p10 = y @ self.rows[12:24]
+        p11 = self.v @ x.transpose(1, 2)
+        p12 = x @ self.rows[12:24].T
+        p21 = x @ einops.rearrange(self.v, "o i -> i o")
+        p22 = einops.rearrange(self.w, "i o -> o i") @ x.transpose(1, 2)
+        p23 = self.v @ einops.rearrange(self.v, "o i -> i o")
+        return x
+"""
+
+
+def test_a_product_with_a_parameter_is_a_projection_of_the_other_operand() -> None:
+    """``weight_projection`` (``@``, ``matmul``, ``einsum``): a tensor times a parameter, on either side,
+    as it is or transposed (``.T``, ``einops.rearrange``), is a projection by that parameter of the other operand, at the rows of a
+    fused weight it was cut to (``12:24``); a product of two parameters, or of a parameter and its own
+    transpose, projects nothing."""
+    facts = analyze_src(HEADER + "import einops\n" + textwrap.dedent(PARAMETER_PRODUCTS))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "P.forward").assignments}
+    found = {}
+    for name in ("p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9", "p10", "p11", "p12", "p21", "p22", "p23"):
+        tag = values[name].tag(ProjectionTag)
+        found[name] = (_shape(values[name]),) + ((tag.ident.label, tag.part, _code(tag.node), _shape(tag.source)) if tag else ())
+    assert found == {
+        "p1": ("(b, t, 8)", "self.w", (), "x @ self.w", "(b, t, 4)"),
+        "p2": ("(b, t, 8)", "self.v", (), "x @ self.v.T", "(b, t, 4)"),
+        "p3": ("(b, t, 12)", "self.fused", (), "y @ self.fused[:, :12]", "(b, t, 12)"),
+        "p4": ("(8, 8)",),
+        "p5": ("(b, t, 8)", "self.w", (), 'torch.einsum("btd,de->bte", x, self.w)', "(b, t, 4)"),
+        "p6": ("(b, 8, t)", "self.w", (), "self.w.T @ x.transpose(1, 2)", "(b, 4, t)"),
+        "p7": ("(4, 4)",),
+        "p8": ("(8, 8)",),
+        "p9": ("(b, t, 8)", "self.w", (), "torch.matmul(x, self.w)", "(b, t, 4)"),
+        "p10": ("(b, t, 4)", "self.rows", ("12:24",), "y @ self.rows[12:24]", "(b, t, 12)"),
+        "p11": ("(b, 8, t)", "self.v", (), "self.v @ x.transpose(1, 2)", "(b, 4, t)"),
+        "p12": ("(b, t, 12)", "self.rows", ("12:24",), "x @ self.rows[12:24].T", "(b, t, 4)"),
+        "p21": ("(b, t, 8)", "self.v", (), 'x @ einops.rearrange(self.v, "o i -> i o")', "(b, t, 4)"),
+        "p22": ("(b, 8, t)", "self.w", (), 'einops.rearrange(self.w, "i o -> o i") @ x.transpose(1, 2)', "(b, 4, t)"),
+        "p23": ("(8, 8)",),
+    }
+
+
+def test_conflicts_and_results_carry_the_suspects_of_every_operand() -> None:
+    """``causes_of`` and ``traced``: a conflict gets the suspects (concatenations) of all its operands,
+    not only of one; a result that conflicted, or is itself a concatenation, is computed from its own
+    node and all its operands' suspects, and what is computed from it inherits them."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"]):
+            c1 = torch.cat([x, x], dim=-1)
+            c2 = torch.cat([y, y], dim=-1)
+            s = c1 + c2
+            s3 = torch.cat([c1, c2], dim=-1)
+            s4 = s3.sum(-1)
+            return x
+        """
+    )
+    cat_x, cat_y = "torch.cat([x, x], dim=-1)", "torch.cat([y, y], dim=-1)"
+    assert {name: (_shape(values[name]), _tag_summary(values[name])) for name in ("c1", "c2", "s", "s3", "s4")} == {
+        "c1": ("(b, t, 8)", [("cause", [cat_x])]),
+        "c2": ("(b, t, 6)", [("cause", [cat_y])]),
+        "s": (None, [("cause", ["c1 + c2", cat_x, cat_y])]),
+        "s3": ("(b, t, 14)", [("cause", ["torch.cat([c1, c2], dim=-1)", cat_x, cat_y])]),
+        "s4": ("(b, t)", [("cause", ["torch.cat([c1, c2], dim=-1)", cat_x, cat_y])]),
+    }
+    assert [(c.kind, _code(c.node), sorted(_code(node) for node in c.causes)) for c in conflicts] == [
+        ("broadcast", "c1 + c2", [cat_x, cat_y]),
+    ]
+
+
+ATTRIBUTES = """
+class Cfg:
+    def __init__(self):
+        self.n = 4
+
+    def width(self):
+        return 8
+
+
+def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool, conf, q):
+    cfg = Cfg()
+    a1 = torch.float16
+    a2 = torch.long
+    a3 = torch.nn.float32
+    a4 = np.inf
+    a5 = math.pi
+    a6 = torch.inf
+    a7 = math.e
+    a8 = x[:, np.newaxis]
+    a9 = np.float32
+    a10 = cfg.n
+    a11 = cfg.width()
+    a12 = cfg.missing
+    a13 = p.shape
+    a14 = p.T
+    a15 = p.ndim
+    a16 = p.view
+    a17 = torch.finfo(x.dtype).min
+    a18 = torch.finfo(x.dtype).max
+    a19 = Cfg.width
+    a20 = p.mT
+    a21 = torch.finfo(x.dtype).eps
+    a22 = torch.zeros(conf.n_embd, 2)
+    B, T, C = q.shape
+    a23 = q
+    a24 = getattr(x, "shape")
+    a25 = getattr(x, "T")
+    b1 = x.ndim
+    b2 = x.dtype
+    b3 = x.device
+    b4 = x.data
+    b5 = x.T
+    b6 = x.mT
+    b7 = x.requires_grad
+    b8 = x.shape
+    b9 = x.is_cuda
+    b10 = x.data_ptr
+    u1 = -x
+    u3 = -m
+    u4 = not flag
+    u5 = not True
+    u6 = +n
+    u7 = -helper()
+    u8 = ~helper()
+    u10 = -x.shape[1]
+    u11 = -x.sum()
+    k1 = p == 0
+    k2 = 0 != p
+    k3 = x is None
+    k4 = None is None
+    k5 = x is not None
+    k6 = p is None
+    k7 = helper() * 0.5
+    k8 = helper() / 4
+    k9 = 2 * helper()
+    k10 = helper() - 1
+    k11 = 2 / helper()
+    k12 = x @ x.transpose(1, 2)
+    k13 = n * 2
+    return x
+"""
+
+
+def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None:
+    """``attribute`` / ``tensor_attribute``: ``torch.<dtype>`` is a dtype class, library constants are
+    numbers (``np.inf``, ``math.pi``, ``torch.finfo(...).min``, not ``.eps``), ``np.newaxis`` indexes as
+    ``None``, an object's attributes and methods are read, a parameter's ``shape`` / ``T`` / ``mT`` /
+    ``ndim`` are those of an unknown tensor (its shape unpacked into names refines it), a
+    configuration's attribute is a size named after it; a tensor's ``ndim``, ``dtype``, ``data``, ``T`` (all axes reversed, torch's
+    deprecated 3-D ``.T``) and ``mT`` (their events read the tensor's node); ``is_cuda`` and such are unknown. ``unary``: ``-`` keeps a tensor's shape and dtype and negates
+    sizes and numbers, ``not`` of a constant is decided, of anything else unknown. ``compare``: a
+    parameter compared with a number is a bool tensor of unknown shape; ``is None`` is decided for
+    values that are known to be (or not to be) None. ``binary``: an unknown value times or divided by
+    a number is scaled by it, not for ``-`` or a number divided by it."""
+    facts = analyze_src(HEADER + "import numpy as np\n" + textwrap.dedent(ATTRIBUTES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {}
+    for name, value in values.items():
+        kind = type(value).__name__
+        if kind == "DtypeValue":
+            found[name] = ("dtype", value.dtype)
+        elif kind == "QualifiedValue":
+            found[name] = ("qualified", value.qualname)
+        elif kind == "FloatValue":
+            found[name] = ("float", value.scale.coef, tuple((str(d), e) for d, e in value.scale.factors))
+        elif isinstance(value, TensorValue):
+            found[name] = ("tensor", _shape(value), value.dtype) + tuple(_tag_summary(value))
+        else:
+            found[name] = _described(value)
+    scale = lambda factor, code: ("scale", factor, code, None, None)  # noqa: E731
+    assert found == {
+        "cfg": "ObjectValue",
+        "a1": ("dtype", "float"), "a2": ("dtype", "int"), "a3": ("qualified", "torch.nn.float32"),
+        "a4": ("float", math.inf, ()), "a5": ("float", math.pi, ()), "a6": ("float", math.inf, ()),
+        "a7": ("float", math.e, ()), "a8": ("tensor", "(b, 1, t, 4)", "float"), "a9": ("qualified", "numpy.float32"),
+        "a10": ("int", "4"), "a11": ("int", "8"), "a12": "_Unknown", "a13": "ShapeValue",
+        "a14": ("tensor", None, None), "a15": "_Unknown", "a16": "BoundMethod",
+        "a17": ("float", -3.4028234663852886e38, ()), "a18": ("float", 3.4028234663852886e38, ()), "a19": "_Unknown",
+        "a20": ("tensor", None, None, ("KeyTransposed",)), "a21": "BoundMethod",
+        "a22": ("tensor", "(conf.n_embd, 2)", "float", ("FilledTag",)),
+        "a23": ("tensor", "(B, T, C)", None), "B": ("int", "B"), "T": ("int", "T"), "C": ("int", "C"),
+        "a24": "ShapeValue", "a25": ("tensor", "(4, t, b)", "float", ("Reordered",), ("Permuted",)),
+        "b9": "_Unknown", "b10": "_Unknown",
+        "b1": ("int", "3"), "b2": ("dtype", "float"), "b3": "_Unknown", "b4": ("tensor", "(b, t, 4)", "float"),
+        "b5": ("tensor", "(4, t, b)", "float", ("Reordered",), ("Permuted",)),
+        "b6": ("tensor", "(b, 4, t)", "float", ("Reordered",), ("Permuted",), ("KeyTransposed",)),
+        "b7": "_Unknown", "b8": "ShapeValue",
+        "u1": ("tensor", "(b, t, 4)", "float"), "u3": ("float", -1.0, (("m", 1),)), "u4": "_Unknown",
+        "u5": ("const", False), "u6": "Opaque", "u7": "_Unknown", "u8": "_Unknown", "u10": ("int", "-t"),
+        "u11": ("tensor", "()", "float"),
+        "k1": ("tensor", None, "bool"), "k2": ("tensor", None, "bool"), "k3": ("const", False), "k4": ("const", True),
+        "k5": ("const", True), "k6": "_Unknown",
+        "k7": ("tensor", None, None, scale(0.5, "helper() * 0.5")), "k8": ("tensor", None, None, scale(0.25, "helper() / 4")),
+        "k9": ("tensor", None, None, scale(2.0, "2 * helper()")), "k10": "_Unknown", "k11": "_Unknown",
+        "k12": ("tensor", "(b, t, t)", "float", ("ScoresTag",)), "k13": ("int", "2*n"),
+    }
+    assert [_code(values[name].node) for name in ("u1", "k1", "k2")] == ["-x", "p == 0", "0 != p"]
+    transposes = [e for e in facts.events if e.run is run_of(facts, "f") and e.op in ("T", "mT")]
+    assert [(e.op, _code(e.node), [_code(node) for node in e.arg_nodes], e.kwargs) for e in transposes] == [
+        ("T", "p.T", ["p"], {}), ("mT", "p.mT", ["p"], {}), ("T", 'getattr(x, "T")', [None], {}), ("T", "x.T", ["x"], {}),
+        ("mT", "x.mT", ["x"], {}),
+    ]  # an attribute read by getattr has no receiver node
+
+
+CALLS = """
+class Obj:
+    def __init__(self):
+        self.k = 2
+
+    def twice(self, x):
+        return x * 2
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def f(x: Float[Tensor, "b t 4"], c: Bool[Tensor, "b t 4"], helper, device):
+    o = Obj()
+    m1 = o.twice(x)
+    m2 = o.unknown(x)
+    net = Net().eval()
+    m3 = net(x)
+    m4 = (x, x).count(x)
+    m5 = helper().to(device)
+    m6 = helper().float()
+    y = x * 1.0
+    y.mul_(2)
+    m7 = y
+    m8 = x.where(c, 0.0)
+    m9 = x.swapaxes(1, 2)
+    m10 = torch.concat([x, x], dim=-1)
+    m11 = x.frobnicate(3)
+    m12 = torch.special.expm1(x)
+    m13 = torch.linalg.vector_norm(x)
+    m14 = einops.rearrange(x, "b t d -> b d t")
+    m15 = jaxtyping.jaxtyped(x)
+    m16 = mylib.helper(x)
+    m17 = torch.nn.functional.softmax(x, dim=-1)
+    m18 = torch.Tensor.transpose(x, 1, 2)
+    m19 = torch.concatenate([x, x], dim=1)
+    m20 = x.size(1).bit_length()
+    lin = torch.nn.Linear(4, 6)
+    m21 = lin(x)
+    m23 = x.add(x)
+    z = torch.zeros(2)
+    z.unsqueeze_(0)
+    m26 = z
+    m27 = x.__matmul__(x.transpose(1, 2))
+    tr = x.transpose
+    m28 = tr(1, 2)
+    return x
+"""
+
+
+def test_calls_reach_the_op_of_their_callee_by_module_prefix_method_alias_or_in_place_form() -> None:
+    """``call_qualified`` / ``call_method``: ``torch.``, ``torch.nn.functional.``, ``torch.special.``,
+    ``torch.Tensor.`` and einops callees reach their op (``concat`` / ``concatenate`` are ``cat``), an
+    unknown torch or library callee and an unknown method of a tensor or an object give a "maybe"
+    tensor at the call, jaxtyping gives nothing; ``torch.nn.Linear`` builds a layer; an object's method
+    is inlined, ``Net().eval()`` is the model; methods of tuples and numbers, and ``.to(device)`` of an
+    unknown value, are unknown; ``swapaxes`` is ``transpose``, ``__matmul__`` a matmul, ``add`` the
+    add op; ``x.where(c, y)`` is ``torch.where(c, x, y)``; an in-place method rebinds its variable; a
+    method held in a name is called with no receiver node."""
+    facts = analyze_src(HEADER + "import einops\nimport jaxtyping\nimport mylib\n" + textwrap.dedent(CALLS))
+    assert facts.internal_errors == []
+    run = run_of(facts, "f")
+    values = {a.name: a.value for a in run.assignments}
+    found = {name: (_described(value), value.dtype) + tuple(_tag_summary(value)) if isinstance(value, TensorValue) else _described(value)
+             for name, value in values.items() if name.startswith("m")}
+    maybe = lambda code: (("position", "unknown", code), ("scale", None, code, None, None))  # noqa: E731
+    transposed = (("Reordered",), ("Permuted",), ("KeyTransposed",))
+    assert found == {
+        "m1": (("tensor", "(b, t, 4)"), "float", ("scale", 2.0, "x * 2", None, None)),
+        "m2": (("tensor", None), None) + maybe("o.unknown(x)"),
+        "m3": (("tensor", "(b, t, 8)"), "float", ("LayerOutputTag",), ("ProjectionTag",), ("ModelOutputTag",)),
+        "m4": "_Unknown", "m5": "_Unknown", "m6": (("tensor", None), "float"),
+        "m7": (("tensor", "(b, t, 4)"), "float"), "m8": (("tensor", "(b, t, 4)"), "float"),
+        "m9": (("tensor", "(b, 4, t)"), "float") + transposed,
+        "m10": (("tensor", "(b, t, 8)"), "float", ("cause", ["torch.concat([x, x], dim=-1)"])),
+        "m11": (("tensor", None), None) + maybe("x.frobnicate(3)"),
+        "m12": (("tensor", "(b, t, 4)"), "float"),
+        "m13": (("tensor", None), None) + maybe("torch.linalg.vector_norm(x)"),
+        "m14": (("tensor", "(b, 4, t)"), "float", ("KeyTransposed",)),
+        "m15": "_Unknown",
+        "m16": (("tensor", None), None) + maybe("mylib.helper(x)"),
+        "m17": (("tensor", "(b, t, 4)"), "float", ("NormalisedTag",)),
+        "m18": (("tensor", "(b, 4, t)"), "float") + transposed,
+        "m19": (("tensor", "(b, 2*t, 4)"), "float", ("cause", ["torch.concatenate([x, x], dim=1)"])),
+        "m20": "_Unknown",
+        "m21": (("tensor", "(b, t, 6)"), "float", ("LayerOutputTag",), ("ProjectionTag",), ("ModelOutputTag",)),
+        "m23": (("tensor", "(b, t, 4)"), "float"),
+        "m26": (("tensor", "(1, 2)"), "float", ("FilledTag",)),
+        "m27": (("tensor", "(b, t, t)"), "float", ("ScoresTag",)),
+        "m28": (("tensor", "(b, 4, t)"), "float") + transposed,
+    }
+    assert [_code(values[name].node) for name in ("m7", "m26")] == ["y.mul_(2)", "torch.zeros(2)"]
+    events = {e.op: e for e in facts.events if e.run is run}
+    assert [_code(node) for node in events["where"].arg_nodes] == ["c", "x", "0.0"]
+    assert (_code(events["where"].node), events["where"].kwarg_nodes) == ("x.where(c, 0.0)", {})
+    assert [_shape(arg) for arg in events["where"].args[:2]] == ["(b, t, 4)", "(b, t, 4)"]
+    assert [(op, _code(events[op].node)) for op in ("mul_fn", "add_fn", "matmul", "expm1", "unsqueeze")] == [
+        ("mul_fn", "y.mul_(2)"), ("add_fn", "x.add(x)"), ("matmul", "x.__matmul__(x.transpose(1, 2))"),
+        ("expm1", "torch.special.expm1(x)"), ("unsqueeze", "z.unsqueeze_(0)"),
+    ]
+    transposes = [e for e in facts.events if e.run is run and e.op == "transpose"]
+    assert [(_code(e.node), _code(e.arg_nodes[0])) for e in transposes] == [
+        ("x.swapaxes(1, 2)", "x"), ("torch.Tensor.transpose(x, 1, 2)", "x"), ("x.transpose(1, 2)", "x"), ("tr(1, 2)", None),
+    ]  # a method held in a name: no receiver node
+
+
+LABELS = """
+class Sub:
+    def __init__(self):
+        self.k = 1
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.alias = self.proj
+        self.sub = Sub()
+        self.w = nn.Parameter(torch.randn(8, 8))
+        self.w2 = self.w
+        layer = nn.Linear(8, 8)
+        self.named = layer
+        self.ln = nn.LayerNorm(8)
+        self.mlp = nn.Linear(8, 8)
+        blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+        self.first = blocks[0]
+        lin = nn.Linear(8, 8)
+        self.table = lin(torch.zeros(4, 8))
+
+    def forward(self, x, mask=None, z: Float[Tensor, "b t 8"] = None):
+        a1 = self.alias(z)
+        a2 = self.named(z)
+        a3 = self.w2
+        a4 = self.sub
+        a5 = z @ self.w
+        a6 = self.first(z)
+        a7 = self.table
+        y = x + self.mlp(self.ln(x))
+        y2 = self.mlp(self.ln(x)) + x
+        i1 = mask is None
+        i2 = z is None
+        i3 = self.proj is None
+        i4 = torch.float32 is None
+        i5 = None is z
+        y3 = z
+        y3 += z
+        y4 = z
+        y4 @= self.w
+        return x
+"""
+
+
+def test_layers_are_labelled_where_first_assigned_and_operands_are_read_refined() -> None:
+    """``label_module``: a layer (an item of a local list too), an object, a parameter or a projection
+    computed by a local layer assigned to ``self.<name>`` is labelled by that name, kept when it is assigned again under another (``self.alias = self.proj``).
+    ``_refreshed``: an unannotated input read as the left operand before the right one refined it
+    (``x + self.mlp(self.ln(x))``) is the refined tensor. ``is None`` (either way round) of an argument
+    defaulting to None is unknown, of a layer or a dtype False. Augmented assignments (``+=``, ``@=``) are the
+    operator on the target and the value."""
+    facts = analyze_src(HEADER + textwrap.dedent(LABELS))
+    assert facts.internal_errors == []
+    run = run_of(facts, "M.forward")
+    values = {a.name: a.value for a in run.assignments}
+    labels = {
+        "a1": values["a1"].tag(ProjectionTag).ident.label, "a2": values["a2"].tag(ProjectionTag).ident.label,
+        "a3": values["a3"].tag(ParameterTag).ident.label, "a4": values["a4"].ident.label,
+        "a5": values["a5"].tag(ProjectionTag).ident.label, "y4": values["y4"].tag(ProjectionTag).ident.label,
+        "a6": values["a6"].tag(ProjectionTag).ident.label, "a7": values["a7"].tag(ProjectionTag).ident.label,
+    }
+    assert labels == {
+        "a1": "self.proj", "a2": "self.named", "a3": "self.w", "a4": "self.sub", "a5": "self.w", "y4": "self.w",
+        "a6": "self.first", "a7": "self.table",
+    }
+    assert [_shape(values[name]) for name in ("a6", "a7")] == ["(b, t, 8)", "(4, 8)"]
+    assert {name: _described(values[name]) for name in ("y", "y2", "i1", "i2", "i3", "i4", "i5", "y3")} == {
+        "y": ("tensor", "(*, 8)"), "y2": ("tensor", "(*, 8)"), "i1": "_Unknown", "i2": "_Unknown", "i5": "_Unknown",
+        "i3": ("const", False), "i4": ("const", False), "y3": ("tensor", "(b, t, 8)"),
+    }
+    binary = [e for e in facts.events if e.run is run and e.op in ("binary", "matmul") and _code(e.node).startswith("y")]
+    assert [(e.op, [_code(node) for node in e.arg_nodes]) for e in binary] == [("binary", ["y3", "z"]), ("matmul", ["y4", "self.w"])]
+
+
+def test_shape_only_ops_keep_a_head_split_of_unknown_rank_and_products_equate_their_inner_sizes() -> None:
+    """``same_values``: a head split of a tensor of unknown rank (``(*, 6, 8)``) stays one through ops
+    that keep its shape (dropout, ``contiguous``, casts), not through a reshape or a transpose.
+    ``unify``: a product whose inner sizes are not provably equal (``2*d`` against ``e``, ``k``
+    against ``g``) runs only when they are, so the path assumes it (``y.shape[-1] == w.shape[0]`` is
+    then True), and nothing more (``g == 7`` stays unknown)."""
+    values, _ = _run(
+        """
+        def f(hs: Float[Tensor, "*b 48"], x: Float[Tensor, "b t d"], w: Float[Tensor, "e 5"], v: Float[Tensor, "g 5"],
+              u: Float[Tensor, "b t k"]):
+            lh = hs.view(*hs.shape[:-1], -1, 8)
+            s1 = F.dropout(lh, 0.1)
+            s2 = lh.contiguous()
+            s3 = lh.reshape(*lh.shape[:-2], 48)
+            s5 = lh.transpose(-2, -1)
+            s6 = lh.float()
+            y = torch.cat([x, x], -1)
+            z = y @ w
+            c1 = y.shape[-1] == w.shape[0]
+            z3 = u @ v
+            c2 = u.shape[-1] == v.shape[0]
+            c3 = v.shape[0] == 7
+            return x
+        """
+    )
+    found = {name: (_shape(values[name]), values[name].has(LeadingOfUnknownRank)) for name in ("lh", "s1", "s2", "s3", "s5", "s6", "z", "z3")}
+    assert found == {
+        "lh": ("(*, 6, 8)", True), "s1": ("(*, 6, 8)", True), "s2": ("(*, 6, 8)", True), "s3": ("(*, 48)", False),
+        "s5": ("(*, 8, 6)", False), "s6": ("(*, 6, 8)", True), "z": ("(b, t, 5)", False), "z3": ("(b, t, 5)", False),
+    }
+    assert [_described(values[name]) for name in ("c1", "c2", "c3")] == [("const", True), ("const", True), "_Unknown"]
+
+
+def test_unpacking_into_attributes_pieces_of_unknown_count_and_items_of_a_comprehension() -> None:
+    """``unpack``: a size of unknown rank (``*b t 6``) unpacked into attributes (no names to give the
+    missing sizes) gives the known trailing sizes last and unknown ones before them, and unknown
+    values for fewer targets than known sizes (Python raises); the pieces of a split of unknown
+    count are the projection's parts 0 and 1; the layers of a comprehension are distinct instances
+    (``[0]``, ``[1]``); anything else unpacks into unknown values. ``Call.with_receiver``: a method's event keeps its keyword arguments' nodes."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        class A(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qkv = nn.Linear(4, 12)
+
+            def forward(self, x: Float[Tensor, "b t 4"], p: Float[Tensor, "*b t 6"], n: int, pair):
+                q, k = self.qkv(x).split(n, dim=-1)
+                self.a1, self.a2, self.a3 = p.shape
+                self.c1, self.c2 = p.shape
+                (self.z,) = p.shape
+                l1, l2 = [nn.Linear(4, 4) for _ in range(n)]
+                s = x.softmax(dim=-1)
+                o1, o2 = pair
+                d = dict(a=1)
+                q1, q2 = d
+                return x
+        """
+    ))
+    assert facts.internal_errors == []
+    run = run_of(facts, "A.forward")
+    values = {a.name: a.value for a in run.assignments}
+    assert {name: _described(values[name]) for name in ("self.a1", "self.a2", "self.a3", "self.c1", "self.c2", "self.z")} == {
+        "self.a1": "_Unknown", "self.a2": ("int", "t"), "self.a3": ("int", "6"), "self.c1": ("int", "t"),
+        "self.c2": ("int", "6"), "self.z": "_Unknown",
+    }
+    assert [(_shape(values[name]), values[name].tag(ProjectionTag).part) for name in ("q", "k")] == [("(b, t, n)", (0,)), (None, (1,))]
+    assert [values[name].ident.label for name in ("l1", "l2")] == ["nn.Linear(...)[0]", "nn.Linear(...)[1]"]
+    assert values["l1"].ident is not values["l2"].ident
+    assert [values[name] is UNKNOWN for name in ("o1", "o2", "q1", "q2")] == [True] * 4  # an unseen value, a dict's keys
+    softmax = [e for e in facts.events if e.op == "softmax" and e.run is run]
+    assert [({key: _code(node) for key, node in e.kwarg_nodes.items()}, [_code(node) for node in e.arg_nodes]) for e in softmax] == [
+        ({"dim": "-1"}, ["x"]),
+    ]
+
+
+def test_library_callees_models_built_from_torch_nn_and_operator_nodes() -> None:
+    """``call_qualified``: einops imported from its submodule (``einops.einops.rearrange``) is the
+    einops op; a transformers padding-mask builder is a padding mask at the call, no "maybe
+    positional" tensor; a layer of ``torch.nn`` built by a script is a model in training mode set at
+    its construction. ``binary`` / ``_refreshed``: an unannotated input refined by the right operand
+    is no unseen operand (no "maybe positional" tag), a tensor times an unseen value is, at the
+    operator's node; an unknown value scaled and a negation are results at their own nodes."""
+    from shapecheck.engine.domain import modes
+
+    module, facts = training_facts_of(
+        """
+        from einops.einops import rearrange
+        from transformers.masking_utils import create_bidirectional_mask
+
+        lin = nn.Linear(4, 2)
+        lin(torch.randn(3, 4))
+
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = nn.LayerNorm(8)
+                self.mlp = nn.Linear(8, 8)
+
+            def forward(self, x, am, w, helper):
+                r = rearrange(torch.randn(2, 3, 4), "b t d -> b d t")
+                pm = create_bidirectional_mask(config=None, input_embeds=x, attention_mask=am)
+                y = x + self.mlp(self.ln(x))
+                p = torch.randn(2, 3, 8) @ w
+                k = helper() * 0.5
+                n = ~(torch.randn(2, 3) > 0)
+                return y
+        """
+    )
+    assert facts.internal_errors == []
+    run = run_of(facts, "M.forward")
+    values = {a.name: a.value for a in run.assignments}
+    assert [_shape(values[name]) for name in ("r", "y", "p", "n")] == ["(2, 4, 3)", "(*, 8)", None, "(2, 3)"]
+    assert _tag_summary(values["pm"]) == [("PaddingTag",)] and _code(values["pm"].node).startswith("create_bidirectional_mask(")
+    assert not values["y"].has(PositionTag)
+    assert _tag_summary(values["p"])[-1] == ("position", "unknown", "torch.randn(2, 3, 8) @ w")
+    assert [module.code_for_node(values[name].node) for name in ("k", "n")] == ["helper() * 0.5", "~(torch.randn(2, 3) > 0)"]
+    found = [
+        (modes.kinds(call.modes), sorted(module.code_for_node(node) for node in modes.setters(call.modes, kind)))
+        for call in facts.model_calls
+        for kind in modes.kinds(call.modes)
+    ]
+    assert found == [({"train"}, ["nn.Linear(4, 2)"])]
+
+
+OBJECT_METHODS = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.ones(4, 4))
+        self.register_parameter("scale", nn.Parameter(torch.ones(4)))
+        self.lin = nn.Linear(4, 4)
+
+    def helper(self, x):
+        return self.lin(x)
+
+    def forward(self, x: Float[Tensor, "b t 4"]):
+        a1 = self.mask
+        a2 = self.scale
+        a3 = getattr(self, "helper")(x)
+        a4 = self.lin.forward(x)
+        a5 = self.lin.weight
+        a6 = self.half()
+        a7 = self.cuda()
+        a8 = self.requires_grad_(False)
+        a9 = self.type(torch.float16)
+        a10 = self.lin.to("cpu")
+        a11 = self.lin.cuda()
+        return x
+
+
+def f(x: Float[Tensor, "b t 4"]):
+    net = Net()
+    n1 = net.eval()
+    n15 = net(x)
+    n2 = net.to("cpu")
+    n3 = net.train()
+    n4 = net(x)
+    n5 = net.helper(x)
+    n6 = net.zero_grad()
+    n7 = net.to_empty(device="cpu")
+    return x
+"""
+
+
+def test_methods_of_objects_and_layers_register_return_the_model_or_run() -> None:
+    """``call_method`` on objects and layers: ``register_buffer`` / ``register_parameter`` make
+    attributes of the given tensors; a method reached through ``getattr`` is inlined; a layer's own
+    ``forward`` and ``weight`` are read; ``half()`` / ``cuda()`` / ``requires_grad_()`` / ``type()`` of a
+    module, ``to()`` / ``cuda()`` of a layer and ``eval()`` / ``to()`` / ``train()`` / ``to_empty()`` of a
+    model return the module itself, and ``eval()`` / ``train()`` set the mode of the model's later calls; other
+    module methods (``zero_grad``) give nothing known."""
+    from shapecheck.engine.domain import modes
+
+    facts = analyze_src(HEADER + textwrap.dedent(OBJECT_METHODS))
+    assert facts.internal_errors == []
+    inside = {a.name: a.value for a in run_of(facts, "Net.forward").assignments}
+    outside = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert {name: _described(value) for name, value in inside.items()} == {
+        "a1": ("tensor", "(4, 4)"), "a2": ("tensor", "(4)"), "a3": ("tensor", "(b, t, 4)"), "a4": ("tensor", "(b, t, 4)"),
+        "a5": ("tensor", "(4, 4)"), "a6": "ObjectValue", "a7": "ObjectValue", "a8": "ObjectValue",
+        "a9": "ObjectValue", "a10": "ModuleValue", "a11": "ModuleValue",
+    }
+    assert all(inside[name].has(ParameterTag) for name in ("a1", "a2", "a5"))
+    assert all(inside[name] is inside["a6"] for name in ("a7", "a8", "a9"))
+    assert inside["a10"] is inside["a11"] and inside["a10"].kind == "Linear"
+    assert [modes.kinds(call.modes) for call in facts.model_calls] == [{"eval"}, {"train"}]
+    assert all(outside[name] is outside["net"] for name in ("n1", "n2", "n3", "n7"))
+    assert {name: _described(outside[name]) for name in ("n4", "n5", "n6")} == {
+        "n4": ("tensor", "(b, t, 4)"), "n5": ("tensor", "(b, t, 4)"), "n6": "_Unknown",
+    }
+    assert inside["a3"].has(ProjectionTag) and outside["n4"].has(ModelOutputTag)
