@@ -1105,3 +1105,49 @@ class LearnedPositions(nn.Embedding):
     table = values(source, "LearnedPositions.forward")["table"]
     assert table.tag(PositionTag) is not None and table.tag(PositionTag).kind == "table"
     assert not table.has(TokenEmbeddingTag)
+
+
+PADDED = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Blocks(nn.Module):
+    def __init__(self, vocab: int = 100, dim: int = 64, block: int = 4):
+        super().__init__()
+        self.block = block
+        self.token_types = nn.Embedding(2, dim)
+
+    def forward(self, x, ids, mask, n: int, amounts):
+        x = torch.randn(2, 8, 16)
+        opaque = F.pad(x, amounts)
+        last = F.pad(x, (1, 2))
+        middle = F.pad(x, (0, 0, 3, 3))
+        every = F.pad(x, (1, 1, 2, 2, 0, 1))
+        unknown = F.pad(x, (0, n))
+        ids = torch.zeros(2, 7, dtype=torch.long)
+        ids = nn.functional.pad(ids, (0, 5), value=0)
+        mask = torch.ones(2, 7, dtype=torch.bool)
+        mask = F.pad(mask, (0, 1), value=False)
+        types = self.token_types(ids)
+        return last, middle, every, unknown, types
+"""
+
+
+def test_pad_grows_the_padded_axes_and_keeps_what_the_values_are():
+    """``F.pad`` grows the last axes by the amounts given for them, last axis first (shapes as torch
+    2.13 gives them), keeps the dtype, and does not make ids positional: a lookup with padded
+    token-type ids (BigBird's ``_pad_to_block_size``) is not a positional table."""
+    from shapecheck.engine.domain.values import PositionTag
+
+    found = values(PADDED, "Blocks.forward")
+    assert shape(found["last"]) == "(2, 8, 19)"
+    assert shape(found["middle"]) == "(2, 14, 16)"
+    assert shape(found["every"]) == "(3, 12, 18)"
+    assert shape(found["unknown"]) == "(2, 8, n+16)"
+    assert found["opaque"].shape.rank == 3 and not found["opaque"].shape.variadic  # amounts unseen: rank kept
+    assert shape(found["ids"]) == "(2, 12)" and found["ids"].dtype == "int"
+    assert shape(found["mask"]) == "(2, 8)" and found["mask"].dtype == "bool"
+    assert not found["ids"].has(PositionTag) and not found["types"].has(PositionTag)
+

@@ -22,6 +22,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     IntValue,
     Origin,
+    PositionTag,
     ProjectionTag,
     ScoresTag,
     ShapeValue,
@@ -32,6 +33,7 @@ from shapecheck.engine.domain.values import (
     int_of,
     scale_of,
 )
+from shapecheck.engine.ops import windows
 from shapecheck.engine.ops.base import (
     OPS,
     Call,
@@ -593,6 +595,36 @@ def _repeat_interleave(interp: "Interpreter", call: Call, frame: "Frame") -> Val
     return same_values(source, shape.with_dim(a, shape.dims[a] * repeats))
 
 
+def _pad(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``F.pad(x, (left, right, top, bottom, ...))``: the last axes grown by the amounts given for
+    them, last axis first; the other axes, the dtype and where the values came from kept (a padded
+    id tensor is still ids, a padded token stream still tokens). Where the tokens sit along a padded
+    axis may have moved, so their window is forgotten."""
+    source = call.tensor(0)
+    amounts = call.arg(1, "pad")
+    tags = tuple(
+        tag if type(tag) is not PositionTag else source.tag(PositionTag) for tag in windows.positions_moved(lineage(source))
+    )
+    result = TensorValue(None, source.dtype, tags, call.node)
+    shape = source.shape
+    items = amounts.items if isinstance(amounts, TupleValue) else None
+    if shape is None or shape.variadic:
+        return result
+    if items is None or len(items) % 2 or len(items) // 2 > shape.rank:
+        # amounts not known (or more axes padded than there are, where torch raises): the rank stays
+        return replace(result, shape=Shape(tuple(Dim.sym(interp.fresh_name("n", use_target=False)) for _ in shape.dims)))
+    padded = len(items) // 2
+    dims = list(shape.dims)
+    for i in range(padded):
+        before, after = dim_of(items[2 * i]), dim_of(items[2 * i + 1])
+        axis = shape.rank - 1 - i
+        if before is None or after is None:
+            dims[axis] = Dim.sym(interp.fresh_name("n", use_target=False))
+        else:
+            dims[axis] = dims[axis] + before + after
+    return replace(result, shape=Shape(tuple(dims)))
+
+
 # ------------------------------------------------------------------------------------ size queries
 
 
@@ -648,6 +680,7 @@ register(_expand, "expand")
 register(_as_other, "expand_as", "view_as", "reshape_as")
 register(_repeat, "repeat")
 register(_repeat_interleave, "repeat_interleave")
+register(_pad, "pad")
 register(_size, "size")
 register(_rank, "dim", "ndimension")
 register(_numel, "numel")
