@@ -1151,3 +1151,157 @@ def test_pad_grows_the_padded_axes_and_keeps_what_the_values_are():
     assert shape(found["mask"]) == "(2, 8)" and found["mask"].dtype == "bool"
     assert not found["ids"].has(PositionTag) and not found["types"].has(PositionTag)
 
+
+PATCH_CONVOLUTIONS = """
+import torch
+from torch import nn
+
+
+class Stems(nn.Module):
+    def __init__(self, d: int = 32):
+        super().__init__()
+        self.patchify = nn.Conv2d(3, d, kernel_size=4, stride=4)
+        self.padded_patches = nn.Conv2d(3, d, kernel_size=4, stride=4, padding=1)
+        self.overlapping = nn.Conv2d(3, d, kernel_size=7, stride=4, padding=3)
+        self.pointwise = nn.Conv2d(3, d, kernel_size=1, stride=1)
+        self.frames = nn.Conv1d(80, d, kernel_size=(2,), stride=(2,))
+        self.peg = nn.Conv2d(d, d, 3, 1, 1, groups=d)
+        self.mix = nn.Conv2d(d, d, 1)
+
+    def forward(self, images, mels):
+        patches = self.patchify(images)
+        padded = self.padded_patches(images)
+        overlapping = self.overlapping(images)
+        pointwise = self.pointwise(images)
+        frames = self.frames(mels)
+        encoded = self.peg(patches)
+        mixed = self.mix(patches)
+        return patches, padded, overlapping, pointwise, frames, encoded, mixed
+"""
+
+
+def test_a_patchifying_conv_makes_tokens_and_a_padded_conv_over_tokens_gives_positions():
+    """Non-overlapping patches cut from an input that is not tokens yet (``kernel_size == stride >
+    1``, no padding: a ViT's patch embedding) are token embeddings with no position; a zero-padded
+    or overlapping conv is not a patch embedding (its borders tell positions apart). Over tokens, a
+    zero-padded conv (CPVT's PEG) gives them positions; a 1x1 conv does not."""
+    from shapecheck.engine.domain.values import PositionTag, TokenEmbeddingTag
+
+    found = values(PATCH_CONVOLUTIONS, "Stems.forward")
+    assert found["patches"].tag(TokenEmbeddingTag) is not None and not found["patches"].has(PositionTag)
+    assert found["frames"].tag(TokenEmbeddingTag) is not None
+    for name in ("padded", "overlapping", "pointwise"):
+        assert not found[name].has(TokenEmbeddingTag), name
+    assert found["encoded"].tag(PositionTag).kind == "conv"
+    assert not found["mixed"].has(PositionTag)
+
+
+APPENDED = """
+import torch
+from torch import nn
+
+
+class Lists(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 32)
+
+    def forward(self, x, grid):
+        a = torch.randn(2, 8, 16)
+        b = torch.randn(2, 4, 16)
+        straight = []
+        straight.append(a)
+        straight.append(b)
+        joined = torch.cat(straight, dim=1)
+        looped = []
+        for t in grid:
+            looped.append(self.proj(a))
+        stacked = torch.cat(looped, dim=0)
+        extended = [a]
+        extended.extend([b, b])
+        three = torch.cat(extended, dim=1)
+        return joined, stacked, three
+"""
+
+
+def test_a_list_grown_by_append_holds_what_was_appended():
+    """``items.append(x)`` on a local list: straight-line appends give those items in order (shapes
+    as torch 2.13 gives them); appends in a loop the engine runs once give any number of items like
+    them, so ``torch.cat`` joins a count of its own, never one item (HunYuan-VL's list of
+    interpolated position embeddings, once lost, made its patches look position-free)."""
+    found = values(APPENDED, "Lists.forward")
+    assert shape(found["joined"]) == "(2, 12, 16)"
+    assert shape(found["three"]) == "(2, 16, 16)"
+    stacked = found["stacked"].shape
+    assert [str(d) for d in stacked.dims[1:]] == ["8", "32"] and not stacked.dims[0].is_const
+
+
+GATED_TABLE = """
+import torch
+from torch import nn
+
+
+class GatedPositions(nn.Module):
+    def __init__(self, vocab: int = 100, num_patches: int = 16, hidden: int = 32):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, hidden)
+        self.gate = nn.Parameter(torch.zeros(1))
+        self.embedding = nn.Parameter(torch.randn(num_patches, hidden))
+
+    def forward(self, ids):
+        x = self.tokens(ids)
+        gated = (1 - self.gate.tanh()) * self.embedding
+        halved = self.embedding / 2
+        x = x + gated.view(1, 16, 32)
+        return x, halved
+"""
+
+
+def test_a_parameter_times_one_number_is_still_the_parameter():
+    """``(1 - gate.tanh()) * table`` with a one-element gate (Mllama's gated position embedding) and
+    ``table / 2`` keep the table's parameter identity, so the gated table added to token embeddings
+    is a learned positional table."""
+    from shapecheck.engine.domain.tags import ParameterTag
+    from shapecheck.engine.domain.values import PositionTag
+
+    found = values(GATED_TABLE, "GatedPositions.forward")
+    assert found["gated"].tag(ParameterTag) is not None and found["halved"].tag(ParameterTag) is not None
+    assert found["x"].tag(PositionTag) is not None and found["x"].tag(PositionTag).kind == "added"
+
+
+LAYERS_APPENDED_IN_A_LOOP = """
+import torch
+from torch import nn
+
+
+def mlp(dim_in, dim_out, dim_hidden, depth=3):
+    layers = []
+    for i in range(depth):
+        is_last = i == (depth - 1)
+        in_d = dim_in if i == 0 else dim_hidden
+        out_d = dim_out if is_last else dim_hidden
+        layers.append(nn.Linear(in_d, out_d))
+        if not is_last:
+            layers.append(nn.GELU())
+    return nn.Sequential(*layers)
+
+
+class Dynamics(nn.Module):
+    def __init__(self, dim=512):
+        super().__init__()
+        self.net = nn.Sequential(nn.LayerNorm(dim * 2), mlp(dim * 2, dim, dim))
+
+    def forward(self, latent, embed):
+        return latent + self.net(torch.cat((latent, embed), dim=-1))
+
+
+if __name__ == "__main__":
+    Dynamics()(torch.randn(2, 8, 512), torch.randn(2, 8, 512))
+"""
+
+
+def test_layers_appended_in_a_loop_are_not_taken_for_alike():
+    """Layers built in a loop differ by iteration (x-transformers' ``MLP``: the first takes
+    ``dim_in``, the others ``dim_hidden``), so the list is not "every item like the one the body
+    built once": a chain of them is not judged (it runs in torch 2.13: (2, 8, 512))."""
+    assert codes(LAYERS_APPENDED_IN_A_LOOP) == []

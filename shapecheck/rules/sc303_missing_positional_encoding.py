@@ -19,7 +19,8 @@ class MissingPositionalEncoding(Rule):
     """Token embeddings reach attention with no positional information at all.
 
     ## What it does
-    Follows token embeddings (the output of an `nn.Embedding` looked up with token ids) into
+    Follows token embeddings (the output of an `nn.Embedding` looked up with token ids, or the
+    patches a ViT cuts with a non-overlapping, unpadded `Conv2d(kernel_size=p, stride=p)`) into
     attention. If the scores are computed from them and nothing positional was ever mixed in on
     the way — no positional table or embedding added, no rotary or ALiBi / relative bias, nothing
     derived from `torch.arange` positions — it reports the embedding lookup. The path is followed
@@ -27,6 +28,10 @@ class MissingPositionalEncoding(Rule):
     relative bias, the result of an unknown call) that is added to, multiplied with or contracted
     with the embeddings, the queries or the scores may carry positions, and the site is left alone.
     So is positional information that reaches attention as its mask or bias (ALiBi given to SDPA).
+    A stream given positions by a zero-padded conv over the tokens anywhere in the model (CPVT's
+    and Twins' position encoding, placed after the first block) is not reported, and neither are
+    patches cut by an overlapping or zero-padded conv (SegFormer): the zeros at the border tell
+    positions apart, by design.
     When the function that looks the tokens up also computes positional embeddings that then reach
     nothing (`position_embeddings = self.position_embeddings(ids)` never added), the finding is
     reported there: that is where the fix goes.
@@ -56,15 +61,17 @@ class MissingPositionalEncoding(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        reported: set[int] = set()
         sites = facts.events_of("softmax") + facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
         for kind in TRANSFORMER_LAYERS:
             sites = sites + facts.events_of("module." + kind)
+        # A stream given positions by a conv position encoding anywhere (CPVT and Twins place it
+        # after the first block, whose attention sees none by design) is not missing them.
+        reported = _conv_positioned(facts)
         for event in sites:
             tensor = _attention_input(event)
             if tensor is None:
                 continue
-            token = tensor.tag(TokenEmbeddingTag)
+            token = _query_tokens(event, tensor)
             if token is None or id(token.node) in reported:
                 continue
             if any(other.has(PositionTag) for other in _attention_operands(event, tensor)):
@@ -95,6 +102,19 @@ TRANSFORMER_LAYERS = ("TransformerEncoder", "TransformerEncoderLayer", "Transfor
 POSITIONAL_SOURCES = ("table", "embedding", "learned")
 
 
+def _conv_positioned(facts: FileFacts) -> set[int]:
+    """Token embeddings (by lookup node) that some tensor carries with a conv position encoding."""
+    found: set[int] = set()
+    for event in facts.events:
+        result = event.result
+        if not isinstance(result, TensorValue):
+            continue
+        position, token = result.tag(PositionTag), result.tag(TokenEmbeddingTag)
+        if position is not None and token is not None and position.kind == "conv":
+            found.add(id(token.node))
+    return found
+
+
 def _unused_positions(facts: FileFacts, lookup: object) -> object | None:
     """A positional embedding computed in the function that looked the tokens up (in a run of it),
     when none reached the attention: looked up, sliced or computed there, and then dropped."""
@@ -106,6 +126,33 @@ def _unused_positions(facts: FileFacts, lookup: object) -> object | None:
         if position is not None and position.kind in POSITIONAL_SOURCES and position.node is event.node:
             return event.node
     return None
+
+
+def _query_tokens(event: OpEvent, tensor: TensorValue) -> TokenEmbeddingTag | None:
+    """The token embeddings self-attention orders here: those the queries come from, when the keys
+    come from them too. Keys cut from the tokens by a strided conv (SegFormer's and PVT's spatial
+    reduction) are not the sequence attention orders, and cross-attention (keys from another
+    sequence: an image, an encoder's states) is not where a stream's positions are needed."""
+    if event.op == "softmax":
+        scores = tensor.tag(ScoresTag)
+        query, key = (scores.query, scores.key) if scores is not None else (None, None)
+    elif event.op == "scaled_dot_product_attention":
+        query, key = event.tensor(0, "query"), event.tensor(1, "key")
+    elif event.op == "module.MultiheadAttention":
+        query, key = event.tensor(1, "query"), event.tensor(2, "key")
+    else:
+        return tensor.tag(TokenEmbeddingTag)  # an encoder layer attends its one input to itself
+    if not _seen(query):
+        return tensor.tag(TokenEmbeddingTag) if event.op == "softmax" else None
+    token = query.tag(TokenEmbeddingTag)
+    if token is None or not _seen(key):
+        return token
+    keys = key.tag(TokenEmbeddingTag)
+    return token if keys is not None and keys.node is token.node else None
+
+
+def _seen(tensor: object) -> bool:
+    return isinstance(tensor, TensorValue) and (tensor.shape is not None or bool(tensor.tags))
 
 
 def _attention_input(event: OpEvent) -> TensorValue | None:

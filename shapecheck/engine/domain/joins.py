@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
-from shapecheck.engine.domain.tags import Permuted, Reordered
+from shapecheck.engine.domain.tags import Permuted, Repeated, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
@@ -61,6 +61,16 @@ def join_values(left: Value, right: Value) -> Value:
         return TupleValue(tuple(join_values(a, b) for a, b in zip(left.items, right.items)))
     if is_module_value(left) and is_module_value(right):
         return _either(left, right)
+    # A list before a loop that appends to it, and after: any number of items like both's.
+    if isinstance(left, Repeated) and isinstance(right, Repeated):
+        return Repeated(join_values(left.element, right.element))
+    if isinstance(left, Repeated) and isinstance(right, TupleValue):
+        left, right = right, left
+    if isinstance(left, TupleValue) and isinstance(right, Repeated):
+        element = right.element
+        for item in left.items:
+            element = join_values(element, item)
+        return Repeated(element)
     try:
         if left == right:
             return left

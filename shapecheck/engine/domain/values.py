@@ -369,7 +369,8 @@ class PositionTag:
     """Positional information: a positional table/embedding (``table``) or a tensor it was added to."""
 
     node: "cst.CSTNode"
-    kind: str  # "table" (a max_len x d buffer or embedding weight), "embedding" (lookup), "added"
+    kind: str  # "table" (a max_len x d buffer or embedding weight), "embedding" (lookup), "added",
+    # "index" (position ids), "learned", "conv" (a zero-padded conv over tokens), "unknown" (maybe)
     full_length: Dim | None = None  # rows of the table (max_len) when known
     sliced: bool = False
 

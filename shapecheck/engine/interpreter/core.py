@@ -100,6 +100,9 @@ class Frame:
     modes: dict = field(default_factory=dict)  # model ident -> modes it may be in (domain.modes)
     grad: bool | None = True  # gradients on (False under no_grad); None: a standalone run cannot tell
     exits: list = field(default_factory=list)  # the modes at each return (shared by forks)
+    #: inside a loop body run once for any number of iterations (not unrolled): a list appended to
+    #: here holds any number of such items
+    in_loop: bool = False
 
     def fork(self) -> "Frame":
         return Frame(
@@ -113,6 +116,7 @@ class Frame:
             dict(self.modes),
             self.grad,
             self.exits,
+            self.in_loop,
         )
 
 

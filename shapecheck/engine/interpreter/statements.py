@@ -31,7 +31,7 @@ from shapecheck.engine.domain.values import (
     is_module_value,
     known_sizes,
 )
-from shapecheck.engine.domain.tags import ParameterTag
+from shapecheck.engine.domain.tags import ParameterTag, Repeated
 from shapecheck.engine.facts.records import (
     Assignment,
     AttributeAssignment,
@@ -156,7 +156,8 @@ class StatementExecutor:
             value = dispatch.binary(self, operator, current, right, small, frame) if operator else UNKNOWN
             self.assign(small.target, value, frame, small)
         elif isinstance(small, cst.Expr):
-            self.eval(small.value, frame)
+            if not self._grow_list(small.value, frame):
+                self.eval(small.value, frame)
         elif isinstance(small, cst.Return):
             value = self.eval(small.value, frame) if small.value is not None else ConstValue(None)
             function = frame.run.node
@@ -366,6 +367,7 @@ class StatementExecutor:
         # The body runs once, from the symbolic state at the loop's head (domain.modes).
         head, entry = modes.LoopHead(node), frame.modes
         body_frame.modes = modes.enter_loop(entry, head)
+        body_frame.in_loop = True
         calls_before, exits_before = len(self.facts.model_calls), len(frame.exits)
         if isinstance(node, cst.For):
             iterable = self.eval(node.iter, frame)
@@ -387,6 +389,44 @@ class StatementExecutor:
         self._merge(frame, [frame.fork(), body_frame])
         if node.orelse is not None:
             self.exec_block(node.orelse.body.body, frame)
+
+    def _grow_list(self, expression: cst.BaseExpression, frame: Frame) -> bool:
+        """``items.append(x)`` / ``items.extend(more)`` on a local list: the name then holds the
+        items with ``x`` after them, or, in a loop body run once for every iteration, any number of
+        items like them (a ``Repeated``: ``torch.cat(items)`` then joins however many there are)."""
+        if not (
+            isinstance(expression, cst.Call)
+            and isinstance(expression.func, cst.Attribute)
+            and isinstance(expression.func.value, cst.Name)
+            and expression.func.attr.value in ("append", "extend")
+            and len(expression.args) == 1
+            and not expression.args[0].keyword
+            and not expression.args[0].star
+        ):
+            return False
+        name = expression.func.value.value
+        current = frame.env.get(name)
+        if not isinstance(current, (TupleValue, Repeated)):
+            return False
+        added = self.eval(expression.args[0].value, frame)
+        if expression.func.attr.value == "append":
+            new_items: tuple[Value, ...] | None = (added,)
+        else:
+            new_items = added.items if isinstance(added, TupleValue) else None
+            if new_items is None and isinstance(added, Repeated):
+                current = _repeated(current, (added.element,))
+                new_items = ()
+        repeated = isinstance(current, Repeated) or frame.in_loop
+        if new_items is None or repeated and not all(isinstance(item, TensorValue) for item in new_items):
+            # Layers built in a loop differ by iteration (``in_d = dim_in if i == 0 else hidden``):
+            # "every item like this one" would chain the wrong sizes. Tensors collected in a loop
+            # (outputs, position tables) are alike.
+            frame.env[name] = UNKNOWN
+        elif repeated:
+            frame.env[name] = _repeated(current, new_items)
+        else:
+            frame.env[name] = TupleValue(current.items + new_items)
+        return True
 
     def _unroll(self, node: cst.For, items: tuple[Value, ...], frame: Frame) -> None:
         """``for arg in (a, b, c):`` over known items runs the body once per item, in order."""
@@ -597,3 +637,15 @@ def _optional(current: Value | None, value: Value | None) -> bool:
     that the code guarded by ``if self.pos_embed is not None:`` uses; it keeps the tensor instead,
     and the attribute is recorded as optional so that such tests keep both branches."""
     return isinstance(current, (TensorValue, ModuleValue)) and isinstance(value, ConstValue) and value.value is None
+
+
+def _repeated(current: Value, added: tuple[Value, ...]) -> Value:
+    """Any number of items, each like one of ``current``'s or of ``added``."""
+    items = (current.element,) if isinstance(current, Repeated) else current.items  # type: ignore[union-attr]
+    values = items + added
+    if not values:
+        return current
+    element = values[0]
+    for value in values[1:]:
+        element = join_values(element, value)
+    return Repeated(element)

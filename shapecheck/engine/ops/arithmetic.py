@@ -60,6 +60,28 @@ def _is_scalar_like(value: Value) -> bool:
     return False
 
 
+def _scaled_parameter(left: Value, right: Value, a: TensorValue, b: TensorValue, operator: str) -> ParameterTag | None:
+    """A parameter times (or divided by) a single number is still that parameter's table, scaled:
+    ``(1 - self.gate.tanh()) * self.embedding`` is a gated positional table (Mllama), ``self.scale *
+    self.pos_embed`` a scaled one."""
+    for side, other in ((a, right), (b, left)):
+        if side is b and operator == "truediv":
+            continue  # a number divided by a table is not the table
+        parameter = side.tag(ParameterTag)
+        if parameter is not None and _single_number(other):
+            return parameter
+    return None
+
+
+def _single_number(value: Value) -> bool:
+    """A Python number, or a tensor of exactly one element (``nn.Parameter(torch.zeros(1))``)."""
+    if is_scalar(value):
+        return True
+    if isinstance(value, TensorValue) and value.shape is not None and not value.shape.variadic:
+        return all(dim.is_const and dim.value == 1 for dim in value.shape.dims)
+    return False
+
+
 def _scaling(a: TensorValue, b: TensorValue, left: Value, right: Value, operator: str) -> tuple[TensorValue, Scale | None] | None:
     """(the scaled tensor, the factor) when this product / quotient scales one tensor by a scalar."""
     left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
@@ -99,6 +121,10 @@ def tensor_binary(
     layer = a.tag(LayerOutputTag) or b.tag(LayerOutputTag)
     if layer is not None:
         result = result.with_tag(layer)  # a gated product (SwiGLU) keeps the layer width
+    if operator in ("mul", "truediv"):
+        scaled = _scaled_parameter(left, right, a, b, operator)
+        if scaled is not None:
+            result = result.with_tag(scaled)
 
     # Scaling of scores, or of a query / key before the product: a tensor times a non-tensor (a
     # number, a parameter, anything not known to be a tensor) or a 0-dim tensor.

@@ -288,7 +288,9 @@ def _convolution(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if x.shape is None or (not x.shape.variadic and x.shape.rank not in (spatial + 1, spatial + 2)) or len(x.shape.dims) < spatial + 1:
         sizes = tuple(fresh_anonymous() for _ in range(spatial))
         shape = Shape(((out_channels if out_channels is not None else fresh_anonymous()),) + sizes, variadic=True)
-        return TensorValue(shape, "float", lineage(x), call.node).with_tag(LayerOutputTag(_label(module)))
+        result = TensorValue(shape, "float", lineage(x), call.node).with_tag(LayerOutputTag(_label(module)))
+        kind = _token_kind(module, spatial, x, call.node, out_channels)
+        return result.with_tag(kind) if kind is not None else result
     channels = x.shape.dims[-(spatial + 1)]
     if in_channels is not None:
         unify(frame, channels, in_channels)
@@ -312,7 +314,50 @@ def _convolution(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     )
     out = out_channels if out_channels is not None else fresh_anonymous()
     shape = Shape(x.shape.dims[: -(spatial + 1)] + (out,) + sizes, x.shape.variadic)
-    return TensorValue(shape, "float", lineage(x), call.node).with_tag(LayerOutputTag(_label(module)))
+    result = TensorValue(shape, "float", lineage(x), call.node).with_tag(LayerOutputTag(_label(module)))
+    kind = _token_kind(module, spatial, x, call.node, out_channels)
+    return result.with_tag(kind) if kind is not None else result
+
+
+def _token_kind(module: ModuleValue, spatial: int, x: TensorValue, node: cst.CSTNode, width: Dim | None) -> object | None:
+    """What a convolution makes of the tokens. Cutting an input that is not yet tokens into
+    non-overlapping patches (``kernel_size == stride > 1``, no padding: a ViT's patch embedding)
+    makes each patch a token embedding, with no position of its own. A zero-padded window over
+    tokens (a depthwise conv position encoding, CPVT's PEG, CoaT's ConvPosEnc) tells each token
+    where it sits from the zeros at the border: positional information."""
+    if x.has(TokenEmbeddingTag) or x.has(PositionTag):
+        if x.has(TokenEmbeddingTag) and not x.has(PositionTag) and _padded(module, spatial):
+            return PositionTag(node, "conv")
+        return None
+    if _patchify(module, spatial):
+        return TokenEmbeddingTag(node, width)
+    return None
+
+
+def _patchify(module: ModuleValue, spatial: int) -> bool:
+    padding = module.param("padding")
+    if not (padding is UNKNOWN or (isinstance(padding, ConstValue) and padding.value == "valid") or _all_zero(padding, spatial)):
+        return False
+    for axis in range(spatial):
+        kernel = _per_axis(module.param("kernel_size"), axis, spatial)
+        stride = _per_axis(module.param("stride"), axis, spatial, 1)
+        dilation = _per_axis(module.param("dilation"), axis, spatial, 1)
+        if kernel is None or stride is None or not (dilation == 1) or not (kernel == stride):
+            return False
+        if stride.is_const and stride.value <= 1:
+            return False
+    return True
+
+
+def _padded(module: ModuleValue, spatial: int) -> bool:
+    padding = module.param("padding")
+    if isinstance(padding, ConstValue) and padding.value == "same":
+        return True
+    return padding is not UNKNOWN and not _all_zero(padding, spatial) and not (isinstance(padding, ConstValue) and padding.value == "valid")
+
+
+def _all_zero(padding: Value, spatial: int) -> bool:
+    return all(_per_axis(padding, axis, spatial) == 0 for axis in range(spatial))
 
 
 def _per_axis(value: Value, axis: int, spatial: int, default: int | None = None) -> Dim | None:

@@ -174,10 +174,78 @@ class CharEncoder(nn.Module):
         h = self.norm(h)
         return self.mix(h, h, h, need_weights=False)[0]
 '''),
+    ("timm-style ViT: patches embedded by a strided conv, the pos_embed add left out", '''\
+import torch
+from torch import nn
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, img_size=224, patch_size=16, in_chans=3, embed_dim=192):
+        super().__init__()
+        self.num_patches = (img_size // patch_size) ** 2
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)  # <-
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, num_heads=3):
+        super().__init__()
+        self.num_heads = num_heads
+        self.scale = (dim // num_heads) ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = (q @ k.transpose(-2, -1)) * self.scale
+        x = (attn.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, N, C)
+        return self.proj(x)
+
+
+class VisionTransformer(nn.Module):
+    def __init__(self, embed_dim=192, depth=2):
+        super().__init__()
+        self.patch_embed = PatchEmbed(embed_dim=embed_dim)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        self.blocks = nn.ModuleList([Attention(embed_dim) for _ in range(depth)])
+
+    def forward(self, images):
+        x = self.patch_embed(images)
+        x = torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1)
+        for blk in self.blocks:
+            x = x + blk(x)
+        return x[:, 0]
+'''),
+    ("functional ViT: Conv2d patchify with a tuple kernel, SDPA, no positions anywhere", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class TinyViT(nn.Module):
+    def __init__(self, width=96, heads=4, patch=8, classes=10):
+        super().__init__()
+        self.heads = heads
+        self.to_patches = nn.Conv2d(3, width, (patch, patch), (patch, patch), padding=0)
+        self.to_qkv = nn.Linear(width, 3 * width, bias=False)
+        self.out = nn.Linear(width, classes)
+
+    def forward(self, pixels):
+        tokens = self.to_patches(pixels)  # <-
+        tokens = tokens.flatten(2).transpose(1, 2)
+        b, n, c = tokens.shape
+        q, k, v = self.to_qkv(tokens).chunk(3, dim=-1)
+        q, k, v = (t.view(b, n, self.heads, c // self.heads).transpose(1, 2) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(b, n, c).mean(1))
+'''),
 ]
 
-VALID = [
-    ("HF-style embeddings: position embeddings looked up and added in place", '''\
+VALID = [    ("HF-style embeddings: position embeddings looked up and added in place", '''\
 import torch
 from torch import nn
 
@@ -412,5 +480,185 @@ class TinyGPT(nn.Module):
         q, k, v = self.qkv(x).view(b, t, 3, self.n_head, -1).permute(2, 0, 3, 1, 4)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.lm_head(y.transpose(1, 2).reshape(b, t, -1))
+'''),
+    ("CPVT / Twins style: a zero-padded depthwise conv gives positions after the first block", '''\
+import torch
+from torch import nn
+
+
+class PosConv(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim)
+
+    def forward(self, x, size):
+        B, N, C = x.shape
+        feat = x.transpose(1, 2).view(B, C, *size)
+        return (self.proj(feat) + feat).flatten(2).transpose(1, 2)
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads=2):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+
+    def forward(self, x):
+        return x + self.attn(x, x, x, need_weights=False)[0]
+
+
+class CPVT(nn.Module):
+    def __init__(self, dim=64, patch=4, depth=3):
+        super().__init__()
+        self.patch_embed = nn.Conv2d(3, dim, kernel_size=patch, stride=patch)
+        self.blocks = nn.ModuleList([Block(dim) for _ in range(depth)])
+        self.pos_block = PosConv(dim)
+
+    def forward(self, images):
+        x = self.patch_embed(images)
+        size = x.shape[2:]
+        x = x.flatten(2).transpose(1, 2)
+        for i, blk in enumerate(self.blocks):
+            x = blk(x)
+            if i == 0:
+                x = self.pos_block(x, size)
+        return x.mean(1)
+'''),
+    ("SegFormer style: overlapping zero-padded patch embedding, no explicit positions (by design)", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class OverlapPatchEmbed(nn.Module):
+    def __init__(self, patch_size=7, stride=4, in_chans=3, embed_dim=64):
+        super().__init__()
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=stride, padding=patch_size // 2)
+        self.norm = nn.LayerNorm(embed_dim)
+
+    def forward(self, x):
+        x = self.proj(x)
+        _, _, H, W = x.shape
+        return self.norm(x.flatten(2).transpose(1, 2)), H, W
+
+
+class Stage(nn.Module):
+    def __init__(self, dim=64, heads=1):
+        super().__init__()
+        self.embed = OverlapPatchEmbed(embed_dim=dim)
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, images):
+        x, H, W = self.embed(images)
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+        return F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, N, C)
+'''),
+    ("timm-style ViT: patch tokens with a learned pos_embed added before the blocks", '''\
+import torch
+from torch import nn
+
+
+class ViT(nn.Module):
+    def __init__(self, img_size=32, patch_size=4, embed_dim=64, heads=4):
+        super().__init__()
+        self.patch_embed = nn.Conv2d(3, embed_dim, kernel_size=patch_size, stride=patch_size)
+        num_patches = (img_size // patch_size) ** 2
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        self.pos_embed = nn.Parameter(torch.randn(1, num_patches + 1, embed_dim) * 0.02)
+        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(embed_dim, heads, batch_first=True), 2)
+
+    def forward(self, images):
+        x = self.patch_embed(images).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls_token.expand(x.size(0), -1, -1), x], dim=1)
+        x = x + self.pos_embed
+        return self.encoder(x)[:, 0]
+'''),
+    ("PVT / SegFormer efficient attention: keys and values from a strided conv over the tokens", '''\
+import torch
+from torch import nn
+
+
+class EfficientSelfAttention(nn.Module):
+    def __init__(self, hidden_size=64, num_heads=2, sr_ratio=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = hidden_size // num_heads
+        self.query = nn.Linear(hidden_size, hidden_size)
+        self.key_value = nn.Linear(hidden_size, 2 * hidden_size)
+        self.sr = nn.Conv2d(hidden_size, hidden_size, kernel_size=sr_ratio, stride=sr_ratio)
+        self.norm = nn.LayerNorm(hidden_size)
+
+    def forward(self, hidden_states, height, width):
+        b, n, c = hidden_states.shape
+        q = self.query(hidden_states).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+        grid = hidden_states.transpose(1, 2).reshape(b, c, height, width)
+        reduced = self.norm(self.sr(grid).flatten(2).transpose(1, 2))
+        k, v = self.key_value(reduced).chunk(2, dim=-1)
+        k = k.view(b, -1, self.num_heads, self.head_dim).transpose(1, 2)
+        v = v.view(b, -1, self.num_heads, self.head_dim).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / self.head_dim ** 0.5
+        out = scores.softmax(dim=-1) @ v
+        return out.transpose(1, 2).reshape(b, n, c)
+'''),
+    ("Mllama style: rotary self-attention layers with cross-attention layers to the image between them", '''\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def rotate_half(x):
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class SelfLayer(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+
+    def forward(self, x, image, cos, sin):
+        b, t, d = x.shape
+        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in self.qkv(x).chunk(3, dim=-1))
+        q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + y.transpose(1, 2).reshape(b, t, d)
+
+
+class CrossLayer(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, 2 * d)
+
+    def forward(self, x, image, cos, sin):
+        b, t, d = x.shape
+        q = self.q(x).view(b, t, self.heads, -1).transpose(1, 2)
+        k, v = (z.view(b, -1, self.heads, d // self.heads).transpose(1, 2) for z in self.kv(image).chunk(2, dim=-1))
+        y = F.scaled_dot_product_attention(q, k, v)
+        return x + y.transpose(1, 2).reshape(b, t, d)
+
+
+class TextModel(nn.Module):
+    def __init__(self, vocab=1000, d=64, heads=4, depth=8, head_dim=16):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, d)
+        layers = []
+        for i in range(depth):
+            layers.append(CrossLayer(d, heads) if i % 4 == 3 else SelfLayer(d, heads))
+        self.layers = nn.ModuleList(layers)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, head_dim, 2).float() / head_dim)))
+
+    def forward(self, input_ids, image_states):
+        x = self.embed_tokens(input_ids)
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device).float()
+        freqs = torch.outer(positions, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        for layer in self.layers:
+            x = layer(x, image_states, cos, sin)
+        return x
 '''),
 ]
