@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.domain.values import dim_of
+from shapecheck.engine.domain.values import IntValue, dim_of
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -71,7 +71,11 @@ class HeadsNotDivisible(Rule):
             if check.holds is not False:
                 continue
             dividend, divisor = dim_of(check.dividend), dim_of(check.divisor)
-            node = (check.run.origin() if check.run is not None else None) or check.node
+            # The instantiation whose values reached the check; with none (the class analysed on
+            # its own), the default the head count (else the width) came from: the number to
+            # change. Else the check itself.
+            built = check.run.origin() if check.run is not None else None
+            node = built or _written(check.divisor) or _written(check.dividend) or check.node
             where = facts.elsewhere(check.node, node)
             yield Report(
                 node,
@@ -96,6 +100,11 @@ class HeadsNotDivisible(Rule):
                     f"{width.value} % {heads.value} = {width.value % heads.value}, it raises at construction",
                     hint="choose a head count that divides the width",
                 )
+
+
+def _written(value: object):
+    origin = getattr(value, "origin", None) if isinstance(value, IntValue) else None
+    return origin.node if origin is not None else None
 
 
 def _one_per_split(conflicts) -> list:

@@ -369,7 +369,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             # Constructor defaults are configuration: use them. Elsewhere a default like
             # ``mask=None`` says nothing about what callers pass.
             if is_init and isinstance(default, (IntValue,)) or (is_init and _is_number(default)):
-                return default
+                # A constructor's default is configuration. Analysed on its own (no instantiation
+                # gives the values), a finding about it lands on it.
+                return _with_origin(default, param.default, f"the {name} default") if standalone else default
             if not standalone:
                 return default if default is not None else UNKNOWN
         return Opaque(name)

@@ -157,6 +157,26 @@ class Decoder(nn.Module):
         self.layers = nn.TransformerDecoder(layer, num_layers=layers)
         self.norm = nn.LayerNorm(WIDTH)
 '''),
+    ("diffusers-style transformer: a head-count default the constructor's own check rejects", '''\
+import torch
+from torch import nn
+
+
+class ImageTransformer(nn.Module):
+    def __init__(
+        self,
+        in_channels: int = 16,
+        hidden_size: int = 3072,
+        num_attention_heads: int = 25,  # <-
+        num_layers: int = 4,
+    ):
+        super().__init__()
+        if hidden_size % num_attention_heads != 0:
+            raise ValueError(f"hidden_size ({hidden_size}) must be divisible by num_attention_heads ({num_attention_heads})")
+        self.head_dim = hidden_size // num_attention_heads
+        self.proj_in = nn.Linear(in_channels, hidden_size)
+        self.blocks = nn.ModuleList([nn.Linear(hidden_size, hidden_size) for _ in range(num_layers)])
+'''),
 ]
 
 VALID = [
