@@ -84,7 +84,7 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
             continue
         if equal(seq, length, event.assumptions) is Truth.TRUE or (seq.is_const and seq.value == 1):
             continue
-        if not known(seq):
+        if not known(seq) or not known(length):
             continue  # a length the engine made up says nothing about the table
         if _same_formula(seq, length) or may_agree_on_a_path(seq, length):
             continue

@@ -370,6 +370,24 @@ class SlotQueries(nn.Module):
         queries = self.content + self.slots
         return queries.expand(memory.size(0), -1, -1)
 '''),
+    ("video ViT: a table as long as a helper says, added to the tubelet tokens of a fixed-size input", '''\
+import torch
+from torch import nn
+
+from .utils import count_tubelets
+
+
+class TubeletEmbeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.proj = nn.Conv2d(3, config.hidden_size, kernel_size=config.tubelet_size, stride=config.tubelet_size)
+        self.position_embeddings = nn.Parameter(torch.zeros(1, count_tubelets(config), config.hidden_size))
+
+    def forward(self, pixel_values: torch.Tensor):
+        batch, channels, height, width = pixel_values.shape
+        tokens = self.proj(pixel_values).flatten(2).transpose(1, 2)
+        return tokens + self.position_embeddings
+'''),
 ]
 
 #: INVALID examples the engine cannot see yet, with the reason. They are not run as INVALID;
