@@ -453,19 +453,28 @@ def _inside_mask_use(module: cst.Module, node: cst.CSTNode) -> bool:
 
 
 def _pe_additions(module: cst.Module) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression]]:
-    """``x + pe`` (BinaryOperation) and ``x += pe`` (AugAssign): (node, stream, table)."""
+    """``x + pe`` (BinaryOperation) and ``x += pe`` (AugAssign): (node, stream, table).
+
+    In a chain ``words + positions + types`` the table is the positional term itself, never a sum
+    that holds it with other terms (``(words + positions) + types`` would otherwise give the
+    mutant ``types``, which drops the word embeddings too): the inner ``words + positions`` is the
+    site."""
     for node in walk(module):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
             left, right = node.left, node.right
             if is_number(left) or is_number(right):
                 continue
-            if looks_positional(right) and not looks_positional(left):
+            if looks_positional(right) and not looks_positional(left) and not _is_sum(right):
                 yield node, left, right
-            elif looks_positional(left) and not looks_positional(right):
+            elif looks_positional(left) and not looks_positional(right) and not _is_sum(left):
                 yield node, right, left
         elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
             if looks_positional(node.value) and not looks_positional(node.target) and not is_number(node.value):
                 yield node, node.target, node.value
+
+
+def _is_sum(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add)
 
 
 def _stream_like(node: cst.BaseExpression) -> bool:

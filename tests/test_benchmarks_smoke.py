@@ -177,3 +177,39 @@ def test_mutation_testing_targets_every_rule_and_the_engine_op_and_shape_modules
         assert (BENCHMARKS.parent / module_path).is_file(), module_path
         files = [arg for arg in test_args if arg.endswith(".py")]
         assert files and all((BENCHMARKS.parent / name).is_file() for name in files), (module_path, files)
+
+
+EMBEDDINGS = '''
+import torch
+from torch import nn
+
+
+class Embeddings(nn.Module):
+    def __init__(self, vocab: int = 100, n_positions: int = 32, d: int = 16) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(vocab, d)
+        self.position_embeddings = nn.Embedding(n_positions, d)
+        self.token_type_embeddings = nn.Embedding(2, d)
+
+    def forward(self, ids, types, positions):
+        words = self.word_embeddings(ids)
+        return words + self.position_embeddings(positions) + self.token_type_embeddings(types)
+'''
+
+
+def test_pe_operators_drop_only_the_positional_term_of_a_chain(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``words + positions + types``: dropping the PE leaves ``words + types`` (never ``types``
+    alone, which drops the words too and is another bug), and concatenating it cats the PE term."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    mutation = importlib.import_module("mutation")
+    path = tmp_path / "modeling_e.py"
+    path.write_text(EMBEDDINGS)
+    specs, _sites, broken = mutation.find_mutants(("c", str(path), "modeling_e.py", ("SC301", "SC303"), 5, 0))
+    assert not broken
+    lines = {spec.code: [] for spec in specs}
+    for spec in specs:
+        lines[spec.code].append(mutation.mutant_source(spec).splitlines()[-1].strip())
+    assert lines["SC303"] == ["return words + self.token_type_embeddings(types)"]
+    assert lines["SC301"] == [
+        "return torch.cat([words, self.position_embeddings(positions)], dim=-1) + self.token_type_embeddings(types)"
+    ]
