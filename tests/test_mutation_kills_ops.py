@@ -5242,3 +5242,689 @@ def test_methods_of_objects_and_layers_register_return_the_model_or_run() -> Non
         "n4": ("tensor", "(b, t, 4)"), "n5": ("tensor", "(b, t, 4)"), "n6": "_Unknown",
     }
     assert inside["a3"].has(ProjectionTag) and outside["n4"].has(ModelOutputTag)
+
+
+# --- torch.nn layers (ops/nn_modules.py) ------------------------------------------------------------
+
+from shapecheck.engine.domain.values import TupleValue
+
+
+def _nn_run(src: str, *funcs: str):
+    """Each function's assignments (name -> value), the facts, for a file of ``nn`` layers."""
+    facts = analyze_src(HEADER + textwrap.dedent(src))
+    assert facts.internal_errors == []
+    return [{a.name: a.value for a in run_of(facts, func).assignments} for func in funcs], facts
+
+
+def _conflicts(facts) -> list:
+    return [(c.kind, c.op, _code(c.node), c.detail, c.hint, _code(c.at), c.run.qualname if c.run else None) for c in facts.conflicts]
+
+
+NN_BUILT = """
+from mylib import tokens
+
+
+class Block(nn.Module):
+    def forward(self, z):
+        return z
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.p1 = nn.Parameter(data=torch.zeros(3, 4))
+        self.p2 = nn.parameter.Parameter(torch.zeros(5, dtype=torch.long), requires_grad=False)
+        self.b1 = nn.Buffer(torch.zeros(3))
+        self.b2 = nn.parameter.Buffer(data=torch.ones(2, 3))
+        self.m1 = nn.Transformer.generate_square_subsequent_mask(4)
+        self.m2 = nn.Transformer.generate_square_subsequent_mask(sz=5)
+        self.seq1 = nn.Sequential(nn.Linear(4, 8))
+        self.seq3 = nn.Sequential(*[nn.Linear(4, 4) for _ in range(3)])
+        self.ml = nn.ModuleList(modules=[nn.Linear(4, 8), nn.Linear(8, 2)])
+        self.bad = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(6, 2))
+        self.bad2 = nn.Sequential(nn.Linear(4, 8), Block(), nn.Linear(6, 2), nn.Linear(5, 3))
+        self.bad3 = nn.Sequential(*[nn.Linear(4, 8), nn.Linear(6, 2)])
+        self.emb = nn.Embedding(10, 4)
+
+    def forward(self, x: Float[Tensor, "b t 4"], ids: Int[Tensor, "b t"], u, d: int):
+        e = self.emb(ids)
+        q = nn.Parameter(u)
+        pe = nn.Parameter(e)
+        r0 = nn.init.normal_(self.p1)
+        r1 = nn.utils.clip_grad_norm_(self.parameters(), 1.0)
+        r2 = nn.init(x)
+        r3 = nn.functional(x)
+        s1 = self.seq1(x)
+        s2 = self.seq1(input=x)
+        s3 = self.seq3(x)
+        s4 = self.bad(x)
+        h = x
+        for layer in self.ml:
+            h = layer(h)
+        s5 = h
+        assert d == 6
+        s6 = nn.Sequential(nn.Linear(4, 8), nn.Linear(d, 2))
+        return x
+"""
+
+
+def test_nn_constructors_parameters_buffers_masks_and_containers() -> None:
+    """``construct``: ``nn.Parameter`` (by position or ``data=``, also as ``nn.parameter.Parameter``)
+    is its data with a ``ParameterTag`` of its own identity (the call), keeping the data's dtype (int
+    for a long tensor, float when unknown) and lineage; ``nn.Buffer`` / ``nn.parameter.Buffer`` is its
+    data; ``generate_square_subsequent_mask(4)`` / ``(sz=5)`` is a float (4, 4) / (5, 5) additive upper
+    triangle (torch: -inf above the diagonal); ``nn.init.*``, ``nn.utils.*`` and ``nn.init(x)`` /
+    ``nn.functional(x)`` (torch: not callable) are unknown and build nothing; a layer records its
+    construction (kind, call, identity, arguments, run), a one-layer ``Sequential``, a repeated one
+    and a ``ModuleList(modules=...)`` run their layers."""
+    (built, values), facts = _nn_run(NN_BUILT, "M.__init__", "M.forward")
+    p1, p2, q = built["self.p1"], built["self.p2"], values["q"]
+    assert [(_shape(p), p.dtype) for p in (p1, p2, q)] == [("(3, 4)", "float"), ("(5)", "int"), (None, "float")]
+    assert _code(p1.node) == "nn.Parameter(data=torch.zeros(3, 4))"
+    tag = q.tag(ParameterTag)
+    assert (tag.ident.label, _code(tag.ident.node), _code(q.node)) == ("nn.Parameter(...)", "nn.Parameter(u)", "nn.Parameter(u)")
+    assert str(p1.tag(ParameterTag).shape) == "(3, 4)"
+    assert values["pe"].has(TokenEmbeddingTag) and values["pe"].has(ParameterTag) and _shape(values["pe"]) == "(b, t, 4)"
+    assert [(_shape(built[n]), _code(built[n].node)) for n in ("self.b1", "self.b2")] == [("(3)", "torch.zeros(3)"), ("(2, 3)", "torch.ones(2, 3)")]
+    for name, size in (("self.m1", "4"), ("self.m2", "5")):
+        mask = built[name]
+        triangle = mask.tag(TriangleTag)
+        assert (_shape(mask), mask.dtype, _code(mask.node)) == (f"({size}, {size})", "float", _code(triangle.node))
+        assert (triangle.lower, triangle.diagonal, str(triangle.full_size), triangle.additive) == (False, 1, size, True)
+        assert _code(triangle.node).startswith("nn.Transformer.generate_square_subsequent_mask(")
+    assert all(values[name] is UNKNOWN for name in ("r0", "r1", "r2", "r3"))
+    assert sorted({b.kind for b in facts.constructions}) == ["Embedding", "Linear", "ModuleList", "ReLU", "Sequential"]
+    fc = built["self.fc"]
+    assert (_code(fc.node), _code(fc.ident.node), fc.repeated, fc.items, fc.named) == ("nn.Linear(4, 8)", "nn.Linear(4, 8)", False, (), {})
+    record = next(b for b in facts.constructions if b.ident is fc.ident)
+    assert (record.kind, _code(record.node), record.run.qualname) == ("Linear", "nn.Linear(4, 8)", "M.__init__")
+    assert record.params is fc.params and set(record.params) == {"in_features", "out_features"}
+    assert built["self.seq3"].repeated is True and len(built["self.seq3"].items) == 1
+    assert [len(built[n].items) for n in ("self.seq1", "self.ml")] == [1, 2]
+    assert [_shape(values[n]) for n in ("s1", "s2", "s3", "s5")] == ["(b, t, 8)", "(b, t, 8)", "(b, t, 4)", "(b, t, 2)"]
+    assert _code(values["s1"].node) == "self.seq1(x)"
+    assert values["s4"] is UNKNOWN  # torch: mat1 and mat2 shapes cannot be multiplied (8 vs 6)
+
+
+def test_nn_sequential_layers_that_do_not_chain_are_a_conflict_at_the_layer() -> None:
+    """``_check_chain``: consecutive ``Linear`` layers of a ``Sequential`` must chain (an activation
+    between them is skipped, any other module breaks the chain); the conflict names the layer's
+    index and widths, sits on its argument (on the starred list the layers came from), uses what the path assumes (``assert d == 6``), and the broken ``Sequential`` gives an
+    unknown output with no second conflict."""
+    (built, values), facts = _nn_run(NN_BUILT, "M.__init__", "M.forward")
+    assert _conflicts(facts) == [
+        ("layer-chain", "Sequential", "nn.Linear(6, 2)", "layer 2 expects 6 input features but the layer before it produces 8", None, None, "M.__init__"),
+        ("layer-chain", "Sequential", "nn.Linear(5, 3)", "layer 3 expects 5 input features but the layer before it produces 2", None, None, "M.__init__"),
+        ("layer-chain", "Sequential", "[nn.Linear(4, 8), nn.Linear(6, 2)]",
+         "layer 1 expects 6 input features but the layer before it produces 8", None, None, "M.__init__"),
+        ("layer-chain", "Sequential", "nn.Linear(d, 2)", "layer 1 expects d input features but the layer before it produces 8", None, None, "M.forward"),
+    ]
+    assert all("__broken__" in built[n].params for n in ("self.bad", "self.bad2", "self.bad3"))
+    assert "__broken__" not in built["self.seq1"].params
+
+
+NN_FORWARD = """
+from mylib import tokens
+
+
+def make(d_in, d_out):
+    return nn.Linear(d_in, d_out)
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(6, 2)
+        self.made = make(6, 2)
+        self.fk = nn.Linear(tokens(), 8)
+        self.emb = nn.Embedding(10, 4)
+        self.drop = nn.Dropout(0.1)
+        self.idn = nn.Identity()
+        self.d1d = nn.Dropout1d(0.1)
+        self.d2d = nn.Dropout2d(0.1)
+        self.ad = nn.AlphaDropout(0.1)
+        self.act = nn.GELU()
+        self.gru = nn.GRU(4, 8)
+
+    def forward(self, x: Float[Tensor, "b t 4"], x6: Float[Tensor, "b t 6"], wide: Float[Tensor, "*n"],
+                ids: Int[Tensor, "b t"], u):
+        e = self.emb(ids)
+        h = x * 2
+        d1 = self.drop(h)
+        d2 = self.idn(h)
+        d3 = self.d1d(h)
+        d4 = self.d2d(h)
+        d5 = self.ad(h)
+        d6 = self.drop(input=h)
+        g1 = self.act(self.fc(x))
+        g2 = self.act(e)
+        g3 = self.act(input=e)
+        r1 = self.gru(x)
+        a1 = self.fc2(self.fc(x))
+        a2 = self.made(self.fc(x))
+        a3 = self.fc(x6)
+        v = tokens()
+        y1 = self.fk(v)
+        z1 = v
+        y2 = self.fc(v)
+        z2 = v
+        y3 = self.fc(input=x)
+        ut = torch.tensor(u)
+        y4 = self.fc(input=ut)
+        y5 = self.fc(wide)
+        y6 = self.fc(ut)
+        z6 = ut
+        y7 = self.fc(input=u)
+        lin = nn.Linear(4, 8)
+        y8 = lin(x)
+        return x
+
+
+fc1 = nn.Linear(4, 8)
+fc2 = nn.Linear(6, 2)
+top = fc2(fc1(torch.zeros(2, 4)))
+"""
+
+
+def test_nn_layers_called_dropouts_activations_and_unknown_layers() -> None:
+    """``forward`` / ``_input`` / ``_shape_preserving``: a dropout or identity returns its input itself
+    (by position or ``input=``), an activation a new tensor of the input's shape and lineage that
+    keeps the layer its input came out of; a layer without a rule (``nn.GRU``) is an unknown callee;
+    the call's event keeps its keyword nodes."""
+    (values,), facts = _nn_run(NN_FORWARD, "M.forward")
+    assert all(values[name] is values["h"] for name in ("d1", "d2", "d3", "d4", "d5", "d6"))
+    g1, g2, g3 = values["g1"], values["g2"], values["g3"]
+    assert [(_shape(g), _code(g.node)) for g in (g1, g2, g3)] == [
+        ("(b, t, 8)", "self.act(self.fc(x))"), ("(b, t, 4)", "self.act(e)"), ("(b, t, 4)", "self.act(input=e)"),
+    ]
+    assert g1.tag(LayerOutputTag).label == "self.fc" and not g2.has(LayerOutputTag)
+    assert None not in g1.tags and None not in g2.tags and g2.has(TokenEmbeddingTag) and g3.has(TokenEmbeddingTag)
+    r1 = values["r1"]
+    assert _shape(r1) is None and r1.tag(PositionTag).kind == "unknown" and _code(r1.tag(PositionTag).node) == "self.gru(x)"
+    event = next(e for e in facts.events if e.op == "module.Linear" and _code(e.node) == "self.fc(input=x)")
+    assert [(key, _code(node)) for key, node in event.kwarg_nodes.items()] == [("input", "x")]
+
+
+def test_nn_linear_layers_widths_conflicts_unknown_inputs_and_what_they_learn() -> None:
+    """``_linear`` / ``linear_output`` / ``_refine_input`` / ``_sizes_written`` / ``_applied_in`` /
+    ``_label``: a layer fed another layer's output of the wrong width is a ``layer-chain`` conflict
+    placed at the layer's constructor (or the call of the helper that built it from its arguments),
+    naming the function that applies it; fed another tensor, a ``linear`` conflict at the call; the
+    hint names both widths. An input of unknown shape gives ``(*, out)`` when both widths are known
+    and nothing when ``in_features`` is not; a tensor variable of unknown shape passed by name
+    learns its last dim (not one passed by keyword, not a value that is not a tensor); an input of
+    unknown rank with no last dim gives nothing; a layer held in a local is labelled ``nn.Linear``."""
+    (values,), facts = _nn_run(NN_FORWARD, "M.forward")
+    hint = "the widths disagree: {0} is built with in_features=6 but receives 8; build it with in_features=8, or give it an input of width 6"
+    assert _conflicts(facts) == [
+        ("layer-chain", "linear", "fc2(fc1(torch.zeros(2, 4)))",
+         "nn.Linear expects 6 input features but the input has shape (2, 8) (last dim 8) where `<module>` applies it",
+         hint.format("nn.Linear"), "nn.Linear(6, 2)", "<module>"),
+        ("layer-chain", "linear", "self.fc2(self.fc(x))",
+         "self.fc2 expects 6 input features but the input has shape (b, t, 8) (last dim 8) where `M.forward` applies it",
+         hint.format("self.fc2"), "nn.Linear(6, 2)", "M.forward"),
+        ("layer-chain", "linear", "self.made(self.fc(x))",
+         "self.made expects 6 input features but the input has shape (b, t, 8) (last dim 8) where `M.forward` applies it",
+         hint.format("self.made"), "make(6, 2)", "M.forward"),
+        ("linear", "linear", "self.fc(x6)", "self.fc expects 4 input features but the input has shape (b, t, 6) (last dim 6)",
+         "the widths disagree: self.fc is built with in_features=4 but receives 6; build it with in_features=6, or give it an input of width 4",
+         None, "M.forward"),
+    ]
+    found = {name: (_shape(values[name]), values[name].dtype, _code(values[name].node)) for name in ("y1", "y2", "y3", "y4", "y5", "y6", "y7")}
+    assert found == {
+        "y1": (None, "float", "self.fk(v)"), "y2": ("(*, 8)", "float", "self.fc(v)"), "y3": ("(b, t, 8)", "float", "self.fc(input=x)"),
+        "y4": ("(*, 8)", "float", "self.fc(input=ut)"), "y5": (None, "float", "self.fc(wide)"), "y6": ("(*, 8)", "float", "self.fc(ut)"),
+        "y7": ("(*, 8)", "float", "self.fc(input=u)"),
+    }
+    assert values["z1"] is UNKNOWN and values["z2"] is UNKNOWN
+    z6 = values["z6"]
+    assert (_shape(z6), z6.dtype, _code(z6.node)) == ("(*, 4)", "float", "ut")
+    projections = {name: values[name].tag(ProjectionTag) for name in ("y3", "y4", "y7")}
+    assert projections["y7"].source is None and projections["y4"].source is values["ut"]
+    assert _code(projections["y3"].node) == "self.fc(input=x)" and projections["y3"].ident is projections["y4"].ident
+    assert values["y8"].tag(LayerOutputTag).label == "nn.Linear"
+
+
+NN_CONV = """
+from mylib import tokens
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv1d(4, 8, 3)
+        self.c2 = nn.Conv2d(3, 16, kernel_size=(3, 5), stride=2, padding=1)
+        self.c3 = nn.Conv3d(2, 4, 3, padding="same")
+        self.pe = nn.Conv2d(3, 12, 4, stride=4)
+        self.cv = nn.Conv2d(3, 6, 3, padding="valid", dilation=2)
+        self.cw = nn.Conv2d(5, 6, 3)
+        self.c0 = nn.Conv2d(3, tokens(), 3)
+        self.c8 = nn.Conv2d(3, 8, 2, stride=2, padding=1)
+        self.ct = nn.Conv2d(3, 8, (3, 3), stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+
+    def forward(self, img: Float[Tensor, "b 3 32 32"], seq: Float[Tensor, "b 4 20"], vol: Float[Tensor, "b 2 5 6 7"],
+                one: Float[Tensor, "3 32 32"], many: Float[Tensor, "*n 3 32 32"], two: Float[Tensor, "*n 32 32"],
+                five: Float[Tensor, "a b 3 32 32"], u):
+        c1 = self.c1(seq)
+        c2 = self.c2(img)
+        c3 = self.c3(vol)
+        c4 = self.pe(img)
+        c5 = self.cv(img)
+        c6 = self.cw(self.c2(img))
+        c7 = self.c2(u)
+        c8 = self.c8(img)
+        c9 = self.ct(img)
+        c10 = self.c2(one)
+        c11 = self.c2(many)
+        c12 = self.c2(two)
+        c13 = self.c2(five)
+        c14 = self.c0(img)
+        c15 = self.c2(torch.softmax(img, -1))
+        c16 = self.c2(torch.softmax(torch.tensor(u), -1))
+        c17 = self.c2(input=img)
+        c18 = self.cw(img)
+        c19 = self.c0(u)
+        return img
+"""
+
+
+def test_nn_convolutions_sizes_channels_unknown_inputs_and_conflicts() -> None:
+    """``_convolution`` / ``_per_axis`` / ``_conv_size``: each spatial size is ``(L + 2p - d(k - 1) - 1) //
+    s + 1`` with per-axis tuples for kernel, stride, padding and dilation, ``"same"`` keeps it,
+    ``"valid"`` pads nothing, a non-overlapping patch split is ``L // p`` (sizes as torch gives them);
+    an unbatched input keeps its rank, a variadic one its leading dims; an input of unknown shape,
+    of too few known dims or of a rank torch rejects (a 5-D input to ``Conv2d``) gives the channels
+    and anonymous spatial sizes; unknown ``out_channels`` is an anonymous dim. Channels that disagree
+    are a ``linear`` conflict at the call, or, fed another layer's output, a ``layer-chain`` conflict
+    at the constructor naming the function that applies it."""
+    (values,), facts = _nn_run(NN_CONV, "M.forward")
+    found = {name: _shape(values[name]) for name in values if name.startswith("c") and name not in ("c6", "c13", "c18")}
+    assert found == {
+        "c1": "(b, 8, 18)", "c2": "(b, 16, 16, 15)", "c3": "(b, 4, 5, 6, 7)", "c4": "(b, 12, 8, 8)",
+        "c5": "(b, 6, 28, 28)", "c7": "(*, 16, _, _)", "c8": "(b, 8, 17, 17)",
+        "c9": "(b, 8, 16, 32)", "c10": "(16, 16, 15)", "c11": "(*, 16, 16, 15)", "c12": "(*, 16, _, _)",
+        "c14": "(b, _, 30, 30)", "c15": "(b, 16, 16, 15)", "c16": "(*, 16, _, _)",
+        "c17": "(b, 16, 16, 15)", "c19": "(*, _, _, _)",
+    }
+    # torch raises for c6 and c18 (channels) and c13 (a 5-D input to Conv2d): the conflicts below, and
+    # for c13 no sizes (spatial sizes unknown, rank unknown)
+    assert values["c13"].shape.variadic and str(values["c13"].shape).endswith(", _, _)")
+    assert values["c11"].shape.variadic and values["c7"].shape.variadic
+    for name in ("c2", "c7", "c17"):
+        value = values[name]
+        assert (value.dtype, _code(value.node), value.tag(LayerOutputTag).label) == ("float", _code(value.node), "self.c2")
+        assert _code(value.node).startswith("self.c2(")
+    assert values["c15"].has(NormalisedTag) and values["c16"].has(NormalisedTag) and not values["c2"].has(NormalisedTag)
+    assert _conflicts(facts) == [
+        ("layer-chain", "conv", "self.cw(self.c2(img))",
+         "self.cw expects 5 input channels but the input has shape (b, 16, 16, 15) (16 channels at axis -3) where `M.forward` applies it",
+         None, "nn.Conv2d(5, 6, 3)", "M.forward"),
+        ("linear", "conv", "self.cw(img)", "self.cw expects 5 input channels but the input has shape (b, 3, 32, 32) (3 channels at axis -3)",
+         None, None, "M.forward"),
+    ]
+
+
+NN_LAYERS = """
+from mylib import tokens
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.pos = nn.Embedding(32, 4)
+        self.ek = nn.Embedding(10, tokens())
+        self.ln = nn.LayerNorm(4)
+        self.rms = nn.RMSNorm(8)
+        self.fc = nn.Linear(4, 8)
+        self.sm = nn.Softmax(dim=-1)
+        self.lsm = nn.LogSoftmax(1)
+        self.seq = nn.Sequential(nn.Linear(4, 8))
+        self.mha = nn.MultiheadAttention(4, 2, batch_first=True)
+        self.enc = nn.TransformerEncoderLayer(4, 2, batch_first=True)
+        self.dec = nn.TransformerDecoderLayer(4, 2, batch_first=True)
+        self.stack = nn.TransformerEncoder(self.enc, 2)
+        self.tr = nn.Transformer(d_model=4, nhead=2, batch_first=True)
+
+    def forward(self, x: Float[Tensor, "b t 4"], ids: Int[Tensor, "b t"], vids: Int[Tensor, "*n t"],
+                xd: Float[Tensor, "b t d"], xv: Float[Tensor, "*n t d"], tgt: Float[Tensor, "b s 4"], u):
+        v = tokens()
+        e1 = self.emb(ids)
+        e2 = self.pos(torch.arange(ids.shape[1]))
+        e3 = self.emb(vids)
+        e4 = self.ek(ids)
+        e5 = self.emb(input=ids)
+        e6 = self.emb(v)
+        e7 = self.pos(input=torch.arange(ids.shape[1]))
+        n1 = self.ln(x)
+        n2 = self.rms(self.fc(x))
+        n3 = self.ln(e1)
+        n4 = self.ln(v)
+        n5 = self.ln(input=x)
+        p1 = self.sm(x)
+        p2 = self.lsm(input=x)
+        q1 = self.seq(x)
+        ut = torch.tensor(u)
+        q2 = self.seq(ut)
+        q3 = ut
+        o1, w1 = self.mha(x, tgt, tgt)
+        o2, w2 = self.mha(query=xd, key=xd, value=xd)
+        o3, w3 = self.mha(xv, xv, xv)
+        o4, w4 = self.mha(e1, e1, e1)
+        o5 = self.mha(v, v, v)
+        t1 = self.enc(x)
+        t2 = self.enc(src=e1)
+        t3 = self.dec(tgt, x)
+        t4 = self.dec(tgt=tgt, memory=x)
+        t5 = self.stack(x)
+        t6 = self.enc(o4)
+        r1 = self.tr(x, tgt)
+        r2 = self.tr(src=x, tgt=e1)
+        return x
+"""
+
+
+def _nn_layers():
+    (values,), facts = _nn_run(NN_LAYERS, "M.forward")
+    return values, facts
+
+
+def test_nn_embeddings_tokens_positions_and_ids_of_unknown_origin() -> None:
+    """``_embedding``: ids (by position or ``input=``, variadic or not) give ``ids + (dim,)``, a token
+    embedding of the call and width that keeps the ids' lineage; positions give a position table as
+    long as the positions (not sliced); ids the engine cannot see give ``(*, dim)`` and a "maybe
+    positional" tag of the call; an unknown width gives no shape."""
+    values, _ = _nn_layers()
+    found = {name: (_shape(values[name]), values[name].dtype, _code(values[name].node)) for name in ("e1", "e2", "e3", "e4", "e5", "e6", "e7")}
+    assert found == {
+        "e1": ("(b, t, 4)", "float", "self.emb(ids)"), "e2": ("(t, 4)", "float", "self.pos(torch.arange(ids.shape[1]))"),
+        "e3": ("(*, t, 4)", "float", "self.emb(vids)"), "e4": (None, "float", "self.ek(ids)"),
+        "e5": ("(b, t, 4)", "float", "self.emb(input=ids)"), "e6": ("(*, 4)", "float", "self.emb(v)"),
+        "e7": ("(t, 4)", "float", "self.pos(input=torch.arange(ids.shape[1]))"),
+    }
+    assert values["e3"].shape.variadic
+    for name in ("e1", "e5"):
+        token = values[name].tag(TokenEmbeddingTag)
+        assert (_code(token.node), str(token.width)) == (_code(values[name].node), "4")
+        assert not values[name].has(PositionTag)
+    for name in ("e2", "e7"):
+        position = values[name].tag(PositionTag)
+        assert (_code(position.node), position.kind, str(position.full_length), position.sliced) == (_code(values[name].node), "table", "t", False)
+        assert values[name].tags == (position,)
+    unseen = values["e6"].tag(PositionTag)
+    assert (_code(unseen.node), unseen.kind) == ("self.emb(v)", "unknown") and values["e6"].has(TokenEmbeddingTag)
+
+
+def test_nn_norms_softmax_layers_and_sequential_inputs() -> None:
+    """``_layer_norm``: the input's shape and lineage, float when unknown, a "maybe scaled" tag of the
+    call (the norm's gain), the layer the input came out of kept; ``_softmax_module``: the ``softmax``
+    op with the layer's ``dim`` (the event's input node, call node and ``dim``), by position or
+    ``input=``; ``_sequential``: the input by position or ``input=``, its layers applied at the
+    ``Sequential``'s call, an input of unknown shape passed by name learns the first layer's width."""
+    values, facts = _nn_layers()
+    found = {name: (_shape(values[name]), values[name].dtype, _code(values[name].node)) for name in ("n1", "n2", "n3", "n4", "n5", "p1", "p2", "q1", "q2", "q3")}
+    assert found == {
+        "n1": ("(b, t, 4)", "float", "self.ln(x)"), "n2": ("(b, t, 8)", "float", "self.rms(self.fc(x))"),
+        "n3": ("(b, t, 4)", "float", "self.ln(e1)"), "n4": (None, "float", "self.ln(v)"), "n5": ("(b, t, 4)", "float", "self.ln(input=x)"),
+        "p1": ("(b, t, 4)", "float", "self.sm(x)"), "p2": ("(b, t, 4)", "float", "self.lsm(input=x)"),
+        "q1": ("(b, t, 8)", "float", "self.seq(x)"), "q2": ("(*, 8)", "float", "self.seq(ut)"), "q3": ("(*, 4)", "float", "ut"),
+    }
+    for name in ("n1", "n4", "n5"):
+        scale = values[name].tag(ScaleTag)
+        assert (scale.factor, _code(scale.node)) == (None, _code(values[name].node))
+        assert not values[name].has(LayerOutputTag) and None not in values[name].tags
+    assert values["n2"].tag(LayerOutputTag).label == "self.fc" and values["n3"].has(TokenEmbeddingTag)
+    softmaxes = [(_code(e.node), [_code(n) for n in e.arg_nodes], e.kwargs["dim"].dim.value) for e in facts.events if e.op == "softmax"]
+    assert softmaxes == [("self.sm(x)", ["x"], -1), ("self.lsm(input=x)", [], 1)]
+    assert values["p1"].has(NormalisedTag) and values["p2"].has(NormalisedTag)
+
+
+def test_nn_attention_layers_outputs_streams_and_weights() -> None:
+    """``_multihead_attention``: the output has the query's shape (by position or ``query=``) with
+    ``embed_dim`` last (a variadic query keeps its own), the query's lineage, an attention-output tag
+    and the query's stream through the call; the weights are a float tensor of unknown shape; an
+    unseen query gives an output of unknown shape. ``_encoder_layer``: the ``src`` (by position or
+    keyword; a decoder layer's ``tgt`` by position) with its dtype, lineage, tag and stream; a
+    decoder layer given ``tgt=`` is unknown. ``_transformer``: shaped like ``tgt`` (by position or
+    keyword), with its dtype and lineage."""
+    values, _ = _nn_layers()
+    names = ("o1", "o2", "o3", "o4", "t1", "t2", "t3", "t4", "t5", "t6", "r1", "r2")
+    found = {name: (_shape(values[name]), values[name].dtype, _code(values[name].node)) for name in names}
+    assert found == {
+        "o1": ("(b, t, 4)", "float", "self.mha(x, tgt, tgt)"), "o2": ("(b, t, 4)", "float", "self.mha(query=xd, key=xd, value=xd)"),
+        "o3": ("(*, t, d)", "float", "self.mha(xv, xv, xv)"), "o4": ("(b, t, 4)", "float", "self.mha(e1, e1, e1)"),
+        "t1": ("(b, t, 4)", "float", "self.enc(x)"), "t2": ("(b, t, 4)", "float", "self.enc(src=e1)"),
+        "t3": ("(b, s, 4)", "float", "self.dec(tgt, x)"), "t4": (None, None, "self.dec(tgt=tgt, memory=x)"),
+        "t5": ("(b, t, 4)", "float", "self.stack(x)"), "t6": ("(b, t, 4)", "float", "self.enc(o4)"),
+        "r1": ("(b, s, 4)", "float", "self.tr(x, tgt)"), "r2": ("(b, t, 4)", "float", "self.tr(src=x, tgt=e1)"),
+    }
+    for name in names:
+        value = values[name]
+        assert _code(value.tag(AttentionOutputTag).node) == _code(value.node)
+        if not name.startswith("r"):
+            assert _code(value.node) in {_code(site) for site in value.tag(StreamTag).sites}
+    assert {_code(site) for site in values["t6"].tag(StreamTag).sites} == {"self.mha(e1, e1, e1)", "self.enc(o4)"}
+    assert [values[name].has(TokenEmbeddingTag) for name in ("o1", "o4", "t1", "t2", "t6", "r1", "r2")] == [False, True, False, True, True, False, True]
+    for name in ("w1", "w2", "w3"):
+        assert (values[name].shape, values[name].dtype, values[name].tags, _code(values[name].node)) == (None, "float", (), _code(values[f"o{name[1]}"].node))
+    unseen = values["o5"]
+    assert isinstance(unseen, TupleValue) and _shape(unseen.items[0]) is None and unseen.items[0].has(AttentionOutputTag)
+
+
+def test_nn_loss_layers_keep_the_model_call_their_input_came_from() -> None:
+    """``_cross_entropy_module``: a 0-dim float loss at the call that keeps which model call its
+    input (by position or ``input=``) came from."""
+    module, facts = training_facts_of(
+        """
+        model = Net()
+        crit = nn.CrossEntropyLoss()
+        for step in range(10):
+            loss = crit(input=model(ids).flatten(0, 1), target=ids.flatten())
+            loss.backward()
+            other = crit(model(ids).flatten(0, 1), ids.flatten())
+        """
+    )
+    assert facts.internal_errors == []
+    losses = [e.result for e in facts.events if e.op == "module.CrossEntropyLoss"]
+    assert [(str(loss.shape), loss.dtype, module.code_for_node(loss.node), loss.has(ModelOutputTag)) for loss in losses] == [
+        ("()", "float", "crit(input=model(ids).flatten(0, 1), target=ids.flatten())", True),
+        ("()", "float", "crit(model(ids).flatten(0, 1), ids.flatten())", True),
+    ]
+
+
+NN_METHODS = """
+from mylib import tokens
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 8)
+        self.fk = nn.Linear(tokens(), 8)
+        self.fo = nn.Linear(4, tokens())
+        self.emb = nn.Embedding(10, 6)
+        self.ek = nn.Embedding(tokens(), 6)
+        self.ln = nn.LayerNorm(4)
+        self.rms = nn.RMSNorm(4)
+        self.lk = nn.LayerNorm(tokens())
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.ml = nn.ModuleList([nn.Linear(4, 8)])
+        self.seq = nn.Sequential(nn.Linear(4, 8))
+        self.rep = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+        self.md = nn.ModuleDict({"a": nn.Linear(4, 8), "b": nn.Linear(4, 2)})
+        self.ml.append(nn.Linear(8, 2))
+        self.seq.append(nn.Linear(8, 3))
+        self.rep.append(nn.Linear(4, 5))
+        self.ex = nn.ModuleList()
+        self.ex.extend([nn.Linear(4, 6), nn.Linear(6, 2)])
+        self.er = nn.ModuleList()
+        self.er.extend([nn.Linear(4, 4) for _ in range(3)])
+        self.eu = nn.ModuleList([nn.Linear(4, 4)])
+        self.eu.extend(tokens())
+        self.ee = nn.ModuleList([nn.Linear(4, 4)])
+        self.ee.extend([nn.Linear(4, 4) for _ in range(3)])
+        self.eq = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.eq.extend([nn.Linear(4, 4)])
+        self.register_buffer("mask", torch.tril(torch.ones(4, 4)))
+        self.register_buffer(name="m2", tensor=torch.ones(3))
+        self.register_parameter("w", nn.Parameter(torch.zeros(2, 2)))
+        self.register_parameter(name="w2", param=nn.Parameter(torch.zeros(5)))
+        self.register_parameter("w3", param=nn.Parameter(torch.zeros(6)))
+        pe = torch.zeros(32, 12)
+        position = torch.arange(0, 32).unsqueeze(1)
+        pe[:, 0::2] = torch.sin(position * 0.5)
+        self.register_buffer("pe", pe.unsqueeze(0))
+        self.register_buffer("pe2", pe)
+        self.register_buffer(tokens(), pe)
+
+    def forward(self, x: Float[Tensor, "b t 4"]):
+        w1 = self.fc.weight
+        w2 = self.fk.weight
+        w3 = self.emb.weight
+        w4 = self.ek.weight
+        w5 = self.ln.weight
+        w6 = self.rms.weight
+        w7 = self.lk.weight
+        w8 = self.conv.weight
+        b1 = self.fc.bias
+        b2 = self.fo.bias
+        f1 = self.fc.forward(x)
+        f2 = self.fc.__call__(x)
+        f3 = self.fc.type(torch.float64)
+        f4 = self.fc.zero_grad()
+        h = x
+        for layer in self.ml:
+            h = layer(h)
+        a1 = h
+        a2 = self.seq(x)
+        h = x
+        for layer in self.ex:
+            h = layer(h)
+        a3 = h
+        a4 = self.md.values()
+        a5 = self.md.keys()
+        a6 = self.md.items()
+        a7 = self.ml.values()
+        m1 = self.mask
+        m2 = self.m2
+        m3 = self.w
+        m4 = self.w2
+        m5 = self.pe
+        m6 = self.pe2
+        m7 = self.w3
+        return x
+"""
+
+
+def _nn_methods():
+    (built, values), facts = _nn_run(NN_METHODS, "M.__init__", "M.forward")
+    return built, values, facts
+
+
+def test_nn_layer_weights_and_biases_are_parameters_of_the_layer() -> None:
+    """``module_attribute``: ``weight`` is ``(out, in)`` for a ``Linear``, ``(num, dim)`` for an
+    ``Embedding``, ``(normalized,)`` for a ``LayerNorm`` / ``RMSNorm`` (torch's shapes), unknown
+    when a size is unknown or for other layers; ``bias`` is ``(out,)``; both float parameters of the
+    layer at the attribute."""
+    _, values, _ = _nn_methods()
+    found = {name: (_shape(values[name]), values[name].dtype, _code(values[name].node)) for name in values if name[0] in "wb" and name[1:].isdigit()}
+    assert found == {
+        "w1": ("(8, 4)", "float", "self.fc.weight"), "w2": (None, "float", "self.fk.weight"), "w3": ("(10, 6)", "float", "self.emb.weight"),
+        "w4": (None, "float", "self.ek.weight"), "w5": ("(4)", "float", "self.ln.weight"), "w6": ("(4)", "float", "self.rms.weight"),
+        "w7": (None, "float", "self.lk.weight"), "w8": (None, "float", "self.conv.weight"), "b1": ("(8)", "float", "self.fc.bias"),
+        "b2": (None, "float", "self.fo.bias"),
+    }
+    layers = {"w1": "self.fc", "w3": "self.emb", "w5": "self.ln", "b1": "self.fc", "b2": "self.fo"}
+    assert {name: values[name].tag(ParameterTag).ident.label for name in layers} == layers
+    assert all(values[name].tags == (values[name].tag(ParameterTag),) for name in layers)
+
+
+def test_nn_layer_methods_forward_containers_and_dict_views() -> None:
+    """``call_module_method``: ``forward`` / ``__call__`` run the layer; ``type()`` returns the layer,
+    ``zero_grad()`` nothing known; ``append`` adds a layer to a ``ModuleList`` or ``Sequential`` (not
+    to a repeated one), ``extend`` adds a list's layers, makes an empty list a repeated one, and
+    forgets what any other list holds; a ``ModuleDict``'s ``values`` / ``keys`` / ``items`` are its
+    layers, keys and pairs (a ``ModuleList`` has no ``values``: unknown)."""
+    built, values, _ = _nn_methods()
+    assert [(_shape(values[n]), _code(values[n].node)) for n in ("f1", "f2")] == [("(b, t, 8)", "self.fc.forward(x)"), ("(b, t, 8)", "self.fc.__call__(x)")]
+    assert values["f3"] is built["self.fc"] and values["f4"] is UNKNOWN and values["a7"] is UNKNOWN
+    assert [_shape(values[n]) for n in ("a1", "a2", "a3")] == ["(b, t, 2)", "(b, t, 3)", "(b, t, 2)"]
+    lists = {name: ([str(item.params["out_features"].dim) for item in built[name].items], built[name].repeated)
+             for name in ("self.ml", "self.seq", "self.rep", "self.ex", "self.er", "self.eu", "self.ee", "self.eq")}
+    assert lists == {
+        "self.ml": (["8", "2"], False), "self.seq": (["8", "3"], False), "self.rep": (["4"], True), "self.ex": (["6", "2"], False),
+        "self.er": (["4"], True), "self.eu": ([], False), "self.ee": ([], False), "self.eq": ([], False),
+    }
+    a4, a5, a6 = values["a4"], values["a5"], values["a6"]
+    layers = built["self.md"].named
+    assert [item for item in a4.items] == [layers["a"], layers["b"]]
+    assert [item.value for item in a5.items] == ["a", "b"]
+    assert [(pair.items[0].value, pair.items[1]) for pair in a6.items] == [("a", layers["a"]), ("b", layers["b"])]
+
+
+def test_nn_registered_buffers_and_parameters_become_attributes() -> None:
+    """``register``: ``register_buffer`` / ``register_parameter`` by position or keyword (``name=``,
+    ``tensor=``, ``param=``) make the tensor an attribute, a parameter of its own identity (the
+    attribute's name, the call) with its shape; a position table registered as a buffer is a table
+    as long as its first axis that is not 1; a name that is not a known string (``tokens()``) is
+    skipped without an error."""
+    built, values, _ = _nn_methods()
+    found = {name: _shape(values[name]) for name in ("m1", "m2", "m3", "m4", "m5", "m6", "m7")}
+    assert found == {"m1": "(4, 4)", "m2": "(3)", "m3": "(2, 2)", "m4": "(5)", "m5": "(1, 32, 12)", "m6": "(32, 12)", "m7": "(6)"}
+    for name, attribute in (("m1", "mask"), ("m2", "m2"), ("m3", "w"), ("m4", "w2"), ("m5", "pe"), ("m7", "w3")):
+        tag = values[name].tag(ParameterTag)
+        assert (tag.ident.label, _code(tag.ident.node).startswith("self.register_"), tag.shape) == (f"self.{attribute}", True, values[name].shape)
+    assert values["m1"].has(TriangleTag) and not values["m1"].has(PositionTag)
+    for name in ("m5", "m6"):
+        table = values[name].tag(PositionTag)
+        assert (table.kind, str(table.full_length), table.sliced) == ("table", "32", False)
+        assert _code(table.node) == f'self.register_buffer("{name.replace("m5", "pe").replace("m6", "pe2")}", {"pe.unsqueeze(0)" if name == "m5" else "pe"})'
+
+
+NN_ODD = """
+from mylib import tokens
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m0 = nn.Transformer.generate_square_subsequent_mask(tokens())
+        self.register_buffer("one", torch.arange(1).unsqueeze(0))
+        self.ck = nn.Conv2d(3, 8, (3,))
+        self.kn = nn.Conv2d(3, 8, tokens())
+        self.sn = nn.Conv2d(3, 8, 3, stride=(1,))
+        self.pn = nn.Conv2d(3, 8, 3, padding=(1,))
+        self.dn = nn.Conv2d(3, 8, 3, dilation=(1,))
+
+    def forward(self, img: Float[Tensor, "b 3 32 32"], k: int):
+        o = self.one
+        assert k == 5
+        conv = nn.Conv2d(k, 6, 3)
+        c = conv(img)
+        c1 = self.ck(img)
+        c2 = self.kn(img)
+        c3 = self.sn(img)
+        c4 = self.pn(img)
+        c5 = self.dn(img)
+        return img
+"""
+
+
+def test_nn_sizes_the_engine_cannot_read_give_unknown_sizes() -> None:
+    """A causal mask of unknown size has no shape; a position table of ones (``(1, 1)``) registered
+    as a buffer has no known length; a convolution whose kernel size is unknown, whose kernel tuple
+    has one item for two axes (torch raises) or whose stride, padding or dilation is a one-item tuple
+    (torch repeats it over the axes: (b, 8, 30, 30), (b, 8, 32, 32), (b, 8, 30, 30); the engine does
+    not read it) gives unknown spatial sizes, without an internal error; channels that disagree under
+    what the path assumes (``assert k == 5``, 3 channels given; torch raises) are a conflict."""
+    (built, values), facts = _nn_run(NN_ODD, "M.__init__", "M.forward")
+    assert (built["self.m0"].shape, built["self.m0"].dtype, built["self.m0"].tag(TriangleTag).full_size) == (None, "float", None)
+    table = values["o"].tag(PositionTag)
+    assert (table.kind, table.full_length, _shape(values["o"])) == ("table", None, "(1, 1)")
+    assert [_shape(values[name]) for name in ("c1", "c2", "c3", "c4", "c5")] == ["(b, 8, _, _)"] * 5
+    assert _conflicts(facts) == [
+        ("linear", "conv", "conv(img)", "nn.Conv2d expects k input channels but the input has shape (b, 3, 32, 32) (3 channels at axis -3)",
+         None, None, "M.forward"),
+    ]
