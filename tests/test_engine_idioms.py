@@ -1305,3 +1305,28 @@ def test_layers_appended_in_a_loop_are_not_taken_for_alike():
     ``dim_in``, the others ``dim_hidden``), so the list is not "every item like the one the body
     built once": a chain of them is not judged (it runs in torch 2.13: (2, 8, 512))."""
     assert codes(LAYERS_APPENDED_IN_A_LOOP) == []
+
+
+UNREADABLE_STRIDE = """
+import torch
+from torch import nn
+
+from .helpers import stride
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=stride())
+        self.fc = nn.Linear(8 * 15 * 15, 10)
+
+    def forward(self, img: "Float[Tensor, 'b 3 32 32']"):
+        return self.fc(self.conv(img).flatten(1))
+"""
+
+
+def test_a_conv_argument_given_but_unreadable_is_not_its_default():
+    """``stride=helper()`` is a stride the engine cannot read, not the default 1: with stride 2 torch
+    gives (b, 8, 15, 15) and the Linear fits, so nothing is reported (it was a false SC406, found
+    by mutation testing of ``ops/nn_modules.py``)."""
+    assert codes(UNREADABLE_STRIDE) == []

@@ -308,8 +308,8 @@ def _convolution(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             if chained:
                 interp.facts.conflicts[-1] = replace(interp.facts.conflicts[-1], at=_sizes_written(interp, module))
     sizes = tuple(
-        _conv_size(size, _per_axis(module.param("kernel_size"), axis, spatial), _per_axis(module.param("stride"), axis, spatial, 1),
-                   module.param("padding"), axis, spatial, _per_axis(module.param("dilation"), axis, spatial, 1))
+        _conv_size(size, _per_axis(_conv_arg(module, "kernel_size"), axis, spatial), _per_axis(_conv_arg(module, "stride"), axis, spatial, 1),
+                   _conv_arg(module, "padding"), axis, spatial, _per_axis(_conv_arg(module, "dilation"), axis, spatial, 1))
         for axis, size in enumerate(x.shape.dims[-spatial:])
     )
     out = out_channels if out_channels is not None else fresh_anonymous()
@@ -335,13 +335,13 @@ def _token_kind(module: ModuleValue, spatial: int, x: TensorValue, node: cst.CST
 
 
 def _patchify(module: ModuleValue, spatial: int) -> bool:
-    padding = module.param("padding")
-    if not (padding is UNKNOWN or (isinstance(padding, ConstValue) and padding.value == "valid") or _all_zero(padding, spatial)):
+    padding = _conv_arg(module, "padding")
+    if not (padding is None or (isinstance(padding, ConstValue) and padding.value == "valid") or _all_zero(padding, spatial)):
         return False
     for axis in range(spatial):
-        kernel = _per_axis(module.param("kernel_size"), axis, spatial)
-        stride = _per_axis(module.param("stride"), axis, spatial, 1)
-        dilation = _per_axis(module.param("dilation"), axis, spatial, 1)
+        kernel = _per_axis(_conv_arg(module, "kernel_size"), axis, spatial)
+        stride = _per_axis(_conv_arg(module, "stride"), axis, spatial, 1)
+        dilation = _per_axis(_conv_arg(module, "dilation"), axis, spatial, 1)
         if kernel is None or stride is None or not (dilation == 1) or not (kernel == stride):
             return False
         if stride.is_const and stride.value <= 1:
@@ -350,21 +350,30 @@ def _patchify(module: ModuleValue, spatial: int) -> bool:
 
 
 def _padded(module: ModuleValue, spatial: int) -> bool:
-    padding = module.param("padding")
+    padding = _conv_arg(module, "padding")
     if isinstance(padding, ConstValue) and padding.value == "same":
         return True
-    return padding is not UNKNOWN and not _all_zero(padding, spatial) and not (isinstance(padding, ConstValue) and padding.value == "valid")
+    return padding is not None and not _all_zero(padding, spatial) and not (isinstance(padding, ConstValue) and padding.value == "valid")
 
 
 def _all_zero(padding: Value, spatial: int) -> bool:
-    return all(_per_axis(padding, axis, spatial) == 0 for axis in range(spatial))
+    return all(_per_axis(padding, axis, spatial, 0) == 0 for axis in range(spatial))
 
 
-def _per_axis(value: Value, axis: int, spatial: int, default: int | None = None) -> Dim | None:
-    """One axis of a conv argument given as an int or a tuple (``kernel_size=(3, 3)``)."""
-    if value is UNKNOWN and default is not None:
-        return Dim.const(default)
+def _conv_arg(module: ModuleValue, name: str) -> Value | None:
+    """A conv argument as given, None when the call left it out (its default applies). A value
+    given but unreadable (``stride=helper()``) is UNKNOWN, never the default."""
+    return module.params.get(name)
+
+
+def _per_axis(value: Value | None, axis: int, spatial: int, default: int | None = None) -> Dim | None:
+    """One axis of a conv argument given as an int or a tuple (``kernel_size=(3, 3)``; torch
+    repeats a one-item tuple over the axes)."""
+    if value is None:
+        return Dim.const(default) if default is not None else None
     if isinstance(value, TupleValue):
+        if len(value.items) == 1 and default is not None:
+            return dim_of(value.items[0])  # stride, padding, dilation: torch repeats one item (not a kernel size)
         return dim_of(value.items[axis]) if len(value.items) == spatial else None
     return dim_of(value)
 
@@ -372,7 +381,7 @@ def _per_axis(value: Value, axis: int, spatial: int, default: int | None = None)
 def _conv_size(size: Dim, kernel: Dim | None, stride: Dim | None, padding: Value, axis: int, spatial: int, dilation: Dim | None) -> Dim:
     if isinstance(padding, ConstValue) and padding.value == "same":
         return size
-    pad = Dim.const(0) if padding is UNKNOWN or (isinstance(padding, ConstValue) and padding.value == "valid") else _per_axis(padding, axis, spatial)
+    pad = Dim.const(0) if padding is None or (isinstance(padding, ConstValue) and padding.value == "valid") else _per_axis(padding, axis, spatial, 0)
     if kernel is None or stride is None or pad is None or dilation is None:
         return fresh_anonymous()
     if pad == 0 and dilation == 1 and kernel == stride:
