@@ -1330,3 +1330,29 @@ def test_a_conv_argument_given_but_unreadable_is_not_its_default():
     gives (b, 8, 15, 15) and the Linear fits, so nothing is reported (it was a false SC406, found
     by mutation testing of ``ops/nn_modules.py``)."""
     assert codes(UNREADABLE_STRIDE) == []
+
+
+LOOP_INDEX = """
+import torch
+from torch import nn
+
+
+class Stack(nn.Module):
+    def __init__(self, dim_in: int = 1024, dim_hidden: int = 512, depth: int = 3):
+        super().__init__()
+        for i in range(depth):
+            first = i == 0
+            after_first = i >= 1
+            in_d = dim_in if i == 0 else dim_hidden
+        self.proj = nn.Linear(in_d, dim_hidden)
+"""
+
+
+def test_a_range_index_may_be_zero():
+    """``for i in range(n)`` starts at 0: ``i == 0`` and ``i >= 1`` are undecided in a body the
+    engine runs once for every iteration (sizes are at least 1; an index is not a size), so
+    ``dim_in if i == 0 else dim_hidden`` is not ``dim_hidden``."""
+    found = values(LOOP_INDEX, "Stack.__init__")
+    for name in ("first", "after_first"):
+        assert not isinstance(found[name], ConstValue), (name, found[name])
+    assert str(getattr(found["in_d"], "dim", "?")) != "512"

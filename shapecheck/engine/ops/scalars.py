@@ -106,7 +106,7 @@ def _len(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _range(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return Repeated(IntValue(fresh(interp, "i")))
+    return Repeated(IntValue(fresh(interp, "i") - 1))
 
 
 def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
