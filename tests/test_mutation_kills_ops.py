@@ -5686,8 +5686,8 @@ def test_nn_attention_layers_outputs_streams_and_weights() -> None:
     ``embed_dim`` last (a variadic query keeps its own), the query's lineage, an attention-output tag
     and the query's stream through the call; the weights are a float tensor of unknown shape; an
     unseen query gives an output of unknown shape. ``_encoder_layer``: the ``src`` (by position or
-    keyword; a decoder layer's ``tgt`` by position) with its dtype, lineage, tag and stream; a
-    decoder layer given ``tgt=`` is unknown. ``_transformer``: shaped like ``tgt`` (by position or
+    keyword; a decoder layer's ``tgt`` by position or keyword, as torch 2.13 gives it) with its
+    dtype, lineage, tag and stream. ``_transformer``: shaped like ``tgt`` (by position or
     keyword), with its dtype and lineage."""
     values, _ = _nn_layers()
     names = ("o1", "o2", "o3", "o4", "t1", "t2", "t3", "t4", "t5", "t6", "r1", "r2")
@@ -5696,7 +5696,7 @@ def test_nn_attention_layers_outputs_streams_and_weights() -> None:
         "o1": ("(b, t, 4)", "float", "self.mha(x, tgt, tgt)"), "o2": ("(b, t, 4)", "float", "self.mha(query=xd, key=xd, value=xd)"),
         "o3": ("(*, t, d)", "float", "self.mha(xv, xv, xv)"), "o4": ("(b, t, 4)", "float", "self.mha(e1, e1, e1)"),
         "t1": ("(b, t, 4)", "float", "self.enc(x)"), "t2": ("(b, t, 4)", "float", "self.enc(src=e1)"),
-        "t3": ("(b, s, 4)", "float", "self.dec(tgt, x)"), "t4": (None, None, "self.dec(tgt=tgt, memory=x)"),
+        "t3": ("(b, s, 4)", "float", "self.dec(tgt, x)"), "t4": ("(b, s, 4)", "float", "self.dec(tgt=tgt, memory=x)"),
         "t5": ("(b, t, 4)", "float", "self.stack(x)"), "t6": ("(b, t, 4)", "float", "self.enc(o4)"),
         "r1": ("(b, s, 4)", "float", "self.tr(x, tgt)"), "r2": ("(b, t, 4)", "float", "self.tr(src=x, tgt=e1)"),
     }

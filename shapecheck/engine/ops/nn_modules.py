@@ -477,7 +477,11 @@ def _multihead_attention(interp: "Interpreter", call: Call, frame: "Frame") -> V
 
 
 def _encoder_layer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    x = _input(call) if call.has(1, "src") is False else as_tensor(call.arg(1, "src"))
+    """An encoder or decoder layer (or stack): its output is shaped like its first input, ``src``
+    or, for a decoder, ``tgt`` (by position or keyword)."""
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    first = "tgt" if module.kind.startswith("TransformerDecoder") else "src"
+    x = as_tensor(call.arg(1, first)) if call.has(1, first) else _input(call)
     out = TensorValue(x.shape, x.dtype, lineage(x), call.node).with_tag(AttentionOutputTag(call.node))
     return attended(out, x, call.node)
 
