@@ -1356,3 +1356,24 @@ def test_a_range_index_may_be_zero():
     for name in ("first", "after_first"):
         assert not isinstance(found[name], ConstValue), (name, found[name])
     assert str(getattr(found["in_d"], "dim", "?")) != "512"
+
+
+SIZES_BEFORE_THE_LAST = """
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def forward(self, inputs_embeds):
+        batch_size, seq_length = inputs_embeds.size()[:-1]
+        hidden = inputs_embeds * 2
+        return hidden
+"""
+
+
+def test_sizes_unpacked_from_a_slice_of_the_shape_keep_the_sliced_off_dims():
+    """``batch_size, seq_length = x.size()[:-1]`` names the leading dims of a rank-3 tensor (MBart's
+    decoder): x is ``(batch_size, seq_length, _)``, not ``(batch_size, seq_length)``, which broadcast
+    against the position embeddings into a wrong shape."""
+    found = values(SIZES_BEFORE_THE_LAST, "Decoder.forward")
+    assert shape(found["hidden"]) == "(batch_size, seq_length, _)"

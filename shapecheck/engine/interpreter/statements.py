@@ -524,12 +524,14 @@ class StatementExecutor:
         dims = tuple(named) + tuple(known)
         refined = Shape(dims)
         source = value.source
-        if isinstance(source, cst.Name):
+        if isinstance(source, cst.Name) and not value.extra:
+            # ``batch, seq = x.size()[:-1]``: x has the sliced-off dims after these (unnamed).
+            whole = Shape(dims + tuple(fresh_anonymous() for _ in range(value.dropped)))
             current = self.lookup(source.value, frame)
             if isinstance(current, TensorValue):
-                frame.env[source.value] = current.with_shape(refined)
+                frame.env[source.value] = current.with_shape(whole)
             elif isinstance(current, Opaque) or current is UNKNOWN:
-                frame.env[source.value] = TensorValue(refined, None, (), source)
+                frame.env[source.value] = TensorValue(whole, None, (), source)
         return ShapeValue(refined, source)
 
 
