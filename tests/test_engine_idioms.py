@@ -1377,3 +1377,33 @@ def test_sizes_unpacked_from_a_slice_of_the_shape_keep_the_sliced_off_dims():
     against the position embeddings into a wrong shape."""
     found = values(SIZES_BEFORE_THE_LAST, "Decoder.forward")
     assert shape(found["hidden"]) == "(batch_size, seq_length, _)"
+
+
+LAYER_SCALE = """
+import math
+import torch
+from torch import nn
+
+
+class Layer(nn.Module):
+    def __init__(self, config, max_len: int = 64, d: int = 32):
+        super().__init__()
+        self.lambda_1 = nn.Parameter(config.layer_scale_init_value * torch.ones(d))
+        position = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))
+        table = torch.zeros(max_len, d)
+        table[:, 0::2] = torch.sin(position * div)
+        table[:, 1::2] = torch.cos(position * div)
+        self.pos = nn.Parameter(table)
+"""
+
+
+def test_a_parameter_is_not_maybe_positional_for_its_initial_values():
+    """A layer scale initialised as ``config.init * torch.ones(d)`` (InternVL) is learned: the
+    "maybe positional" of a product with an unseen number does not make every stream it scales look
+    positioned. A table initialised with sinusoids keeps its positions."""
+    from shapecheck.engine.domain.values import PositionTag
+
+    found = values(LAYER_SCALE, "Layer.__init__")
+    assert not found["self.lambda_1"].has(PositionTag)
+    assert found["self.pos"].tag(PositionTag) is not None and found["self.pos"].tag(PositionTag).kind != "unknown"

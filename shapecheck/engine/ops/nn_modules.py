@@ -115,7 +115,11 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
     if kind == "Parameter" or kind == "parameter.Parameter":
         data = as_tensor(call.arg(0, "data"))
         ident = ModuleIdent("nn.Parameter(...)", call.node)
-        return TensorValue(data.shape, data.dtype or "float", lineage(data) + (ParameterTag(ident, data.shape),), call.node)
+        # A parameter is learned: what "may" have been positional in its initial values (a layer
+        # scale ``config.init * torch.ones(d)``) is not what it holds. A positional table it was
+        # initialised with (a sinusoidal init) still is one.
+        tags = tuple(tag for tag in lineage(data) if not (type(tag) is PositionTag and tag.kind == "unknown"))
+        return TensorValue(data.shape, data.dtype or "float", tags + (ParameterTag(ident, data.shape),), call.node)
     if kind == "Buffer" or kind == "parameter.Buffer":
         # ``nn.Buffer(torch.arange(n).expand((1, -1)))`` (torch >= 2.5): the tensor, as registered.
         return call.arg(0, "data")
