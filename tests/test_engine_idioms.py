@@ -1407,3 +1407,45 @@ def test_a_parameter_is_not_maybe_positional_for_its_initial_values():
     found = values(LAYER_SCALE, "Layer.__init__")
     assert not found["self.lambda_1"].has(PositionTag)
     assert found["self.pos"].tag(PositionTag) is not None and found["self.pos"].tag(PositionTag).kind != "unknown"
+
+
+TABLE_OF_LAYERS = """
+import torch
+from torch import nn
+
+
+class ScaledNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(d))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+NORMS = {"layer_norm": nn.LayerNorm, "scaled": ScaledNorm}
+
+
+class Block(nn.Module):
+    def __init__(self, kind: str, width: int = 32):
+        super().__init__()
+        self.norm = NORMS[kind](width, eps=1e-5)
+        self.proj = nn.Linear(width, 64)
+
+    def forward(self, x: "Float[Tensor, 'b t 32']"):
+        return self.proj(self.norm(x))
+"""
+
+
+def test_a_layer_class_looked_up_with_an_unknown_key_is_any_of_the_table():
+    """``NORM2FN[config.norm_type](d)`` (InternVL) with a key the engine cannot read, in a table of
+    layer classes: each is built, the module is either one, and calling it runs both (before, an
+    unknown call whose result was "maybe positional"). Both give (b, t, 32) in torch 2.13."""
+    from shapecheck.engine.domain.values import EitherModule, PositionTag
+
+    facts = facts_of(TABLE_OF_LAYERS)
+    built = values(TABLE_OF_LAYERS, "Block.__init__")
+    assert isinstance(built["self.norm"], EitherModule) and len(built["self.norm"].options) == 2
+    out = [e.result_tensor for e in facts.events_of("module.Linear") if e.run.qualname == "Block.forward"]
+    assert out and all(str(t.shape) == "(b, t, 64)" and not t.has(PositionTag) for t in out)
