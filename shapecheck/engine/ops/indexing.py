@@ -10,14 +10,11 @@ import libcst as cst
 from shapecheck.engine.domain.tags import DictValue, ParameterTag, Repeated, ShiftTag, SplitTuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
-    ClassValue,
     ConstValue,
-    EitherModule,
     IntValue,
     ModuleValue,
     Opaque,
     PositionTag,
-    QualifiedValue,
     ProjectionTag,
     ShapeValue,
     TensorValue,
@@ -58,8 +55,6 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     if isinstance(base, DictValue) and isinstance(index, ConstValue) and isinstance(index.value, str):
         found = base.get(index.value)  # ``kwargs["context"]``
         return found if found is not None else UNKNOWN
-    if isinstance(base, DictValue) and not isinstance(index, ConstValue):
-        return _any_layer_class(base)
     if isinstance(base, ShapeValue):
         if base.shape is not None and position is not None:
             dim = base.shape.dim(position)
@@ -337,21 +332,3 @@ def _adds_axis(part: cst.BaseSlice) -> bool:
         return False
     value = part.value
     return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")
-
-
-def _any_layer_class(table: DictValue) -> Value:
-    """``NORM2FN[config.norm_type]`` with a key the engine cannot read, in a table of layer classes
-    (``{"layer_norm": nn.LayerNorm, "rms_norm": RMSNorm}``): any one of them. Calling it builds each
-    and gives an ``EitherModule``, as a module chosen by an undecided branch does."""
-    options = tuple(value for _, value in table.entries)
-    if not 2 <= len(options) <= EitherModule.MAX_OPTIONS:
-        return UNKNOWN
-    if all(_layer_class(option) for option in options):
-        return EitherModule(options)
-    return UNKNOWN
-
-
-def _layer_class(value: Value) -> bool:
-    if isinstance(value, ClassValue):
-        return value.info.is_module
-    return isinstance(value, QualifiedValue) and value.qualname.startswith("torch.nn.") and not value.qualname.startswith("torch.nn.functional.")
