@@ -1106,3 +1106,14 @@ def test_a_constant_dim_hashes_like_its_int():
     assert hash(const(3)) == hash(3) and hash(const(-7)) == hash(-7) and hash(const(0)) == hash(0)
     assert {3: "three"}[const(3)] == "three" and {const(5): "five"}[5] == "five"
     assert hash(const(3)) != hash(const(4))
+
+
+def test_a_product_of_two_32_term_dims_that_collapses_to_32_terms():
+    """``prod(1 + x_i) * prod(1 - x_i)`` over five symbols: 32 terms times 32 terms is
+    ``prod(1 - x_i**2)``, 32 terms again: within ``MAX_TERMS``, so it is computed, not refused."""
+    xs = [sym(n) for n in "vwxyz"]
+    plus, minus, squares = const(1), const(1), const(1)
+    for x in xs:
+        plus, minus, squares = plus * (1 + x), minus * (1 - x), squares * (1 - x**2)
+    assert len(plus._terms) == len(minus._terms) == len(squares._terms) == 32
+    assert plus * minus == squares
