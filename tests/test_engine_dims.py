@@ -896,3 +896,224 @@ def test_a_minus_one_left_with_the_head_count_in_its_denominator():
     facts = Assumptions()
     facts.add_equal(h, const(1))
     assert not leaves_a_fraction_of_the_head_count(b * t * d, b * h * h * head, facts)
+
+
+# --- pinned by mutation testing, tenth session (symbolic/dims.py run in full) ------------------
+
+
+def test_a_negative_bound_is_negative_in_every_term():
+    """``-w`` and ``-(w + 1)`` are negative for every w >= 1; ``w - 1``, ``1 - w``, ``0``, a constant
+    1 or a fraction of a symbol are not proven negative."""
+    from shapecheck.engine.symbolic.dims import provably_negative
+
+    assert provably_negative(-t) and provably_negative(-(t + 1)) and provably_negative(-1)
+    assert provably_negative(-2 * t * h - 3)
+    assert not provably_negative(0) and not provably_negative(const(0))
+    assert not provably_negative(t) and not provably_negative(1) and not provably_negative(t - 1)
+    assert not provably_negative(1 - t) and not provably_negative(-t + h)
+    assert not provably_negative(exact_div(-t, 2))  # -t/2: a fraction, not an integer term
+    assert not provably_negative(exact_div(-t, h))  # -t/n_heads: a negative exponent
+
+
+def test_the_head_split_mapping_of_floor_divisions():
+    """Only ``symbol // (a product of other symbols)`` is made exact, once per numerator (the first
+    one met), whatever comes before it in the same term; its divisors' symbols are the head counts."""
+    from shapecheck.engine.symbolic.dims import _head_split_mapping
+
+    q = sym("d_model\u2032quotient")
+    assert _head_split_mapping(d // h) == ({"d_model": h * q}, {"n_heads"})
+    assert _head_split_mapping(t * (d // h)) == ({"d_model": h * q}, {"n_heads"})
+    assert _head_split_mapping(d // h, d // a) == ({"d_model": h * q}, {"n_heads"})  # first one only
+    assert _head_split_mapping(d // (h * a)) == ({"d_model": h * a * q}, {"a", "n_heads"})
+    two = _head_split_mapping(d // h, b // c)
+    assert two == ({"d_model": h * q, "b": c * sym("b\u2032quotient")}, {"n_heads", "c"})
+    for nothing in ((d + 1) // h, d // 2, d // (h + 1), d // (d * h), d % h, d * h):
+        assert _head_split_mapping(nothing) == ({}, set()), nothing
+    # A term whose first // atom is not a head split still has its later one read.
+    assert _head_split_mapping(((a + 1) // h) * (d // h)) == ({"d_model": h * q}, {"n_heads"})
+    assert _head_split_mapping((a // (h + 1)) * (d // h)) == ({"d_model": h * q}, {"n_heads"})
+
+
+def test_head_count_verdicts_read_both_sides_and_fail_safe():
+    head = d // h
+    # The floor division may be on either side.
+    assert differ_by_head_count(t * h * h * head, t * d)
+    assert leaves_a_fraction_of_the_head_count(t * head, t * h)  # t*q / (t*h): q / n_heads
+    # A ratio of more than one term is not a power of the head count, even if its first term is.
+    assert not differ_by_head_count(t * d, t * (h**3 + h**2) * head)
+    # An expression that outgrows the caps once substituted (n_heads**17): no verdict.
+    assert not differ_by_head_count(d**16 * h, head)
+    assert not leaves_a_fraction_of_the_head_count(d**16 * h, head)
+
+
+def test_one_and_minus_one_divide_anything_and_fractional_constants_are_unknown():
+    """``1`` and ``-1`` divide every value, even one only written as an exact quotient (``t/2``,
+    ``t/n_heads``), which no structural division by them finds; ``-2`` is no unit. A constant that
+    is not an integer (values contradicting a proven divisibility) gives no verdict."""
+    for unit in (1, -1, const(1), const(-1)):
+        assert divides(unit, exact_div(t, 2)) is T
+        assert divides(unit, exact_div(t, h)) is T
+    assert divides(-2, t) is U and divides(-2, exact_div(t, 2)) is U
+    assert divides(0, 0) is T and divides(h, 0) is T
+    three_halves = exact_div(t, 2).substitute({"t": 3})
+    assert three_halves.is_const and three_halves.value is None
+    assert divides(2, three_halves) is U and divides(three_halves, 2) is U
+
+
+def test_the_messages_say_what_to_do_instead():
+    """The errors a caller meets name the fix: ``equal(...)`` for a Dim's truth value, an explicit
+    comparison for a Truth, the offending symbol name, the denominator made 0."""
+    with pytest.raises(TypeError, match=r"^a Dim has no truth value; use equal\(\.\.\.\) or compare with ==$"):
+        bool(d)
+    with pytest.raises(TypeError, match=r"^Truth is three-valued: compare with Truth\.TRUE or Truth\.FALSE explicitly$"):
+        bool(Truth.UNKNOWN)
+    with pytest.raises(ValueError, match=r"^a symbol name must be a non-empty str, got ''$"):
+        sym("")
+    with pytest.raises(ValueError, match=r"^invalid character in symbol name 'a\\x00b'$"):
+        sym("a\x00b")
+    with pytest.raises(ZeroDivisionError, match=r"^Dim substitution made a denominator 0$"):
+        exact_div(t, 0)
+
+
+def test_dim_const_takes_ints_and_bools_only():
+    assert Dim.const(True) == 1 and Dim.const(False) == 0
+    assert Dim.const(True).value.__class__ is int
+    for bad in (1.5, "3", None):
+        with pytest.raises(TypeError, match=r"^Dim\.const expects an int, got "):
+            Dim.const(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^Dim\.const expects an int, got float$"):
+        Dim.const(2.0)  # type: ignore[arg-type]
+
+
+def test_dividing_by_zero_and_negative_powers_name_the_operation():
+    with pytest.raises(ZeroDivisionError, match=r"^Dim // 0$"):
+        t // 0
+    with pytest.raises(ZeroDivisionError, match=r"^Dim % 0$"):
+        t % 0
+    with pytest.raises(ValueError, match=r"^Dim \*\* n needs a non-negative int n$"):
+        t ** -1
+
+
+def test_nesting_depth_is_capped_exactly_at_max_depth():
+    """``MAX_DEPTH`` nested // atoms are allowed, one more raises (with the cap in its message)."""
+    e = a
+    for _ in range(MAX_DEPTH):
+        e = (e + 1) // b
+    assert str(e).count("//") == MAX_DEPTH
+    with pytest.raises(DimTooComplex, match=rf"^more than {MAX_DEPTH} nested // or % atoms$"):
+        (e + 1) // b
+    assert str((a // b) // (c // b)) == "a//b//(c//b)"  # siblings: depth 2, not 3
+
+
+def test_constant_by_fractional_constant_and_remainders_by_units():
+    """A constant that is not an integer (values contradicting a proven divisibility) still divides
+    constants exactly; anything modulo 1 or -1 is 0, an exact quotient too; modulo -2 stays symbolic."""
+    three_halves = exact_div(t, 2).substitute({"t": 3})
+    assert const(7) // three_halves == 4 and const(7) % three_halves == 1
+    half_t = exact_div(t, 2)
+    assert half_t % 1 == 0 and half_t % -1 == 0 and half_t % const(-1) == 0
+    assert t % -2 != 0 and str(t % -2) == "t%(-2)"
+
+
+def test_simplify_rewrites_floor_divisions_under_a_negative_exponent():
+    """``t / (d_model // n_heads)`` becomes ``t * n_heads / d_model`` once d_model % n_heads == 0;
+    ``t / ((d_model + n_heads) // n_heads)`` (a quotient of two terms, no inverse monomial) stays as
+    it is; a fractional coefficient in front of a rewritten atom is kept."""
+    A = Assumptions()
+    A.add_divisible(d, h)
+    x = A.simplify(exact_div(t, d // h))
+    assert x == exact_div(t * h, d) and str(x) == "n_heads*t//d_model"
+    y = exact_div(t, (d + h) // h)
+    assert A.simplify(y) == y and str(A.simplify(y)) == "t//((d_model+n_heads)//n_heads)"
+    y2 = exact_div(t, ((d + h) // h) ** 2)  # the same atom squared in the denominator
+    assert A.simplify(y2) == y2 and str(A.simplify(y2)) == "t//(((d_model+n_heads)//n_heads)**2)"
+    assert A.simplify(exact_div(d // h, 2)) == exact_div(d, 2 * h)
+    assert A.simplify(t * (d // h)) == exact_div(t * d, h)
+
+
+def test_simplify_returns_its_input_when_the_values_outgrow_the_caps():
+    A = Assumptions()
+    A.add_value("t", h**9)
+    assert A.simplify(t) == h**9
+    assert A.simplify(t**2) == t**2  # n_heads**18: beyond MAX_EXPONENT, unchanged and no error
+
+
+def test_floor_division_cancels_the_common_content():
+    """A common monomial whose exponent drops to 1 is kept (``n_heads**2*t // (n_heads*a + n_heads)``
+    is ``n_heads*t // (a+1)``); a common factor may mix a symbol and a // atom; an exact quotient is
+    never cancelled (its coefficients are fractions)."""
+    x = a // b
+    assert str((h * h * t) // (h * a + h)) == "n_heads*t//(a+1)"
+    assert (t * x * c) // (t * x * h + t * x) == c // (h + 1)
+    assert (t * x * c) // (t * x * h + t * x * x) == c // (h + x)
+    assert str(exact_div(t, 2) // h) == "t//2//n_heads"
+
+
+def test_exact_division_with_fractions_atoms_and_leading_coefficients():
+    x = a // b
+    assert exact_div(exact_div(t, 2), 2) == exact_div(t, 4) and divides(2, exact_div(t, 2)) is U
+    assert exact_div(t * x + t * h, t) == x + h
+    assert divides(2 * a + 2, 4 * a + 4) is T and divides(2 * a + 2, 4 * a + 6) is U
+    assert not exact_div(t, 2).is_integral_form() and not exact_div(t, h).is_integral_form()
+    assert (2 * t + h).is_integral_form()
+
+
+def test_powers_at_the_caps():
+    """Exponents up to ``MAX_EXPONENT`` either way are allowed; ``(-1) ** n`` of any size is ±1; a
+    larger constant to a power beyond ``4 * MAX_COEF_BITS`` and a sum to a power beyond ``MAX_TERMS``
+    say why they are refused."""
+    assert str(t**16) == "t**16" and str(exact_div(1, t**16)) == "1//t**16"
+    with pytest.raises(DimTooComplex, match=r"^exponent beyond 16$"):
+        t**17
+    assert const(-1) ** 100001 == -1 and const(-1) ** 100000 == 1
+    with pytest.raises(DimTooComplex, match=r"^power too large$"):
+        const(3) ** 2049
+    with pytest.raises(DimTooComplex, match=r"^more than 32 terms$"):
+        (a + 1) ** 33
+
+
+def test_coefficients_and_terms_at_the_caps():
+    """Coefficients of up to ``MAX_COEF_BITS`` bits (numerator and denominator alike) and sums of up
+    to ``MAX_TERMS`` terms are allowed; one bit or one term more is refused, saying why."""
+    assert const(2**511).value == 2**511
+    with pytest.raises(DimTooComplex, match=r"^coefficient too large$"):
+        const(2**512)
+    big_num = exact_div(t, 3) * 2**511  # (2**511 / 3) * t: a 512-bit numerator
+    assert big_num * 3 == 2**511 * t
+    with pytest.raises(DimTooComplex, match=r"^coefficient too large$"):
+        big_num * 2  # a 513-bit numerator over a 2-bit denominator
+    assert str(exact_div(t, 2**511)) == f"t//{2**511}"
+    with pytest.raises(DimTooComplex, match=r"^coefficient too large$"):
+        exact_div(t, 2**511) * exact_div(1, 2)
+    names = [sym(f"s{i}") for i in range(33)]
+    assert len(str(sum(names[:32], const(0))).split("+")) == 32
+    with pytest.raises(DimTooComplex, match=r"^more than 32 terms$"):
+        sum(names, const(0))
+
+
+def test_halves_that_add_up_to_a_whole_are_an_integer_again():
+    whole = exact_div(t, 2) + exact_div(t, 2)
+    assert whole == t and whole.is_integral_form() and str(whole) == "t" and whole.name == "t"
+    assert (exact_div(3, 2) + exact_div(1, 2)).value == 2
+
+
+def test_as_dim_names_the_type_it_refuses():
+    with pytest.raises(TypeError, match=r"^expected an int or a Dim, got float$"):
+        as_dim(1.5)  # type: ignore[arg-type]
+
+
+def test_a_constant_dim_hashes_like_its_int():
+    assert hash(const(3)) == hash(3) and hash(const(-7)) == hash(-7) and hash(const(0)) == hash(0)
+    assert {3: "three"}[const(3)] == "three" and {const(5): "five"}[5] == "five"
+    assert hash(const(3)) != hash(const(4))
+
+
+def test_a_product_of_two_32_term_dims_that_collapses_to_32_terms():
+    """``prod(1 + x_i) * prod(1 - x_i)`` over five symbols: 32 terms times 32 terms is
+    ``prod(1 - x_i**2)``, 32 terms again: within ``MAX_TERMS``, so it is computed, not refused."""
+    xs = [sym(n) for n in "vwxyz"]
+    plus, minus, squares = const(1), const(1), const(1)
+    for x in xs:
+        plus, minus, squares = plus * (1 + x), minus * (1 - x), squares * (1 - x**2)
+    assert len(plus._terms) == len(minus._terms) == len(squares._terms) == 32
+    assert plus * minus == squares
