@@ -1407,3 +1407,32 @@ def test_a_parameter_is_not_maybe_positional_for_its_initial_values():
     found = values(LAYER_SCALE, "Layer.__init__")
     assert not found["self.lambda_1"].has(PositionTag)
     assert found["self.pos"].tag(PositionTag) is not None and found["self.pos"].tag(PositionTag).kind != "unknown"
+
+
+ORDERED_SEQUENTIAL = """
+from collections import OrderedDict
+
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, d: int = 32, hidden: int = 64, classes: int = 10):
+        super().__init__()
+        self.mlp = nn.Sequential(OrderedDict([("fc1", nn.Linear(d, hidden)), ("act", nn.GELU()), ("fc2", nn.Linear(hidden, classes))]))
+        self.bad = nn.Sequential(OrderedDict([("fc1", nn.Linear(d, hidden)), ("fc2", nn.Linear(d, classes))]))
+
+    def forward(self, x: "Float[Tensor, 'b 32']"):
+        y = self.mlp(x)
+        fc = self.mlp.fc1(x)
+        return y, fc
+"""
+
+
+def test_a_sequential_of_an_ordered_dict_chains_its_named_layers():
+    """``nn.Sequential(OrderedDict([(name, layer), ...]))``: the layers in order, each by its name
+    (shapes as torch 2.13 gives them: (b, 10) and (b, 64)); a chain that does not fit is reported
+    (torch raises "mat1 and mat2 shapes cannot be multiplied (2x64 and 32x10)")."""
+    found = values(ORDERED_SEQUENTIAL, "Head.forward")
+    assert shape(found["y"]) == "(b, 10)" and shape(found["fc"]) == "(b, 64)"
+    assert codes(ORDERED_SEQUENTIAL) == ["SC406"]

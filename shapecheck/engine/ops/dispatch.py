@@ -152,6 +152,7 @@ QUALIFIED = {
     "builtins.tuple": "builtins.tuple",
     "builtins.list": "builtins.list",
     "builtins.dict": "builtins.dict",
+    "collections.OrderedDict": "collections.OrderedDict",
     "builtins.super": "builtins.super",
     "builtins.getattr": "builtins.getattr",
     "torch.finfo": "torch.finfo",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shapecheck.engine.domain.tags import DictValue, Repeated
-from shapecheck.engine.domain.values import UNKNOWN, IntValue, ModuleValue, TupleValue, Value
+from shapecheck.engine.domain.values import UNKNOWN, ConstValue, IntValue, ModuleValue, TupleValue, Value
 from shapecheck.engine.ops.base import Call, fresh, iteration_element, known_items, register
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -66,6 +66,28 @@ def _dict(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return DictValue(tuple(call.kwargs.items()))
 
 
+def _ordered_dict(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``OrderedDict([("fc1", nn.Linear(...)), ("act", nn.GELU())])`` (the named form of
+    ``nn.Sequential``) or ``OrderedDict(fc1=...)``: the pairs, in order, when every key is a
+    string the engine reads."""
+    if "**" in call.kwargs or "*" in call.kwargs or len(call.args) > 1:
+        return UNKNOWN
+    if not call.args:
+        return DictValue(tuple(call.kwargs.items()))
+    pairs = call.args[0]
+    if call.kwargs or not isinstance(pairs, TupleValue):
+        return UNKNOWN
+    entries = []
+    for pair in pairs.items:
+        if not (isinstance(pair, TupleValue) and len(pair.items) == 2):
+            return UNKNOWN
+        key, value = pair.items
+        if not (isinstance(key, ConstValue) and isinstance(key.value, str)):
+            return UNKNOWN
+        entries.append((key.value, value))
+    return DictValue(tuple(entries))
+
+
 def _zip(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     count = _common_length(call.args)
     if count is None:
@@ -89,5 +111,6 @@ def _enumerate(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 register(_map, "builtins.map")
 register(_sequence, "builtins.tuple", "builtins.list")
 register(_dict, "builtins.dict")
+register(_ordered_dict, "collections.OrderedDict")
 register(_zip, "builtins.zip")
 register(_enumerate, "builtins.enumerate")
