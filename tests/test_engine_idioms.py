@@ -1305,6 +1305,9 @@ def test_layers_appended_in_a_loop_are_not_taken_for_alike():
     ``dim_in``, the others ``dim_hidden``), so the list is not "every item like the one the body
     built once": a chain of them is not judged (it runs in torch 2.13: (2, 8, 512))."""
     assert codes(LAYERS_APPENDED_IN_A_LOOP) == []
+    # not quiet by giving up: the run through the construction reaches the norm with the real input
+    norms = [e for e in facts_of(LAYERS_APPENDED_IN_A_LOOP).events_of("module.LayerNorm") if e.run.inlined]
+    assert [str(e.result_tensor.shape) for e in norms] == ["(2, 8, 1024)"]
 
 
 UNREADABLE_STRIDE = """
@@ -1330,6 +1333,8 @@ def test_a_conv_argument_given_but_unreadable_is_not_its_default():
     gives (b, 8, 15, 15) and the Linear fits, so nothing is reported (it was a false SC406, found
     by mutation testing of ``ops/nn_modules.py``)."""
     assert codes(UNREADABLE_STRIDE) == []
+    convs = facts_of(UNREADABLE_STRIDE).events_of("module.Conv2d")
+    assert [str(e.result_tensor.shape) for e in convs] == ["(b, 8, _, _)"]  # the channels known, the sizes not
 
 
 LOOP_INDEX = """
@@ -1352,10 +1357,11 @@ def test_a_range_index_may_be_zero():
     """``for i in range(n)`` starts at 0: ``i == 0`` and ``i >= 1`` are undecided in a body the
     engine runs once for every iteration (sizes are at least 1; an index is not a size), so
     ``dim_in if i == 0 else dim_hidden`` is not ``dim_hidden``."""
+    from shapecheck.engine.domain.values import UNKNOWN
+
     found = values(LOOP_INDEX, "Stack.__init__")
-    for name in ("first", "after_first"):
-        assert not isinstance(found[name], ConstValue), (name, found[name])
-    assert str(getattr(found["in_d"], "dim", "?")) != "512"
+    assert found["first"] is UNKNOWN and found["after_first"] is UNKNOWN
+    assert str(found["in_d"].dim) == "1024|512"  # either branch's size, joined
 
 
 SIZES_BEFORE_THE_LAST = """

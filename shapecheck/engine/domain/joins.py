@@ -7,6 +7,7 @@ for a bad operation read the operation's own event, not the joined value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
@@ -67,16 +68,21 @@ def join_values(left: Value, right: Value) -> Value:
     if isinstance(left, Repeated) and isinstance(right, TupleValue):
         left, right = right, left
     if isinstance(left, TupleValue) and isinstance(right, Repeated):
-        element = right.element
-        for item in left.items:
-            element = join_values(element, item)
-        return Repeated(element)
+        return Repeated(join_all((right.element,) + left.items))
     try:
         if left == right:
             return left
     except Exception:  # pragma: no cover - defensive: exotic equality
         return UNKNOWN
     return UNKNOWN
+
+
+def join_all(values: "Sequence[Value]") -> Value:
+    """What any one of ``values`` is: their join, left to right (at least one value)."""
+    joined = values[0]
+    for value in values[1:]:
+        joined = join_values(joined, value)
+    return joined
 
 
 def _either(left: Value, right: Value) -> Value:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain import modes
-from shapecheck.engine.domain.joins import join_values, path_sizes
+from shapecheck.engine.domain.joins import join_all, join_values, path_sizes
 from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.domain.tags import DictValue, LambdaValue, PartialValue
 from shapecheck.engine.domain.values import (
@@ -433,10 +433,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if isinstance(callee, ModuleValue):
             return dispatch.call_module(self, callee, call, frame)
         if isinstance(callee, EitherModule):
-            result = self.call(callee.options[0], call, frame)
-            for option in callee.options[1:]:
-                result = join_values(result, self.call(option, call, frame))
-            return result
+            return join_all([self.call(option, call, frame) for option in callee.options])
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
             layer = callee.attrs.get(dispatch.NN_BASE)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain import modes
-from shapecheck.engine.domain.joins import join_values
+from shapecheck.engine.domain.joins import join_all, join_values
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
@@ -645,9 +645,4 @@ def _repeated(current: Value, added: tuple[Value, ...]) -> Value:
     """Any number of items, each like one of ``current``'s or of ``added``."""
     items = (current.element,) if isinstance(current, Repeated) else current.items  # type: ignore[union-attr]
     values = items + added
-    if not values:
-        return current
-    element = values[0]
-    for value in values[1:]:
-        element = join_values(element, value)
-    return Repeated(element)
+    return Repeated(join_all(values)) if values else current

@@ -56,7 +56,7 @@ from shapecheck.engine.domain.values import (
     is_scalar,
     scale_of,
 )
-from shapecheck.engine.domain.joins import join_values
+from shapecheck.engine.domain.joins import join_all
 from shapecheck.engine.facts.records import OpEvent
 from shapecheck.engine.ops import (  # noqa: F401 (registration)
     elementwise,
@@ -338,10 +338,7 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
     if isinstance(base, ModuleValue):
         return nn_modules.module_attribute(interp, base, attr, node, frame)
     if isinstance(base, EitherModule):
-        joined = attribute(interp, base.options[0], attr, node, frame)
-        for option in base.options[1:]:
-            joined = join_values(joined, attribute(interp, option, attr, node, frame))
-        return joined
+        return join_all([attribute(interp, option, attr, node, frame) for option in base.options])
     if isinstance(base, Opaque):
         if attr in ("shape", "T", "mT", "ndim"):
             return tensor_attribute(interp, UNKNOWN_TENSOR, attr, node, frame)
