@@ -75,6 +75,8 @@ def targets(all_examples: bool = False) -> dict[str, list[str]]:
     for package in ("symbolic", "ops"):
         for path in sorted((engine / package).glob("[a-z]*.py")):
             tests = ENGINE_TESTS.get(f"{package}/{path.stem}", ENGINE_TESTS.get(package, []))
+            if package == "ops":  # kill tests kept in a file per module: tests/test_mutation_kills_ops_<topic>.py
+                tests = tests + sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").glob("test_mutation_kills_ops_*.py"))
             selected[f"shapecheck/engine/{package}/{path.name}"] = [t for t in tests if (REPO / t).is_file()]
     return selected
 

@@ -764,6 +764,9 @@ class M(nn.Module):
         a4 = torch.mm(p, self.W.T)
         a5 = torch.bmm(p, x)
         a6 = F.linear(x, z)
+        a7 = F.linear(input=x, weight=self.W)
+        a8 = torch.matmul(input=x, other=self.W.T)
+        a9 = torch.bmm(input=x, mat2=x.transpose(1, 2))
         e = F.embedding(ids, self.E)
         pos = F.embedding(torch.arange(5), self.E)
         s1 = torch.einsum("btd,bsd->bts", e, x)
@@ -785,7 +788,7 @@ def test_functional_products_read_their_operands_by_position_and_keyword() -> No
     facts = analyze_src(HEADER + textwrap.dedent(PROJECTIONS))
     assert facts.internal_errors == []
     values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
-    shapes = {name: _shape(values[name]) for name in ("a1", "a2", "a3", "a4", "a5", "a6", "s1", "r1", "o1", "o2", "o3", "o5")}
+    shapes = {name: _shape(values[name]) for name in ("a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "s1", "r1", "o1", "o2", "o3", "o5")}
     assert shapes == {
         "a1": "(b, t, 8)",
         "a2": "(b, t, 8)",
@@ -793,6 +796,9 @@ def test_functional_products_read_their_operands_by_position_and_keyword() -> No
         "a4": "(n1, 8)",  # mm makes the batch of a (*, 12) operand one leading dim
         "a5": "(b, n3, 12)",  # bmm makes p 3-D, (n2, n3, 12); x's t must then be 12; n2 (made up) fits b
         "a6": None,
+        "a7": "(b, t, 8)",  # operands by keyword: torch's ``input`` / ``weight``, ``other``, ``mat2``
+        "a8": "(b, t, 8)",
+        "a9": "(b, t, t)",
         "s1": "(b, t, t)",
         "r1": "(b, 5, t, 2)",
         "o1": "(b, t, 5)",
@@ -800,7 +806,7 @@ def test_functional_products_read_their_operands_by_position_and_keyword() -> No
         "o3": "(b, t, 12)",
         "o5": None,
     }
-    projected = {name: values[name].tag(ProjectionTag) for name in ("a1", "a2", "a3")}
+    projected = {name: values[name].tag(ProjectionTag) for name in ("a1", "a2", "a3", "a7")}
     assert all(tag is not None and tag.ident == projected["a1"].ident for tag in projected.values())
     assert _shape(projected["a2"].source) == "(b, t, 12)"  # the projected input
     assert _code(projected["a1"].node) == "F.linear(x, self.W)"
@@ -4700,16 +4706,17 @@ def test_a_product_with_a_parameter_is_a_projection_of_the_other_operand() -> No
 
 def test_conflicts_and_results_carry_the_suspects_of_every_operand() -> None:
     """``causes_of`` and ``traced``: a conflict gets the suspects (concatenations) of all its operands,
-    not only of one; a result that conflicted, or is itself a concatenation, is computed from its own
+    not only of one, given by position or by keyword; a result that conflicted, or is itself a concatenation, is computed from its own
     node and all its operands' suspects, and what is computed from it inherits them."""
     values, conflicts = _run(
         """
-        def f(x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"]):
+        def f(x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"], w: Float[Tensor, "b 6 5"]):
             c1 = torch.cat([x, x], dim=-1)
             c2 = torch.cat([y, y], dim=-1)
             s = c1 + c2
             s3 = torch.cat([c1, c2], dim=-1)
             s4 = s3.sum(-1)
+            m = torch.matmul(input=c1, other=w)
             return x
         """
     )
@@ -4723,6 +4730,7 @@ def test_conflicts_and_results_carry_the_suspects_of_every_operand() -> None:
     }
     assert [(c.kind, _code(c.node), sorted(_code(node) for node in c.causes)) for c in conflicts] == [
         ("broadcast", "c1 + c2", [cat_x, cat_y]),
+        ("matmul", "torch.matmul(input=c1, other=w)", [cat_x]),  # operands given by keyword too
     ]
 
 
@@ -4782,6 +4790,7 @@ def f(x: Float[Tensor, "b t 4"], p, helper, n: int, m: float, flag: bool, conf, 
     u8 = ~helper()
     u10 = -x.shape[1]
     u11 = -x.sum()
+    u12 = not x
     k1 = p == 0
     k2 = 0 != p
     k3 = x is None
@@ -4806,7 +4815,8 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
     ``ndim`` are those of an unknown tensor (its shape unpacked into names refines it), a
     configuration's attribute is a size named after it; a tensor's ``ndim``, ``dtype``, ``data``, ``T`` (all axes reversed, torch's
     deprecated 3-D ``.T``) and ``mT`` (their events read the tensor's node); ``is_cuda`` and such are unknown. ``unary``: ``-`` keeps a tensor's shape and dtype and negates
-    sizes and numbers, ``not`` of a constant is decided, of anything else unknown. ``compare``: a
+    sizes and numbers, ``not`` of a constant is decided, of anything else unknown (of a tensor
+    too: Python's ``not bool(x)``, never a tensor; ``~`` negates elementwise). ``compare``: a
     parameter compared with a number is a bool tensor of unknown shape; ``is None`` is decided for
     values that are known to be (or not to be) None. ``binary``: an unknown value times or divided by
     a number is scaled by it, not for ``-`` or a number divided by it."""
@@ -4846,7 +4856,7 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
         "b7": "_Unknown", "b8": "ShapeValue",
         "u1": ("tensor", "(b, t, 4)", "float"), "u3": ("float", -1.0, (("m", 1),)), "u4": "_Unknown",
         "u5": ("const", False), "u6": "Opaque", "u7": "_Unknown", "u8": "_Unknown", "u10": ("int", "-t"),
-        "u11": ("tensor", "()", "float"),
+        "u11": ("tensor", "()", "float"), "u12": "_Unknown",
         "k1": ("tensor", None, "bool"), "k2": ("tensor", None, "bool"), "k3": ("const", False), "k4": ("const", True),
         "k5": ("const", True), "k6": "_Unknown",
         "k7": ("tensor", None, None, scale(0.5, "helper() * 0.5")), "k8": ("tensor", None, None, scale(0.25, "helper() / 4")),
@@ -5123,6 +5133,70 @@ def test_unpacking_into_attributes_pieces_of_unknown_count_and_items_of_a_compre
     assert [({key: _code(node) for key, node in e.kwarg_nodes.items()}, [_code(node) for node in e.arg_nodes]) for e in softmax] == [
         ({"dim": "-1"}, ["x"]),
     ]
+
+
+def test_a_known_left_operand_keeps_the_value_it_had_before_the_right_one_rebinds_its_name() -> None:
+    """``_refreshed`` takes the name's current value only for an unseen input (refined by the right
+    operand, above): a tensor already known keeps the value read first, as Python evaluates the
+    left operand first (``x + (x := z)`` adds the old ``x``: torch gives ``(b, t, 4)``)."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t 4"], z: Float[Tensor, "b 1 4"]):
+            y = x + (x := z)
+            return y
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert (_shape(values["x"]), _shape(values["y"])) == ("(b, 1, 4)", "(b, t, 4)")
+
+
+def test_a_list_seen_empty_is_not_known_to_be_empty() -> None:
+    """``known_items`` knows no empty sequence: a list the engine saw created empty may have been
+    filled where it did not look (here by an unseen ``build``), so a loop over it still runs its
+    body once (``x`` may have gone through the layers: unknown, not its old ``(b, t, 8)``) and a
+    comprehension over it is a repetition of unknown length, not an empty tuple."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(x: Float[Tensor, "b t 8"], build):
+            fs = []
+            build(fs)
+            for g in fs:
+                x = g(x)
+            y = x
+            hs = [g(x) for g in fs]
+            return y
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert isinstance(values["y"], TensorValue) and values["y"].shape is None
+    assert type(values["hs"]).__name__ == "Repeated"
+
+
+def test_a_layer_input_of_known_shape_is_its_projection_source_even_without_a_node() -> None:
+    """``_linear``'s projection source: an input whose shape is known is the source even when it has
+    no tags and no node of its own (a view of what an unseen module returned keeps that value's
+    missing node), as in mmpretrain's necks: ``x = x.view(x.size(0), -1); self.fc(x)``."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        class M(nn.Module):
+            def __init__(self, gap):
+                super().__init__()
+                self.gap = gap
+                self.fc = nn.Linear(8, 4)
+
+            def forward(self, inputs):
+                x = self.gap(inputs)
+                x = x.view(x.size(0), -1)
+                y = self.fc(x)
+                return y
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    assert values["x"].node is None and values["x"].tags == ()
+    assert values["y"].tag(ProjectionTag).source is values["x"]
 
 
 def test_library_callees_models_built_from_torch_nn_and_operator_nodes() -> None:

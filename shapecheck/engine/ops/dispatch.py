@@ -417,7 +417,11 @@ def _operand_nodes(node: cst.CSTNode) -> tuple[cst.CSTNode | None, ...]:
 
 def unary(interp: "Interpreter", operator: str, value: Value, node: cst.CSTNode, frame: "Frame") -> Value:
     if isinstance(value, TensorValue):
-        if operator in ("BitInvert", "Not"):
+        if operator == "Not":
+            # ``not mask`` is Python's ``not bool(mask)``: a bool of unknown value (torch raises for
+            # more than one element), never a tensor. Only ``~mask`` negates elementwise.
+            return UNKNOWN
+        if operator == "BitInvert":
             return _negate(value, node)
         if operator == "Minus":
             return TensorValue(value.shape, value.dtype, lineage(value), node)

@@ -28,6 +28,7 @@ from shapecheck.engine.domain.values import (
     TensorValue,
     TokenEmbeddingTag,
     Value,
+    as_tensor,
     scale_of,
 )
 from shapecheck.engine.facts.layouts import misplaced_key_transpose
@@ -63,13 +64,15 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 
 def _matmul(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    a, b = call.tensor(0), call.tensor(1)
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
+    # torch names the operands ``input`` / ``other`` (``matmul``), ``input`` / ``mat2`` (``bmm``, ``mm``).
+    operands = (call.arg(0, "input"), call.arg(1, "mat2" if name in ("bmm", "mm") else "other"))
+    a, b = as_tensor(operands[0]), as_tensor(operands[1])
     if name in ("bmm", "mm"):
         rank = 3 if name == "bmm" else 2
         a = replace(a, shape=_with_rank(interp, a.shape, rank))
         b = replace(b, shape=_with_rank(interp, b.shape, rank))
-    return maybe_positional(matmul_values(interp, a, b, call.node, frame, "matmul"), call.args[:2], call.node)
+    return maybe_positional(matmul_values(interp, a, b, call.node, frame, "matmul"), operands, call.node)
 
 
 def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: cst.CSTNode, frame: "Frame", name: str) -> TensorValue:
@@ -251,7 +254,7 @@ def _outer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    x, weight = call.tensor(0), call.tensor(1, "weight")
+    x, weight = call.tensor(0, "input"), call.tensor(1, "weight")
 
     out_features = in_features = None
     if weight.shape is not None and weight.shape.rank == 2:
