@@ -50,10 +50,11 @@ ENGINE_TESTS = {
     ],
 }
 
-#: A rule's tests: its examples (alone and with all rules on), its decision tests, the shipped examples.
+#: A rule's tests: its examples (alone and with all rules on), its decision tests, the shipped examples and
+#: the reviewed snapshot of what it says on each INVALID example.
 RULE_TESTS = [
     "tests/test_rule_examples.py", "tests/test_rule_decisions.py", "tests/test_examples_cross_rule.py",
-    "tests/test_examples_promises.py", "tests/test_mutation_kills_rules.py",
+    "tests/test_examples_promises.py", "tests/test_mutation_kills_rules.py", "tests/test_rule_message_snapshots.py",
 ]
 
 
