@@ -206,9 +206,10 @@ def _survivors(project: Path) -> str:
     )
 
 
-def run_modules(modules: list[str], test_args: list[str], work: Path, time_box: int) -> list[str]:
+def run_modules(modules: list[str], test_args: list[str], work: Path, time_box: int, only: list[str] | None = None) -> list[str]:
     """Mutate ``modules`` in one mutmut session (one copy, one run of the tests' statistics), run
-    their tests against each mutant, and return one line of figures per module."""
+    their tests against each mutant (or only those whose names match a glob of ``only``), and
+    return one line of figures per module."""
     first = modules[0].removesuffix(".py")
     name = first if len(modules) == 1 else f"{first}+{len(modules) - 1}"
     project = work / name.replace("/", "_")
@@ -223,7 +224,7 @@ def run_modules(modules: list[str], test_args: list[str], work: Path, time_box: 
     with (project / "mutmut.log").open("w") as log:
         try:
             subprocess.run(
-                ["nice", "-n", "10", "mutmut", "run", "--max-children", "1"],
+                ["nice", "-n", "10", "mutmut", "run", "--max-children", "1", *(only or [])],
                 cwd=project, stdout=log, stderr=subprocess.STDOUT, timeout=time_box,
             )
             finished = "complete"
@@ -259,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
         help="mutate the chosen modules that share their tests in one mutmut session: one start-up "
         "(copy, statistics and clean run of the tests) instead of one per module; the time box is the group's",
     )
+    parser.add_argument(
+        "--only", action="append", metavar="GLOB",
+        help="run only the mutants whose names match this glob (repeatable), e.g. '*x__masked_fill__mutmut_*' "
+        "for one function's, after it changed; the other mutants count as not judged",
+    )
     args = parser.parse_args(argv)
     chosen = {m: t for m, t in targets(args.all_examples).items() if not args.words or any(w in m for w in args.words)}
     if args.list:
@@ -275,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         key = tuple(test_args) if args.together else (module, *test_args)
         groups.setdefault(key, []).append(module)
     for modules in groups.values():
-        for line in run_modules(modules, chosen[modules[0]], args.work, args.time_box):
+        for line in run_modules(modules, chosen[modules[0]], args.work, args.time_box, args.only):
             print(line, flush=True)
     return 0
 

@@ -6003,3 +6003,17 @@ def test_nn_sizes_the_engine_cannot_read_give_unknown_sizes() -> None:
         ("linear", "conv", "conv(img)", "nn.Conv2d expects k input channels but the input has shape (b, 3, 32, 32) (3 channels at axis -3)",
          None, None, "M.forward"),
     ]
+
+
+def test_dtype_promotion_is_torch_s_and_independent_of_set_order() -> None:
+    """``promoted``: float over int over bool, as torch promotes (``ids * bool_mask`` is int64,
+    ``torch.tensor([True, 1])`` too, anything with a float is floating), and nothing known gives
+    None. Arithmetic and ``torch.tensor`` use it, so no result depends on a set's iteration order
+    (the hash seed)."""
+    from shapecheck.engine.ops.base import promoted
+
+    cases = {
+        frozenset({"int", "bool"}): "int", frozenset({"bool", "float"}): "float", frozenset({"int", "float", "bool"}): "float",
+        frozenset({"bool"}): "bool", frozenset({"int"}): "int", frozenset(): None,
+    }
+    assert {kinds: promoted(kinds) for kinds in cases} == cases

@@ -33,7 +33,7 @@ from shapecheck.engine.domain.values import (
     scale_of,
     with_mask,
 )
-from shapecheck.engine.ops.base import Call, _callee_name, broadcast_with_unknown, conflict, keep_scale, lineage, register, unseen
+from shapecheck.engine.ops.base import Call, _callee_name, broadcast_with_unknown, conflict, keep_scale, lineage, promoted, register, unseen
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -298,7 +298,7 @@ def _result_dtype(operator: str, left: Value, right: Value, a: TensorValue, b: T
         if isinstance(left, TensorValue) and isinstance(right, TensorValue):
             return "bool"  # bool (+|*) bool stays bool in torch
         return "int"  # bool (+|*) an int number is int64
-    return "int" if "int" in dtypes else next(iter(dtypes), None)
+    return promoted(dtypes)
 
 
 _NEGATING = {"Equal": True, "NotEqual": False, "GreaterThan": False, "LessThanEqual": True}

@@ -140,6 +140,17 @@ def dtype_class(value: Value | None) -> str | None:
     return None
 
 
+#: torch's type promotion between the engine's dtype classes, widest first.
+PROMOTION_ORDER = ("float", "int", "bool")
+
+
+def promoted(kinds: "set[str | None] | frozenset[str | None]") -> str | None:
+    """The dtype class torch promotes a mix of ``kinds`` to: float if any is a float, else int if
+    any is an int, else bool (``ids * bool_mask`` is int64, ``torch.tensor([True, 1])`` too); None
+    when no kind is known. Never depends on the order of a set."""
+    return next((kind for kind in PROMOTION_ORDER if kind in kinds), None)
+
+
 def keep_scale(*tensors: TensorValue) -> tuple[object, ...]:
     """A ScaleTag for a value-linear combination (cat, sum, +) of tensors one of which was scaled:
     the factor when they all agree, else unknown. Precision first: "maybe scaled" silences SC101."""

@@ -28,6 +28,7 @@ from shapecheck.engine.ops.base import (
     _callee_name,
     dims_from,
     dtype_class,
+    promoted,
     register,
     size_args_inventing,
 )
@@ -152,7 +153,7 @@ def _nested_shape(data: Value) -> tuple[list[int], str | None] | None:
     if any(x is None for x in inner) or len({tuple(x[0]) for x in inner}) != 1:  # type: ignore[index]
         return None
     kinds = {x[1] for x in inner}  # type: ignore[index]
-    element = "float" if "float" in kinds else "int" if "int" in kinds else next(iter(kinds))
+    element = promoted(kinds)
     return [len(data.items)] + inner[0][0], element  # type: ignore[index]
 
 
