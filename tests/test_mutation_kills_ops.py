@@ -6017,3 +6017,37 @@ def test_dtype_promotion_is_torch_s_and_independent_of_set_order() -> None:
         frozenset({"bool"}): "bool", frozenset({"int"}): "int", frozenset(): None,
     }
     assert {kinds: promoted(kinds) for kinds in cases} == cases
+
+
+def test_a_window_whose_length_is_too_complex_to_compute_has_no_length() -> None:
+    """``_window``: when the shape algebra gives up on the length (``DimTooComplex``, an
+    ``ArithmeticError``: here a full length of ``MAX_TERMS`` symbols minus one), the window keeps
+    its offset and has no known length, never a made-up one."""
+    from shapecheck.engine.domain.values import IntValue
+    from shapecheck.engine.ops.windows import _window
+    from shapecheck.engine.symbolic.dims import MAX_TERMS, Dim
+
+    full = sum((Dim.sym(f"s{i}") for i in range(MAX_TERMS)), Dim.const(0))
+    assert _window((None, IntValue(Dim.const(-1)), None), full) == (Dim.const(0), None)
+    assert _window((None, IntValue(Dim.const(-1)), None), Dim.sym("t")) == (Dim.const(0), Dim.sym("t") - 1)
+
+
+def test_a_layer_called_by_a_script_keeps_where_its_keyword_arguments_are() -> None:
+    """``tag_model_inputs`` rebuilds the call of a script's model with its keyword nodes: an integer
+    ``attn_mask=`` given to a script-level ``nn.MultiheadAttention`` is reported on the mask (SC201
+    reads the keyword's node), not on the whole call."""
+    from shapecheck.linter import lint_source
+
+    source = textwrap.dedent(
+        """
+        import torch
+        import torch.nn as nn
+
+        mha = nn.MultiheadAttention(8, 2, batch_first=True)
+        x = torch.randn(2, 5, 8)
+        mask = torch.ones(5, 5).long()
+        out, _ = mha(x, x, x, attn_mask=mask)
+        """
+    )
+    result = lint_source(source, "script.py", {"SC201"})
+    assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics] == [("SC201", 8, 33)]  # 1-based: `mask`

@@ -1585,3 +1585,65 @@ def test_SC603_unknown_offsets_asserted_starts_and_a_window_cut_on_one_side() ->
     # reported at the targets (the helper's `targets` once for its two calls, then the direct call)
     assert _where(SC603_WINDOWS_AND_ONE_SIDE_CUT, found) == [(22, "targets)"), (31, "data[first : first + 16])"), (41, "tokens)")]
     assert all(d.hint for d in found)
+
+
+# ------------------------------------------------------------ findings whose place is in another file
+
+_SCORES_HELPER = '''
+import torch
+
+
+def scores_of(q, k):
+    return q @ k.transpose(-2, -1)
+'''
+
+_ATTENTION_WITH_IMPORTED_PRODUCT = '''
+import torch.nn as nn
+
+from helpers import scores_of
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.d_k = d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        q = q.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+        k = k.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+        v = v.view(B, T, self.n_heads, self.d_k).transpose(1, 2)
+        att = scores_of(q, k).softmax(dim=-1)
+        return (att @ v).transpose(1, 2).reshape(B, T, C)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention(64, 4)
+
+    def forward(self, x):
+        return self.attn(x)
+'''
+
+
+def _lint_files(root, files: dict[str, str], checked: str) -> list[tuple[str, str, int]]:
+    """(file, code, line) of a run that checks ``checked`` only: its imports are read, not reported."""
+    from pathlib import Path
+
+    from shapecheck.runner import LintOptions, run
+
+    for name, text in files.items():
+        (root / name).write_text(text)
+    report = run(LintOptions(paths=[str(root / checked)], isolated=True)).report
+    return sorted((Path(d.path).name, d.code, d.span.line) for d in report.diagnostics)
+
+
+def test_SC101_unscaled_scores_made_in_a_file_not_reported_land_on_the_softmax(tmp_path) -> None:
+    """The product that makes the scores (where the scale goes) is in ``helpers.py``, which this run
+    reads but does not report: the finding falls back to the softmax, in the checked file."""
+    files = {"helpers.py": _SCORES_HELPER, "attention.py": _ATTENTION_WITH_IMPORTED_PRODUCT}
+    assert _lint_files(tmp_path, files, "attention.py") == [("attention.py", "SC101", 20)]
