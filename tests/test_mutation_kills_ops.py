@@ -6051,3 +6051,59 @@ def test_a_layer_called_by_a_script_keeps_where_its_keyword_arguments_are() -> N
     )
     result = lint_source(source, "script.py", {"SC201"})
     assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics] == [("SC201", 8, 33)]  # 1-based: `mask`
+
+
+def test_one_token_embedding_broadcast_over_other_positions_is_no_longer_the_tokens() -> None:
+    """``tensor_binary``: an embedding broadcast over the other operand's axes is a bias or a gain,
+    not the tokens, whether added or multiplied (one token's embedding ``(b, 1, 8)`` gating every
+    position of ``x``); token embeddings times a per-position mask ``(b, t, 1)`` are still the tokens."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(100, 8)
+
+            def forward(self, ids: Int[Tensor, "b t"], x: Float[Tensor, "b t 8"], m: Float[Tensor, "b t 1"]):
+                e = self.emb(ids)
+                g = e[:, :1]
+                y1 = g * x
+                y2 = x / g
+                y3 = e * m
+                y4 = g + x
+                return y1
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {name: (_shape(values[name]), values[name].has(TokenEmbeddingTag)) for name in ("g", "y1", "y2", "y3", "y4")}
+    assert found == {
+        "g": ("(b, 1, 8)", True), "y1": ("(b, t, 8)", False), "y2": ("(b, t, 8)", False), "y3": ("(b, t, 8)", True),
+        "y4": ("(b, t, 8)", False),
+    }
+
+
+def test_scores_plus_a_maybe_positional_bias_keep_their_own_positions() -> None:
+    """``tensor_binary``: scores of tokens with added positions, plus a bias an unseen callee made
+    (``PositionTag`` "unknown"), keep their own "added" positions, whichever side the bias is on."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(100, 8)
+                self.pos = nn.Embedding(16, 8)
+
+            def forward(self, ids: Int[Tensor, "b t"], helper):
+                x = self.emb(ids) + self.pos(torch.arange(ids.shape[1]))
+                scores = x @ x.transpose(-2, -1)
+                bias = helper(x)
+                s1 = bias + scores
+                s2 = scores + bias
+                return s1
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    found = {name: (_shape(values[name]), values[name].tag(PositionTag).kind) for name in ("scores", "bias", "s1", "s2")}
+    assert found == {"scores": ("(b, t, t)", "added"), "bias": (None, "unknown"), "s1": ("(b, t, t)", "added"), "s2": ("(b, t, t)", "added")}

@@ -106,11 +106,12 @@ def tensor_binary(
     split = next((t for t in (a, b) if t.has(LeadingOfUnknownRank) and t.shape == shape), None)
     if split is not None:
         result = result.with_tag(split.tag(LeadingOfUnknownRank))  # a norm of the split heads: the same leading dims
-    if operator in ("add", "sub") and left_tensor and right_tensor:
+    if operator in ("add", "sub", "mul", "truediv") and left_tensor and right_tensor:
         for side, other in ((a, b), (b, a)):
             if side.has(TokenEmbeddingTag) and not other.has(TokenEmbeddingTag) and _broadcasts_over(side, other):
                 # An embedding broadcast over the other's axes (a per-tile or per-example
-                # embedding, ``(n, tiles, 1, d)`` added to patches) is a bias, not the tokens.
+                # embedding, ``(n, tiles, 1, d)`` added to patches, or one token's embedding
+                # gating every position) is a bias or a gain, not the tokens.
                 result = result.without(TokenEmbeddingTag)
     if operator in ("add", "sub") and not result.has(PositionTag) and any(unseen(v) for v in (left, right)):
         # Added to something the engine cannot see (a parameter, an unknown call's result): that
