@@ -59,11 +59,13 @@ RULE_TESTS = [
 
 
 def _rule_tests(code: str, everything: bool = False) -> list[str]:
-    """The rule's own examples (alone and with all rules on), decisions and shipped bug example; with
+    """The rule's own examples (alone and with all rules on), decisions and shipped bug example, and the
+    kill tests (``tests/test_mutation_kills_rules*.py``, selected by the code in their names); with
     ``everything``, every rule's examples and every shipped file linted with all rules on as well
     (stricter, several times slower: --all-examples)."""
     selection = f"{code} or cross_rule or promises" if everything else code
-    return [*(name for name in RULE_TESTS if (REPO / name).is_file()), "-k", selection]
+    extra = sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").glob("test_mutation_kills_rules_*.py"))
+    return [*(name for name in RULE_TESTS if (REPO / name).is_file()), *extra, "-k", selection]
 
 
 def targets(all_examples: bool = False) -> dict[str, list[str]]:
