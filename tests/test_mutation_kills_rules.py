@@ -1647,3 +1647,105 @@ def test_SC101_unscaled_scores_made_in_a_file_not_reported_land_on_the_softmax(t
     reads but does not report: the finding falls back to the softmax, in the checked file."""
     files = {"helpers.py": _SCORES_HELPER, "attention.py": _ATTENTION_WITH_IMPORTED_PRODUCT}
     assert _lint_files(tmp_path, files, "attention.py") == [("attention.py", "SC101", 20)]
+
+
+# ------------------------------------------------------------------ SC102: each judgement pinned
+
+def _sc102(path: str) -> list[tuple[int, int, str]]:
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "data" / "sc102" / path).read_text()
+    return [(d.span.line, d.span.column, d.message) for d in lint_source(source, path, {"SC102"}).diagnostics]
+
+
+def test_SC102_two_heads_scaled_by_the_width_symbolic_and_numeric() -> None:
+    """``_judge``: with two heads (the exemption is for one head only, where the width is d_k), a
+    scale of 1/sqrt(width) is reported both when the sizes are symbols (config fields) and when they
+    are numbers (``64 ** -0.5`` with 2 heads of 32)."""
+    assert _sc102("width_symbolic.py") == [(26, 44, "scores scaled by 1/sqrt(config.n_embd), the model width; in multi-head "
+                                             "attention the scale is 1/sqrt(d_k) with d_k = config.n_embd//config.n_head per head")]
+    assert _sc102("width_numeric.py") == [(18, 57, "scores scaled by 0.125 = 1/sqrt(64), the model width; in multi-head "
+                                            "attention the scale is 1/sqrt(d_k) with d_k = 32 per head")]
+
+
+def test_SC102_a_head_dim_of_two_is_judged_and_only_exact_values_count() -> None:
+    """``_judge``'s numeric checks: d_k = 2 is a real head dim (only d_k = 1, where every power is
+    1, is exempt): ``/ 2`` is d_k itself and ``* 2 ** 0.5`` multiplies by sqrt(d_k); a temperature
+    of 1.5, near sqrt(2) but not it, is not called sqrt(d_k)."""
+    assert _sc102("head_dim_two.py") == [
+        (17, 31, "scores scaled by 0.5 = 1/2, that is by d_k itself; expected 1/sqrt(2)"),
+        (18, 62, "scores multiplied by 1.41421 = sqrt(2); expected divided by it"),
+    ]
+
+
+def test_SC102_sizes_equal_by_an_assert_are_judged_and_named_as_the_model_names_them() -> None:
+    """``_judge`` and ``_unrelated`` simplify the factor and the head dim by the path's assumptions
+    (``assert C == self.d_model``): ``/ (d_model // n_heads)`` is d_k itself, ``* sqrt(d_model //
+    n_heads)`` multiplies by sqrt(d_k), both named with the model's own sizes; ``/ math.sqrt(C)``
+    is the width, although ``C`` shares no symbol with the head dim ``d_model // n_heads``."""
+    assert _sc102("assumed_equal.py") == [
+        (19, 18, "scores scaled by 1/d_model//n_heads, that is by d_k = d_model//n_heads itself; expected 1/sqrt(d_model//n_heads)"),
+        (20, 46, "scores multiplied by sqrt(d_k) = sqrt(d_model//n_heads); expected divided by sqrt(d_model//n_heads)"),
+    ]
+    assert _sc102("assumed_width.py") == [(20, 43, "scores scaled by 1/sqrt(d_model), the model width; in multi-head "
+                                             "attention the scale is 1/sqrt(d_k) with d_k = d_model//n_heads per head")]
+
+
+def test_SC102_a_scale_passed_in_is_judged_where_the_caller_gives_it() -> None:
+    """``_wrongly_scaled`` / ``_unrelated``: analysed on its own, ``attention(q, k, v, scaling)``
+    cannot judge ``* scaling`` (None: it vetoes nothing); inlined from the module that passes
+    ``head_dim ** -1`` it can, and the finding lands where the factor is written."""
+    assert _sc102("scale_passed_in.py") == [(15, 24, "scores scaled by 0.0625 = 1/16, that is by d_k itself; expected 1/sqrt(16)")]
+
+
+def test_SC102_a_number_against_a_head_dim_only_a_caller_knows_vetoes_nothing() -> None:
+    """``_unrelated``: ``* 0.125`` in a helper that reads ``b, h, t, d = q.shape`` cannot be judged
+    there (right for d = 64); the module that calls it with 16-wide heads can, and its finding
+    stands (before, the helper's own run said "not wrong" and vetoed it)."""
+    assert _sc102("numeric_scale_in_helper.py") == [(7, 40, "scores scaled by 0.125 = 1/sqrt(64), the model width; in "
+                                                      "multi-head attention the scale is 1/sqrt(d_k) with d_k = 16 per head")]
+
+
+def test_SC102_a_head_dim_the_engine_invented_is_not_judged() -> None:
+    """``_wrongly_scaled``: a head dim the engine invented (jaxtyping's anonymous ``_``) is no ground
+    for a finding, even with a factor made of it (``/ q.shape[-1]``): the message would have to name
+    a size that is nowhere in the code. A known miss, kept on purpose."""
+    assert _sc102("anonymous_head_dim.py") == []
+
+
+def test_SC102_sdpa_scale_judged_with_the_paths_assumptions() -> None:
+    """``_sdpa_problem``: the query's head dim ``d_k`` and the ``scale=`` factor ``1 / head_dim`` are
+    the same size only by ``assert self.head_dim == self.d_k``: judged with that assumption."""
+    assert _sc102("sdpa_assumed.py") == [(18, 62, "scores scaled by 1/d_k, that is by d_k = d_k itself; expected 1/sqrt(d_k)")]
+
+
+def test_SC102_qk_norm_without_a_written_factor_is_not_judged_and_does_not_crash() -> None:
+    """``_wrongly_scaled``: scores of L2-normalised queries and keys carry a scale no code wrote
+    (``readable`` is None): nothing to judge, and no internal error."""
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "data" / "sc102" / "qk_norm.py").read_text()
+    result = lint_source(source, "qk_norm.py", {"SC102"})
+    assert (result.error, result.diagnostics) == (None, [])
+
+
+def test_SC102_a_factor_written_in_a_file_not_reported_falls_back_to_where_it_is_applied(tmp_path) -> None:
+    """``check``: the factor is written in ``consts.py`` (``SCALE = HEAD_DIM ** -1``), read but not
+    reported by a run that checks ``attention.py`` only: the finding falls back to the product that
+    applies it; checking both files puts it on the constant."""
+    from pathlib import Path
+
+    from shapecheck.runner import LintOptions, run
+    from shapecheck.selection import RuleSelection
+
+    project = Path(__file__).parent / "data" / "sc102" / "project"
+    for name in ("consts.py", "attention.py"):
+        (tmp_path / name).write_text((project / name).read_text())
+
+    def found(*names: str) -> list[tuple[str, int, int]]:
+        options = LintOptions(paths=[str(tmp_path / n) for n in names], isolated=True, selection=RuleSelection(select=("SC102",)))
+        report = run(options).report
+        return sorted((Path(d.path).name, d.span.line, d.span.column) for d in report.diagnostics)
+
+    assert found("attention.py") == [("attention.py", 16, 16)]
+    assert found("attention.py", "consts.py") == [("consts.py", 2, 9)]

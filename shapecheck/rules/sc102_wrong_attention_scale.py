@@ -84,22 +84,25 @@ def _wrongly_scaled(event: OpEvent, facts: FileFacts) -> bool | None:
 
 
 def _unrelated(factor: Scale, head_dim: Dim, assumptions) -> bool:
-    """A factor that is no number and shares no size with the head dim (``* scaling``, a parameter
-    of an attention function run on its own): what it is depends on the caller."""
+    """A factor this context cannot hold against the head dim, so that what it is depends on the
+    caller: no number and sharing no size with the head dim (``* scaling``, a parameter of an
+    attention function run on its own), or a number against a head dim that is no number here
+    (``* 0.125`` in a helper that reads ``b, h, t, d = q.shape``: right for d = 64, the width for
+    16-wide heads)."""
     if assumptions is not None:
         factor = Scale(factor.coef, tuple((assumptions.simplify(b), e) for b, e in factor.factors))
         head_dim = assumptions.simplify(head_dim)
     if factor.value is not None:
-        return False
+        return not head_dim.is_const
     sizes = {symbol for base, _ in factor.factors for symbol in base.symbols()}
     return not sizes & set(head_dim.symbols())
 
 
 def _problem(event: OpEvent) -> str | None:
+    """What is wrong with the scale of softmax ``event``'s scores (only called for scores that
+    ``_wrongly_scaled`` could judge: a readable factor and a known head dim)."""
     scores = event.tensor(0, "input")
     tag, scale = scores.tag(ScoresTag), scores.tag(ScaleTag)
-    if tag is None or scale is None or scale.readable is None or tag.head_dim is None:
-        return None
     heads = scores.shape.dim(-3) if scores.shape is not None else None
     # A factor the code wrote is judged even after a layer with its own gain (QK-norm) or a scalar
     # the engine cannot read: ``dim_head ** -1`` is the wrong formula whatever came before it.
@@ -112,12 +115,11 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
     if assumptions is not None:
         factor = Scale(factor.coef, tuple((assumptions.simplify(b), e) for b, e in factor.factors))
     described = factor.describe()
-    if _is_power(factor, d_k, Fraction(-1), assumptions):
+    if _is_power(factor, d_k, Fraction(-1)):
         return f"scores scaled by {described}, that is by d_k = {d_k} itself; expected 1/sqrt({d_k})"
-    if _is_power(factor, d_k, HALF, assumptions):
+    if _is_power(factor, d_k, HALF):
         return f"scores multiplied by sqrt(d_k) = {described}; expected divided by sqrt({d_k})"
-    if _is_power(factor, d_k, Fraction(-1, 2), assumptions):
-        return None
+    # 1/sqrt(d_k) itself meets none of the checks below: no separate early exit for it.
     if len(factor.factors) == 1 and factor.coef == 1:
         base, exponent = factor.factors[0]
         if exponent == Fraction(-1, 2) and heads is not None and not (heads.is_const and heads.value == 1):
@@ -126,7 +128,7 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
                     f"scores scaled by 1/sqrt({base}), the model width; in multi-head attention the scale is "
                     f"1/sqrt(d_k) with d_k = {d_k} per head"
                 )
-    value, expected = factor.value, Scale.of_dim(d_k).power(Fraction(-1, 2))
+    value = factor.value
     if heads is not None and assumptions is not None:
         heads = assumptions.simplify(heads)
     if value is not None and d_k.is_const and heads is not None and heads.is_const and heads.value > 1:
@@ -136,7 +138,7 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
                 f"scores scaled by {described} = 1/sqrt({d_k.value * heads.value}), the model width; in multi-head "
                 f"attention the scale is 1/sqrt(d_k) with d_k = {d_k.value} per head"
             )
-    if value is not None and expected is not None and expected.value is not None and d_k.is_const:
+    if value is not None and d_k.is_const:
         d = float(d_k.value)
         if d > 1 and abs(value - 1 / d) < 1e-9:
             return f"scores scaled by {described} = 1/{d_k.value}, that is by d_k itself; expected 1/sqrt({d_k.value})"
@@ -145,8 +147,9 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
     return None
 
 
-def _is_power(factor: Scale, base: Dim, exponent: Fraction, assumptions=None) -> bool:
+def _is_power(factor: Scale, base: Dim, exponent: Fraction) -> bool:
+    """``factor`` is ``base ** exponent`` (both already simplified by the path's assumptions)."""
     if factor.coef != 1 or len(factor.factors) != 1:
         return False
     b, e = factor.factors[0]
-    return e == exponent and equal(b, base, assumptions) is Truth.TRUE
+    return e == exponent and equal(b, base) is Truth.TRUE

@@ -1,0 +1,2 @@
+HEAD_DIM = 16
+SCALE = HEAD_DIM ** -1
