@@ -6107,3 +6107,41 @@ def test_scores_plus_a_maybe_positional_bias_keep_their_own_positions() -> None:
     values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
     found = {name: (_shape(values[name]), values[name].tag(PositionTag).kind) for name in ("scores", "bias", "s1", "s2")}
     assert found == {"scores": ("(b, t, t)", "added"), "bias": (None, "unknown"), "s1": ("(b, t, t)", "added"), "s2": ("(b, t, t)", "added")}
+
+
+def test_a_missing_key_is_the_engines_unknown_never_pythons_none() -> None:
+    """``index_value``: a key a dict or an ``nn.ModuleDict`` is not known to hold (``d["b"]``, the
+    layer ``self.layers["b"]``) reads as the engine's UNKNOWN, a value every op handles, never as
+    Python's ``None`` (not a value of the engine: it would be stored as one, ``[y, x][0]`` too)."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleDict({"a": nn.Linear(4, 8)})
+
+            def forward(self, x: Float[Tensor, "b 4"]):
+                d = {"a": x}
+                y = d["b"]
+                first = [y, x][0]
+                layer = self.layers["b"]
+                return x
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    assert [values[name] is UNKNOWN for name in ("y", "first", "layer")] == [True, True, True]
+
+
+def test_slicing_off_the_end_of_a_length_that_is_already_an_expression() -> None:
+    """``_slice_length``: ``y[:, :-1]`` of a ``y`` whose length is ``t - 1`` has ``t - 2`` positions,
+    as torch gives (the length need not be a single name)."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t 4"]):
+            y = x[:, 1:]
+            z = y[:, :-1]
+            return z
+        """
+    )
+    assert [_shape(values[name]) for name in ("y", "z")] == ["(b, t-1, 4)", "(b, t-2, 4)"] and conflicts == []

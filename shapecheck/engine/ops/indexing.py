@@ -288,12 +288,12 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
         return None
     if (stop.is_const and stop.value < 0) or provably_negative(stop):
         # Counted from the end (``ids[:, :-1]``, ``x[:, :, :-window]``): all but the last positions,
-        # of a known size or a named one (T - 1); of a length the engine does not know, unknown.
+        # of a known size or a symbolic one (T - 1, and T - 2 of a length already T - 1).
         if not start.is_const or start.value < 0:
             return None
         if full.is_const and stop.is_const:
             return Dim.const(max(0, full.value + stop.value - start.value))
-        return full + stop - start if full.name is not None else None
+        return full + stop - start
     if start.is_const and start.value < 0:
         return None
     if stop.is_const and full.is_const:
