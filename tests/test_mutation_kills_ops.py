@@ -6145,3 +6145,82 @@ def test_slicing_off_the_end_of_a_length_that_is_already_an_expression() -> None
         """
     )
     assert [_shape(values[name]) for name in ("y", "z")] == ["(b, t-1, 4)", "(b, t-2, 4)"] and conflicts == []
+
+
+def test_running_sums_products_rolls_and_flips_move_a_windows_tokens() -> None:
+    """``_elementwise``: after ``cumsum``, ``cumprod``, ``roll`` or ``flip`` a window of a token
+    sequence no longer holds its tokens where they were (its origin becomes opaque, so SC603 does
+    not compare its offset); an elementwise op that keeps each token in place (``abs``) keeps it."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(data: Int[Tensor, "n"], i: int):
+            x = data[i:i + 8]
+            c1 = torch.cumsum(x, dim=0)
+            c2 = torch.cumprod(x, dim=0)
+            r = torch.roll(x, 1)
+            fl = torch.flip(x, (0,))
+            same = torch.abs(x)
+            return x
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    found = {name: (_shape(values[name]), values[name].tag(SequenceOriginTag).opaque) for name in ("x", "c1", "c2", "r", "fl", "same")}
+    assert found == {"x": ("(8)", False), "c1": ("(8)", True), "c2": ("(8)", True), "r": ("(8)", True), "fl": ("(8)", True), "same": ("(8)", False)}
+
+
+def test_a_frequency_table_names_the_call_that_made_it() -> None:
+    """``_elementwise`` (``exp``), ``_pow`` and the ``**`` operator: the log-linear frequency tag of a
+    sinusoidal table (what SC304 judges) keeps the node of the call or operator that made it, where
+    a finding on the formula lands."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(d: int):
+            div1 = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))
+            div2 = torch.pow(10000.0, torch.arange(0, d, 2) / d)
+            div3 = 10000.0 ** (torch.arange(0, d, 2) / d)
+            return div1
+        """
+    ))
+    from shapecheck.engine.ops import frequencies
+
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert [_code(values[name].tag(frequencies.LogLinear).node) for name in ("div1", "div2", "div3")] == [
+        "torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))",
+        "torch.pow(10000.0, torch.arange(0, d, 2) / d)",
+        "10000.0 ** (torch.arange(0, d, 2) / d)",
+    ]
+
+
+def test_masks_conditions_and_elementwise_maxima_broadcast_with_the_paths_assumptions() -> None:
+    """``_masked_fill``, ``_where`` and ``torch.max(a, b)`` broadcast with what the path asserted:
+    under ``assert mask.shape[-1] == 4`` a mask ``(b, 1, 1, n)`` cannot fill scores whose last axis
+    is 8 (torch raises); under ``assert c.shape[0] == a.shape[0]`` a condition or an operand of
+    size ``n`` fits ``t``. ``where`` also presumes that a size the engine invented (``torch.ones(1,
+    helper())``) fits the other side, as torch requires for the call to run."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(a: Float[Tensor, "t"], c: Float[Tensor, "n"], x: Float[Tensor, "b t"], helper):
+            assert c.shape[0] == a.shape[0]
+            w1 = torch.where(c > 0, a, 0.0)
+            m3 = torch.max(a, c)
+            keep = torch.ones(1, helper(), dtype=torch.bool)
+            w2 = torch.where(keep, x, 0.0)
+            return a
+
+
+        def g(scores: Float[Tensor, "b h t 8"], mask: Bool[Tensor, "b 1 1 n"]):
+            assert mask.shape[-1] == 4
+            m1 = scores.masked_fill(mask, float("-inf"))
+            return m1
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert {name: _shape(values[name]) for name in ("w1", "m3", "keep", "w2")} == {
+        "w1": "(t)", "m3": "(t)", "keep": "(1, n1)", "w2": "(b, t)",
+    }
+    assert [(c.kind, c.op, c.detail) for c in facts.conflicts] == [
+        ("mask-broadcast", "masked_fill", "mask of shape (b, 1, 1, n) cannot broadcast against (b, h, t, 8) (n vs 8)"),
+    ]
