@@ -6224,3 +6224,74 @@ def test_masks_conditions_and_elementwise_maxima_broadcast_with_the_paths_assump
     assert [(c.kind, c.op, c.detail) for c in facts.conflicts] == [
         ("mask-broadcast", "masked_fill", "mask of shape (b, 1, 1, n) cannot broadcast against (b, h, t, 8) (n vs 8)"),
     ]
+
+
+def test_einops_einsum_patterns_become_torch_equations_letter_by_letter() -> None:
+    """``_letters_equation``: each axis name gets the next letter, lower case then upper case (torch's
+    einsum takes both), so 27 names reach ``A`` and 52 reach ``Z``; a 53rd name has no letter (None:
+    the call is left unknown); an ellipsis may sit between named axes (``i ... j``)."""
+    from shapecheck.engine.ops.patterns import _letters_equation
+
+    names = [f"n{i}" for i in range(53)]
+    assert _letters_equation(" ".join(names[:27]) + " -> " + names[26]) == "abcdefghijklmnopqrstuvwxyzA->A"
+    assert _letters_equation(" ".join(names[:52]) + " -> " + names[51]).endswith("XYZ->Z")
+    assert _letters_equation(" ".join(names) + " -> " + names[0]) is None
+    assert _letters_equation("i ... j, j k -> i ... k") == "a...b,bc->a...c"
+
+
+def test_an_einsum_that_sums_the_batch_away_makes_no_scores() -> None:
+    """``_attention_role``: ``...id,...jd->...ij`` is q @ k^T for every example (scores);
+    ``...id,...jd->ij`` also sums over the batch axes the ellipsis stands for, which no attention
+    does (torch gives a ``(t, s)`` matrix): not scores."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"]):
+            s1 = torch.einsum("...id,...jd->...ij", q, k)
+            s2 = torch.einsum("...id,...jd->ij", q, k)
+            return s1
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert [values[name].has(ScoresTag) for name in ("s1", "s2")] == [True, False]
+
+
+def test_a_written_out_product_is_scores_only_in_the_scores_layout() -> None:
+    """``_attention_role``: ``btc,bcs->bts`` with a transposed key is q @ k^T, scores with queries
+    second to last and keys last; ``->tbs`` (batch moved inside) and ``->bst`` (keys before queries)
+    are the same numbers in another layout, which the scores facts (a key axis at -1, a query axis
+    at -2: masks, softmax dims) do not describe, so they are not called scores."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(q: Float[Tensor, "b t c"], k: Float[Tensor, "b s c"]):
+            s1 = torch.einsum("btc,bcs->bts", q, k.transpose(1, 2))
+            s2 = torch.einsum("btc,bcs->tbs", q, k.transpose(1, 2))
+            s3 = torch.einsum("btc,bcs->bst", q, k.transpose(1, 2))
+            return s1
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert {name: (_shape(values[name]), values[name].has(ScoresTag)) for name in ("s1", "s2", "s3")} == {
+        "s1": ("(b, t, s)", True), "s2": ("(t, b, s)", False), "s3": ("(b, s, t)", False),
+    }
+
+
+def test_an_einops_pattern_without_an_ellipsis_fixes_the_rank_of_a_variadic_input() -> None:
+    """``einops_call``: a tensor known only by its trailing dims, ``(*, 4, 8)``, rearranged by ``n d ->
+    d n`` is exactly ``(4, 8)`` (einops raises for any other rank); a leading ``1`` in the pattern is
+    an axis of size 1. Shapes as einops gives them."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        import einops
+
+        def f(x: Float[Tensor, "*batch 4 8"], y: Float[Tensor, "*batch 3 4"]):
+            r1 = einops.rearrange(x, "n d -> d n")
+            r2 = einops.rearrange(y, "1 n d -> n d")
+            r3 = einops.rearrange(x, "b n d -> b d n")
+            return r1
+        """
+    ))
+    assert facts.internal_errors == [] and facts.conflicts == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert {name: _shape(values[name]) for name in ("r1", "r2", "r3")} == {"r1": "(8, 4)", "r2": "(3, 4)", "r3": "(b, 8, 4)"}

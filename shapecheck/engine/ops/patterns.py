@@ -136,7 +136,9 @@ def _attention_role(
     sizes: dict[str, Dim],
     call: Call,
 ) -> TensorValue:
-    contracted = [l for l in left if l in right and l not in output and l != "..."]
+    # An ellipsis summed away (``...id,...jd->ij``) is contracted too: a product over the batch is
+    # no per-example attention.
+    contracted = [l for l in left if l in right and l not in output]
     if len(contracted) != 1 or len(output) < 2:
         return result
     (c,) = contracted
@@ -254,11 +256,13 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if dim is not None:
             axes[key] = dim
     shape = tensor.shape
-    if shape is not None and shape.variadic and len(shape.dims) < len(left) and not any("..." in g for g in left):
-        # ``b n (h d)`` on a tensor known only as (*, 192): the leading axes are named by the pattern.
+    if shape is not None and shape.variadic and len(shape.dims) <= len(left) and not any("..." in g for g in left):
+        # ``b n (h d)`` on a tensor known only as (*, 192): the leading axes are named by the pattern
+        # (a ``1`` is an axis of size 1), and a pattern without an ellipsis fixes the rank: einops
+        # raises for any other, so ``n d`` on (*, 4, 8) is exactly (4, 8).
         leading = left[: len(left) - len(shape.dims)]
-        if all(len(g) == 1 and not g[0].isdigit() for g in leading):
-            shape = Shape(tuple(Dim.sym(g[0]) for g in leading) + shape.dims)
+        if all(len(g) == 1 for g in leading):
+            shape = Shape(tuple(Dim.const(int(g[0])) if g[0].isdigit() else Dim.sym(g[0]) for g in leading) + shape.dims)
     if shape is None and not any("..." in g for g in left):
         # An input of unknown shape: the pattern gives its rank; axes it does not size are
         # unnamed dims (never equal to anything), so the output keeps its rank and known axes.
