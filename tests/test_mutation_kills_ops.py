@@ -6295,3 +6295,37 @@ def test_an_einops_pattern_without_an_ellipsis_fixes_the_rank_of_a_variadic_inpu
     assert facts.internal_errors == [] and facts.conflicts == []
     values = {a.name: a.value for a in run_of(facts, "f").assignments}
     assert {name: _shape(values[name]) for name in ("r1", "r2", "r3")} == {"r1": "(8, 4)", "r2": "(3, 4)", "r3": "(b, 8, 4)"}
+
+
+def test_joins_and_splits_at_the_edges() -> None:
+    """``_cat`` with a variadic operand takes the other axes from the operand that knows most of them
+    (``(*, 4)`` and ``(b, t, 4)`` give ``(b, t, 8)``), and gives up, without an internal error, when
+    the joined size is too complex to compute (33 distinct widths); ``_unbind`` of a zero-size axis
+    gives no tensor at all (torch: ``()``); ``_split`` of a zero-size axis by a size the engine does
+    not know has unknown pieces (torch gives one empty piece: never "none"), by a known size one
+    empty piece that is still piece 0 of its projection."""
+    params = ", ".join(f'w{i}: Float[Tensor, "*batch d{i}"]' for i in range(33))
+    names = ", ".join(f"w{i}" for i in range(33))
+    facts = analyze_src(HEADER + textwrap.dedent(
+        f"""
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.empty = nn.Linear(8, 0)
+
+            def forward(self, x: Float[Tensor, "*batch 4"], y: Float[Tensor, "b t 4"], h: Float[Tensor, "b 8"],
+                        e: Float[Tensor, "0 3"], k, {params}):
+                c1 = torch.cat([x, y], dim=-1)
+                c2 = torch.cat([y, x], dim=-1)
+                many = torch.cat([{names}], dim=-1)
+                u = e.unbind(0)
+                unknown_pieces = torch.zeros(2, 0).split(k, dim=-1)
+                (piece,) = self.empty(h).split(4, dim=-1)
+                return c1
+        """
+    ))
+    assert facts.internal_errors == [] and facts.conflicts == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    assert [_shape(values[name]) for name in ("c1", "c2", "many")] == ["(b, t, 8)", "(b, t, 8)", None]
+    assert values["u"].pieces == () and values["unknown_pieces"].pieces is None
+    assert (_shape(values["piece"]), values["piece"].tag(ProjectionTag).part) == ("(b, 0)", (0,))

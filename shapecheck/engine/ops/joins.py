@@ -60,10 +60,12 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if any(s is None or s.variadic for s in shapes) or not shapes:
         result_shape = None
         if shapes and all(s is not None for s in shapes) and axis < 0:
-            # With a variadic prefix the joined trailing axis is still known.
+            # With a variadic prefix the joined trailing axis is still known, and the other axes
+            # are those of the operand that knows most of them (torch requires them equal).
+            widest = max(shapes, key=lambda s: (not s.variadic, len(s.dims)))  # type: ignore[union-attr]
             try:
                 total = shape_ops.product_sum([s.dim(axis) for s in shapes])  # type: ignore[union-attr]
-                result_shape = shapes[0].with_dim(len(shapes[0].dims) + axis, total) if total is not None else None  # type: ignore[union-attr]
+                result_shape = widest.with_dim(len(widest.dims) + axis, total) if total is not None else None  # type: ignore[union-attr]
             except (ArithmeticError, AttributeError):
                 result_shape = None
         return TensorValue(result_shape, dtype, tags, call.node)
@@ -244,7 +246,7 @@ def _unbind(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return SplitTuple(None, same_values(source, None))
     rest = Shape(shape.dims[:a] + shape.dims[a + 1 :])
     count = shape.dims[a].value if shape.dims[a].is_const else None
-    if count is not None and 0 < count <= 64:
+    if count is not None and 0 <= count <= 64:  # a zero-size axis unbinds into no tensor at all
         return SplitTuple(tuple(_piece(source, rest, i) for i in range(count)), same_values(source, rest), exact=True)
     return SplitTuple(None, same_values(source, rest), exact=True)
 
