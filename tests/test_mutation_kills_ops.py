@@ -6329,3 +6329,22 @@ def test_joins_and_splits_at_the_edges() -> None:
     assert [_shape(values[name]) for name in ("c1", "c2", "many")] == ["(b, t, 8)", "(b, t, 8)", None]
     assert values["u"].pieces == () and values["unknown_pieces"].pieces is None
     assert (_shape(values["piece"]), values["piece"].tag(ProjectionTag).part) == ("(b, 0)", (0,))
+
+
+def test_an_einops_ellipsis_that_covers_one_axis_is_that_axis() -> None:
+    """``einops_call``: ``b ... d -> b d ...`` of ``(b, t, d)`` is ``(b, d, t)``, the ellipsis standing
+    for the one axis between (einops gives it); of ``(b, h, t, d)`` it covers two axes, which the
+    rule does not spell out (unknown)."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        import einops
+
+        def f(x: Float[Tensor, "b t d"], y: Float[Tensor, "b h t d"]):
+            r1 = einops.rearrange(x, "b ... d -> b d ...")
+            r2 = einops.rearrange(y, "b ... d -> b d ...")
+            return r1
+        """
+    ))
+    assert facts.internal_errors == [] and facts.conflicts == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert [_shape(values[name]) for name in ("r1", "r2")] == ["(b, d, t)", None]

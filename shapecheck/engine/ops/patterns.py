@@ -273,7 +273,12 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                     axes[name] = fresh_anonymous()
             dims.append(product(axes[n] if not n.isdigit() else Dim.const(int(n)) for n in group))
         shape = Shape(tuple(dims))
-    known = shape is not None and not shape.variadic and shape.rank == len(left) and not any("..." in g for g in left)
+    # An ellipsis of its own covers exactly one axis when the rank equals the number of groups: it
+    # is then read as that axis (``b ... d -> b d ...`` of (b, t, d) is (b, d, t)).
+    known = (
+        shape is not None and not shape.variadic and shape.rank == len(left)
+        and all(g == ["..."] or "..." not in g for g in left)
+    )
     if known:
         for group, dim in zip(left, shape.dims):  # type: ignore[union-attr]
             if len(group) == 1:
