@@ -83,13 +83,8 @@ def _float_to_int(scale: Scale, frame: "Frame") -> Value:
 def _float(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = call.arg(0)
     if isinstance(value, ConstValue) and isinstance(value.value, str):
-        text = value.value.strip().lower()
-        if text in ("-inf", "-infinity"):
-            return FloatValue(Scale(-math.inf))
-        if text in ("inf", "infinity", "+inf"):
-            return FloatValue(Scale(math.inf))
-        try:
-            return FloatValue(Scale(float(text)))
+        try:  # Python's float reads "-inf", "+Infinity", " 1e-4 " (any case, spaces around) itself
+            return FloatValue(Scale(float(value.value)))
         except ValueError:
             return UNKNOWN
     scale = scale_of(value)
@@ -185,7 +180,13 @@ def scalar_binary(operator: str, left: Value, right: Value, frame: "Frame") -> V
             exponent = y.value
             if exponent is None:
                 return UNKNOWN
-            powered = x.power(Fraction(exponent).limit_denominator(64))
+            fraction = Fraction(exponent)
+            small = fraction.limit_denominator(64)
+            if float(small) == exponent:
+                fraction = small  # the float of 1/3 or -1/2 (a literal, 1 / 3): the fraction it stands for
+            elif x.factors:
+                return UNKNOWN  # sizes to a power that is no small fraction (1/65): no size the engine names
+            powered = x.power(fraction)
             return FloatValue(powered) if powered is not None else UNKNOWN
         if operator in ("add", "sub"):
             xv, yv = x.value, y.value

@@ -98,9 +98,11 @@ def _zip(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _enumerate(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = call.arg(0)
     items = known_items(value)
+    # An index counts from 0: i - 1 of a positive symbol, as range's (sizes are at least 1), so that
+    # ``i == 0`` is undecided in a body run once for every item. One symbol for every index.
     if items is None:
-        return Repeated(TupleValue((IntValue(fresh(interp, "i")), iteration_element(value))))
-    index = IntValue(fresh(interp, "i"))  # one symbol for every index, so a loop keeps it
+        return Repeated(TupleValue((IntValue(fresh(interp, "i") - 1), iteration_element(value))))
+    index = IntValue(fresh(interp, "i") - 1)
     return TupleValue(tuple(TupleValue((index, item)) for item in items))
 
 
