@@ -1749,3 +1749,23 @@ def test_SC102_a_factor_written_in_a_file_not_reported_falls_back_to_where_it_is
 
     assert found("attention.py") == [("attention.py", 16, 16)]
     assert found("attention.py", "consts.py") == [("consts.py", 2, 9)]
+
+
+def test_SC102_an_unrelated_symbolic_factor_vetoes_nothing_even_with_a_known_head_dim() -> None:
+    """``_unrelated``: the helper's own run knows its head dim (16, annotated) but not ``scaling``, a
+    size it shares nothing with: it cannot judge (None), so the caller's ``head_dim ** -1`` stands."""
+    assert _sc102("scale_passed_in_annotated.py") == [(17, 24, "scores scaled by 0.0625 = 1/16, that is by d_k itself; expected 1/sqrt(16)")]
+
+
+def test_SC102_the_head_dim_is_named_by_the_paths_assumptions() -> None:
+    """``_judge``: the heads are split with ``self.head_dim`` and the scores divided by ``self.d_k``,
+    the same size by ``assert self.head_dim == self.d_k``: d_k itself, judged once the head dim is
+    simplified by that assumption."""
+    assert _sc102("assumed_head_dim.py") == [(17, 16, "scores scaled by 1/d_k, that is by d_k = d_k itself; expected 1/sqrt(d_k)")]
+
+
+def test_SC102_two_heads_of_a_symbolic_width() -> None:
+    """``_judge``: a head count of exactly 2 (written, not a parameter) with a symbolic width: the
+    one-head exemption does not apply, and 1/sqrt(d_model) is the model width."""
+    assert _sc102("two_heads_symbolic_width.py") == [(17, 42, "scores scaled by 1/sqrt(d_model), the model width; in "
+                                                       "multi-head attention the scale is 1/sqrt(d_k) with d_k = d_model//2 per head")]
