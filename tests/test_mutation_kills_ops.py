@@ -6348,3 +6348,22 @@ def test_an_einops_ellipsis_that_covers_one_axis_is_that_axis() -> None:
     assert facts.internal_errors == [] and facts.conflicts == []
     values = {a.name: a.value for a in run_of(facts, "f").assignments}
     assert [_shape(values[name]) for name in ("r1", "r2")] == ["(b, d, t)", None]
+
+
+def test_a_split_whose_size_does_not_divide_the_axis_has_unknown_pieces() -> None:
+    """``_split``: ``(b, 3n)`` split by ``2n`` gives two pieces in torch, ``2n`` and ``n``; the
+    quotient ``3n // 2n`` is the constant 1 but not exact, so the pieces stay unknown (never one
+    piece of ``2n``); ``(b, 2n)`` split by ``n`` is two pieces of ``n``."""
+    facts = analyze_src(HEADER + textwrap.dedent(
+        """
+        def f(a: Float[Tensor, "b n"]):
+            x = torch.cat([a, a, a], dim=-1)
+            pieces = x.split(2 * a.shape[-1], dim=-1)
+            halves = torch.cat([a, a], dim=-1).split(a.shape[-1], dim=-1)
+            return x
+        """
+    ))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert (_shape(values["x"]), values["pieces"].pieces) == ("(b, 3*n)", None)
+    assert [_shape(piece) for piece in values["halves"].pieces] == ["(b, n)", "(b, n)"]
