@@ -539,3 +539,49 @@ def test_a_key_transposed_over_the_wrong_axes_is_a_key_transpose_conflict() -> N
         ("key-transpose", "matmul", "q @ k.permute(0, 3, 2, 1)"),
     ]
     assert all(c.detail.endswith("the key is transposed over the wrong axes; it contracts d with s") for c in conflicts)
+
+
+def test_scores_name_their_product_and_take_the_key_scale_before_or_after_the_transpose() -> None:
+    """``matmul_values``' scores: the ``ScoresTag`` names the product, with the query's head dim;
+    a key scaled after its transpose (``k.mT * 0.125``) or before it (``(k * 0.125).mT``) scales the
+    scores once, by 0.125; an unscaled key does not. Shapes as torch: (b, h, t, s)."""
+    from shapecheck.engine.domain.values import ScaleTag, ScoresTag
+
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"]):
+            plain = q @ k.mT
+            after = q @ (k.mT * 0.125)
+            before = q @ (k * 0.125).mT
+        """
+    )
+    assert conflicts == []
+    found = {}
+    for name in ("plain", "after", "before"):
+        scores, scale = values[name].tag(ScoresTag), values[name].tag(ScaleTag)
+        found[name] = (_shape(values[name]), _code(scores.node), str(scores.head_dim), scale and scale.factor.coef)
+    assert found == {
+        "plain": ("(b, h, t, s)", "q @ k.mT", "d", None),
+        "after": ("(b, h, t, s)", "q @ (k.mT * 0.125)", "d", 0.125),
+        "before": ("(b, h, t, s)", "q @ (k * 0.125).mT", "d", 0.125),
+    }
+
+
+def test_attention_output_records_its_softmax_and_the_key_axis() -> None:
+    """``matmul_values``: probabilities times values is an attention output whose tag names the
+    product, the softmax that made the probabilities and the axis of them contracted with the values
+    (-1, the keys). Shape as torch: (b, h, t, e)."""
+    from shapecheck.engine.domain.tags import AttentionOutputTag
+
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"], v: Float[Tensor, "b h s e"]):
+            p = torch.softmax(q @ k.mT, dim=-1)
+            out = p @ v
+        """
+    )
+    assert conflicts == []
+    tag = values["out"].tag(AttentionOutputTag)
+    assert (_shape(values["out"]), _code(tag.node), _code(tag.softmax), tag.key_axis) == (
+        "(b, h, t, e)", "p @ v", "torch.softmax(q @ k.mT, dim=-1)", -1,
+    )
