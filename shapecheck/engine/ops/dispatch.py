@@ -330,7 +330,8 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         method = base.cls.methods.get(attr)
         if method is not None:
             return FunctionValue(method, f"{base.cls.owner_of(attr).qualname}.{attr}", base)
-        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.is_mode_switch(base, attr) or training.returns_itself(base, attr):
+        # (``train`` / ``eval`` are in RETURNS_SELF: ``training.is_mode_switch`` adds nothing here.)
+        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.returns_itself(base, attr):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:
             return UNKNOWN

@@ -177,14 +177,14 @@ def _after_a_conflict(interp: "Interpreter", *tensors: TensorValue) -> bool:
 
 
 def _untransposed_right(
-    interp: "Interpreter", a: Shape, b: Shape, frame: "Frame", alike: bool = False, weight: bool = False
+    interp: "Interpreter", a: Shape, b: Shape, frame: "Frame", alike: bool, weight: bool
 ) -> bool:
     """``q @ k`` with ``q`` (..., t, d) and ``k`` (..., s, d): both operands end in the same dim,
     and the right one's rows are another size the code named, so the product runs only if the key
     length happens to equal the head dim: the right operand was meant to be transposed. The rows
     must be a size the code named (the head dim may be a number, or differ between paths). A square right operand,
     ``(d, d)``, or rows of unknown size stay unjudged."""
-    if a.rank is None and not a.variadic or len(a.dims) < 2 or len(b.dims) < 2:
+    if len(a.dims) < 2 or len(b.dims) < 2:
         return False
     last_a, last_b, rows_b = a.dims[-1], b.dims[-1], b.dims[-2]
     if equal(last_a, last_b, frame.assumptions) is not Truth.TRUE:
@@ -250,7 +250,9 @@ def _outer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = None
     if a.shape is not None and b.shape is not None and a.shape.rank == 1 and b.shape.rank == 1:
         shape = Shape((a.shape.dims[0], b.shape.dims[0]))
-    return TensorValue(shape, a.dtype or b.dtype, lineage(a, b), call.node)
+    # torch promotes: ``outer(arange(n), inv_freq)`` (int64 and float32) is float32, int and bool int.
+    dtype = next((kind for kind in ("float", "int", "bool") if kind in (a.dtype, b.dtype)), None)
+    return TensorValue(shape, dtype, lineage(a, b), call.node)
 
 
 def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
