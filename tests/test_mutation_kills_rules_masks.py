@@ -51,3 +51,135 @@ def test_SC103_probabilities_contracted_over_both_axes_have_no_key_axis() -> Non
     contracted axes, so no single key axis: the rule makes no claim on either softmax dim (taking
     one of the two axes would report whichever dim the other contraction uses)."""
     assert _found(CO_ATTENTION, "SC103") == []
+
+
+# ---------------------------------------------------------------------------------------- SC104
+
+BIASES_AFTER_SOFTMAX = '''
+import math
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def bias_taken_away(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], bias: Float[Tensor, "h t t"]):
+    attn = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(64), dim=-1)
+    attn = attn - bias
+    return attn @ v
+
+
+def bias_first(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], bias: Float[Tensor, "h t t"]):
+    attn = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(64), dim=-1)
+    attn = bias + attn
+    return attn @ v
+
+
+def per_key_bias(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], key_bias: Float[Tensor, "t"]):
+    attn = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(64), dim=-1)
+    attn = attn + key_bias
+    return attn @ v
+
+
+def smoothed(q: Float[Tensor, "b n 64"], k: Float[Tensor, "b s 64"], v: Float[Tensor, "b s 64"]):
+    attn = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(64), dim=-1)
+    attn = attn + torch.tensor(1e-8)
+    return attn @ v
+
+
+def aligned(q: Float[Tensor, "b 1 m 64"], k: Float[Tensor, "b 1 n 64"], v: Float[Tensor, "b 1 n 64"], prior: Float[Tensor, "b m n"]):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(64)
+    logp = F.log_softmax(scores, dim=-1) + torch.log(prior[:, None] + 1e-8)
+    return torch.softmax(logp, dim=-1) @ v
+
+
+def causal(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    future = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(64)
+    scores = scores + future
+    return torch.softmax(scores, dim=-1) @ v
+'''
+
+
+def test_SC104_what_may_be_added_to_probabilities_after_the_softmax() -> None:
+    """``check``'s sums and ``_added_to_probabilities``: a bias taken away from the probabilities
+    (``attn - bias``: the op list holds "sub", and the straight-through exemption needs the
+    probabilities on the right) and a bias written first (``bias + attn``) are reported, as is a 1-D
+    per-key bias; a 0-d tensor (a smoothing epsilon) is a number and is not. Log-probabilities plus a
+    log prior (RAD-TTS style alignment, softmaxed again) are not probabilities given a bias.
+    ``check``'s products: an additive 0 / -inf causal mask added to the scores is not a product with
+    a 0/1 mask (only a ``mul`` is)."""
+    assert _found(BIASES_AFTER_SOFTMAX, "SC104") == [("SC104", 11, 12), ("SC104", 17, 12), ("SC104", 23, 12)]
+
+
+PROBABILITIES_FILLED = '''
+import math
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def causal_scores(q, k, T):
+    mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    return (q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))).masked_fill(~mask, float("-inf")), mask
+
+
+def zero_padded_queries(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], pad: Bool[Tensor, "b 1 t 1"]):
+    scores, mask = causal_scores(q, k, q.size(-2))
+    attn = torch.softmax(scores, dim=-1).masked_fill(pad, 0.0)
+    return attn @ v
+
+
+def refilled_by_keyword(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    scores, mask = causal_scores(q, k, q.size(-2))
+    attn = torch.softmax(scores, dim=-1).masked_fill(~mask, value=float("-inf"))
+    return attn @ v
+
+
+def refilled_at_the_threshold(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    scores, mask = causal_scores(q, k, q.size(-2))
+    attn = torch.softmax(scores, dim=-1).masked_fill(~mask, -10000.0)
+    return attn @ v
+'''
+
+
+def test_SC104_a_very_negative_fill_of_probabilities_is_a_misplaced_mask() -> None:
+    """``_masks_probabilities``: probabilities whose scores were masked may be filled again with 0
+    (zeroing padded query rows, a deliberate second step), but a fill of -inf given by the
+    ``value=`` keyword, or of exactly -10000.0 (``LARGE_NEGATIVE``, the old BERT fill: the
+    threshold is inclusive, as for the scores), is a mask meant for the scores, reported."""
+    assert _found(PROBABILITIES_FILLED, "SC104") == [("SC104", 21, 12), ("SC104", 27, 12)]
+
+
+SHARED_FILL_HELPER = '''
+import math
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def fill(x, mask, value):
+    return x.masked_fill(mask, value)
+
+
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], pad: Bool[Tensor, "b 1 1 t"]):
+    scores = fill(q @ k.transpose(-2, -1) / math.sqrt(64), pad, 0.0)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def top_k_logits(logits: Float[Tensor, "b 50257"], k: int = 50):
+    kth = torch.topk(logits, k).values[:, -1:]
+    return fill(logits, logits < kth, float("-inf"))
+'''
+
+
+def test_SC104_a_masking_helper_that_fills_scores_with_0_is_reported() -> None:
+    """``_weak_fill``'s first guard: in the contexts where the helper's input is not scores (the
+    helper analysed alone, its input unknown; top-k filtering of logits with -inf) it has no say
+    (None), so the call that fills the scores with 0 decides: reported at the helper, with the fill
+    that call gives. (It answered False until 2 Dec 2026, and the helper analysed alone vetoed every
+    such finding.)"""
+    result = lint_source(SHARED_FILL_HELPER, "x.py", {"SC104"})
+    assert [(d.code, d.line, d.column) for d in result.diagnostics] == [("SC104", 9, 12)]
+    assert result.diagnostics[0].message.startswith("scores masked with 0 before softmax")
