@@ -183,3 +183,138 @@ def test_SC104_a_masking_helper_that_fills_scores_with_0_is_reported() -> None:
     result = lint_source(SHARED_FILL_HELPER, "x.py", {"SC104"})
     assert [(d.code, d.line, d.column) for d in result.diagnostics] == [("SC104", 9, 12)]
     assert result.diagnostics[0].message.startswith("scores masked with 0 before softmax")
+
+
+# ---------------------------------------------------------------------------------------- SC201
+
+INTEGER_ATTENTION_MASKS = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from jaxtyping import Int
+from torch import Tensor
+
+
+class Encoder(nn.Module):
+    def __init__(self, d_model=64, n_heads=4):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, n_heads)
+
+    def forward(self, x, ids: Int[Tensor, "b t"], pad_id: int = 0):
+        T = x.size(0)
+        pad = (ids == pad_id).long()
+        future = torch.triu(torch.ones(T, T, dtype=torch.long), diagonal=1)
+        a, _ = self.attn(x, x, x, pad)
+        b, _ = self.attn(x, x, x, None, True, future)
+        return a + b
+
+
+def sdpa(q, k, v):
+    T = q.size(-2)
+    keep = torch.tril(torch.ones(T, T, dtype=torch.int64))
+    out = F.scaled_dot_product_attention(q, k, v, keep)
+    return out + F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+'''
+
+
+def test_SC201_integer_attention_masks_by_position_and_keyword_land_on_the_mask() -> None:
+    """``_integer_masks``' argument positions (SDPA's ``attn_mask`` is its 4th argument; the
+    module's ``key_padding_mask`` its 4th and ``attn_mask`` its 6th, after the module itself at 0)
+    and ``check``'s report place: the mask argument, positional or keyword. torch 2.13 rejects each
+    of these integer masks."""
+    assert _found(INTEGER_ATTENTION_MASKS, "SC201") == [
+        ("SC201", 18, 35),
+        ("SC201", 19, 47),
+        ("SC201", 26, 51),
+        ("SC201", 27, 68),
+    ]
+
+
+MASKED_FILL_MASKS = '''
+import torch
+from jaxtyping import Int
+from torch import Tensor
+
+
+def padded(scores, attention_mask: Int[Tensor, "b s"]):
+    return scores.masked_fill(1 - attention_mask[:, None, None, :], float("-inf"))
+
+
+def causal(scores):
+    T = scores.size(-1)
+    tri = torch.tril(torch.ones(T, T))
+    return scores.masked_fill(mask=tri, value=float("-inf"))
+'''
+
+
+def test_SC201_a_masked_fill_mask_by_keyword_and_one_that_is_no_triangle() -> None:
+    """``_non_bool_report``: the mask read by its keyword (``mask=``) is where the finding and its
+    ``.bool()`` edit go; the message calls only a triangle "a 0/1 triangle" (a Hugging Face
+    integer ``attention_mask`` is a padding mask); the fix says what it converts."""
+    result = lint_source(MASKED_FILL_MASKS, "x.py", {"SC201"})
+    found = [(d.line, d.column, d.message, d.fix.message, d.fix.edits[0].content) for d in result.diagnostics]
+    assert found == [
+        (
+            8,
+            31,
+            "masked_fill needs a bool mask but this mask is int and raises a RuntimeError",
+            "convert the mask with .bool()",
+            "(1 - attention_mask[:, None, None, :]).bool()",
+        ),
+        (
+            14,
+            36,
+            "masked_fill needs a bool mask but this mask is float (a 0/1 triangle) and raises a RuntimeError",
+            "convert the mask with .bool()",
+            "tri.bool()",
+        ),
+    ]
+
+
+WHERE_CONDITIONS = '''
+import torch
+
+
+def keywords(scores):
+    T = scores.size(-1)
+    tri = torch.tril(torch.ones(T, T))
+    return torch.where(condition=tri, input=scores, other=float("-inf"))
+
+
+def other_by_keyword(scores):
+    T = scores.size(-1)
+    keep = torch.tril(torch.ones(T, T, dtype=torch.long))
+    return torch.where(keep, scores, other=float("-inf"))
+
+
+def indices(scores):
+    T = scores.size(-1)
+    rows, cols = torch.where(torch.tril(torch.ones(T, T)))
+    return scores[..., rows, cols]
+'''
+
+
+def test_SC201_where_conditions_by_keyword_integer_triangles_and_the_index_form() -> None:
+    """``_non_bool_condition``: three arguments given by position or keyword are the select form
+    (``condition=`` read by its keyword, and ``other=`` by keyword counts as the third: until 2 Dec
+    2026 both forms were missed); an integer triangle is as wrong as a float one; the one-argument
+    ``torch.where(tri)`` returns indices and takes any tensor (silent). The fix converts the
+    condition."""
+    result = lint_source(WHERE_CONDITIONS, "x.py", {"SC201"})
+    found = [(d.line, d.column, d.message, d.fix.message, d.fix.edits[0].content) for d in result.diagnostics]
+    assert found == [
+        (
+            8,
+            34,
+            "torch.where needs a bool condition but this mask is float (a 0/1 triangle) and raises a RuntimeError",
+            "convert the condition with .bool()",
+            "tri.bool()",
+        ),
+        (
+            14,
+            24,
+            "torch.where needs a bool condition but this mask is int (a 0/1 triangle) and raises a RuntimeError",
+            "convert the condition with .bool()",
+            "keep.bool()",
+        ),
+    ]
