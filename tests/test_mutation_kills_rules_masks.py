@@ -9,6 +9,8 @@ is in benchmarks/README.md ("Rules re-run (2 Dec 2026, branch `mut20`): SC103-SC
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shapecheck.linter import lint_source
 
 
@@ -317,4 +319,253 @@ def test_SC201_where_conditions_by_keyword_integer_triangles_and_the_index_form(
             "convert the condition with .bool()",
             "keep.bool()",
         ),
+    ]
+
+
+# ---------------------------------------------------------------------------------------- SC202
+
+UNSLICED_BUFFERS = '''
+import math
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def eight_tokens(q: Float[Tensor, "b h 8 64"], k: Float[Tensor, "b h 8 64"], v: Float[Tensor, "b h 8 64"]):
+    causal = torch.tril(torch.ones(16, 16))
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(64)
+    att = att.masked_fill(causal == 0, float("-inf"))
+    return torch.softmax(att, dim=-1) @ v
+
+
+def any_length(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    causal = torch.tril(torch.ones(16, 16))
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(64)
+    att = att.masked_fill(causal == 0, float("-inf"))
+    return torch.softmax(att, dim=-1) @ v
+
+
+def decode_step(q: Float[Tensor, "b h 1 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    causal = torch.tril(torch.ones(16, 16))
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(64)
+    att = att.masked_fill(causal == 0, float("-inf"))
+    return torch.softmax(att, dim=-1) @ v
+
+
+def configured(q: Float[Tensor, "b h 8 64"], k: Float[Tensor, "b h 8 64"], v: Float[Tensor, "b h 8 64"], block_size: int):
+    causal = torch.tril(torch.ones(block_size, block_size))
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(64)
+    att = att.masked_fill(causal == 0, float("-inf"))
+    return torch.softmax(att, dim=-1) @ v
+
+
+def relative_bias(table: Float[Tensor, "h 16 16"], t: int):
+    causal = torch.tril(torch.ones(16, 16))
+    bias = table[:, :t, :t]
+    return bias.masked_fill(causal == 0, 0.0)
+'''
+
+
+def test_SC202_unsliced_buffers_by_key_length_and_the_conflict_first() -> None:
+    """``check`` and ``_unsliced_buffer``. A 16 x 16 buffer against 8 known keys is a broadcast
+    conflict, reported once at the call with its hint (the unsliced-buffer path skips a node already
+    reported, and goes on to the next buffer); against any length ``t`` it is reported at the mask.
+    The key length is the scores' last axis: a decode step's one query against ``s`` cached keys
+    is reported (axis -2 is 1 there). A buffer built at a configured ``block_size`` against 8 keys
+    needs slicing as well (a constant key length is exempt only when it is 1). A triangle applied
+    to a tensor that is not attention scores (a slice of a relative-position table) is not this
+    rule's: its messages speak of the scores and their sequence length, and a shape mismatch there
+    is the engine's broadcast check's, which reports it when the sizes are known."""
+    result = lint_source(UNSLICED_BUFFERS, "x.py", {"SC202"})
+    assert [(d.code, d.line, d.column) for d in result.diagnostics] == [
+        ("SC202", 11, 11),
+        ("SC202", 18, 27),
+        ("SC202", 25, 27),
+        ("SC202", 32, 27),
+    ]
+    assert result.diagnostics[0].hint == "slice or reshape the mask to the scores' (..., t_q, t_k)"
+
+
+FOLLOW_ON_MASK = '''
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b h 16 64"], k: Float[Tensor, "b h 16 64"], v: Float[Tensor, "b h 16 64"]):
+    causal = torch.tril(torch.ones(16, 16))
+    scores: Float[Tensor, "b h 8 8"] = q @ k.transpose(-2, -1) / 8.0
+    scores = scores.masked_fill(causal == 0, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+'''
+
+
+def test_SC202_a_mask_conflict_downstream_of_a_wrong_annotation_is_a_follow_on() -> None:
+    """``check``'s conflict report carries the conflict's ``causes``: the scores are annotated
+    (b, h, 8, 8) but are (b, h, 16, 16), so the 16 x 16 mask conflicts only with the annotation
+    (SC506's finding, the root); with every rule on, SC202's is a follow-on and dropped, and alone
+    it is reported."""
+    every = lint_source(FOLLOW_ON_MASK, "x.py")
+    assert [(d.code, d.line, d.column) for d in every.diagnostics] == [("SC506", 9, 5)]
+    assert _found(FOLLOW_ON_MASK, "SC202") == [("SC202", 10, 14)]
+
+
+CROSS_ATTENTION_MASK = '''
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, d_model: int = 64, n_heads: int = 2):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, n_heads)
+
+    def forward(self, x: Float[Tensor, "12 4 64"], memory):
+        mask = torch.zeros(4, 12, 20, dtype=torch.bool)
+        out, _ = self.attn(x, memory, memory, attn_mask=mask)
+        return out
+'''
+
+
+def test_SC202_a_3d_mask_judged_by_the_query_of_a_cross_attention_with_two_heads() -> None:
+    """``_mha_problem``: the batch is read from the query (argument 1; the memory, argument 2, is of
+    unknown shape here), and only one head is exempt: with two heads a 3-D mask of first axis 4
+    (the batch alone) is wrong, torch 2.13 wants batch * num_heads = 8."""
+    result = lint_source(CROSS_ATTENTION_MASK, "x.py", {"SC202"})
+    assert [(d.line, d.column) for d in result.diagnostics] == [(15, 57)]
+    assert "batch * num_heads = 8, not 4" in result.diagnostics[0].message
+
+
+# ---------------------------------------------------------------------------------------- SC203
+
+POLARITY = '''
+import math
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def fill(x, mask, value):
+    return x.masked_fill(mask, value)
+
+
+def keep_the_future(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(64)
+    scores = torch.where(future, scores, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def through_a_helper(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    scores = fill(q @ k.transpose(-2, -1) / math.sqrt(64), future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+'''
+
+
+def test_SC203_a_where_that_keeps_the_future_and_a_right_fill_through_a_helper() -> None:
+    """``check``'s message for a fill that blocks where the mask is False (``torch.where(future,
+    scores, -inf)`` keeps the future and blocks the past) says so, with the mask "False on the
+    past". ``_fill_blocks_past``'s first guard: the helper ``fill`` analysed alone (its input not
+    known to be scores) decides nothing, so the right fill it makes on the scores (the future
+    blocked) is not reported."""
+    result = lint_source(POLARITY, "x.py", {"SC203"})
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
+        (
+            16,
+            26,
+            "this fill of -inf blocks where the mask is False, but the mask is False on the past: it hides "
+            "what a causal model may see and leaves the future open",
+        )
+    ]
+
+
+MASKS_MODULE = '''import torch
+
+
+def causal_mask(T: int):
+    return torch.tril(torch.ones(T, T, dtype=torch.bool))
+'''
+
+ATTENTION_MODULE = '''import math
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+from masks import causal_mask
+
+
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(64)
+    scores = scores.masked_fill(causal_mask(q.size(-2)), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+'''
+
+
+def test_SC203_the_message_names_the_file_the_mask_is_built_in(tmp_path) -> None:
+    """``check``'s ``triangle`` / ``built`` / ``mask``: the triangle built in ``masks.py`` (line 5)
+    and used with the wrong polarity in ``attention.py`` is named in the message, so the reader
+    finds where to fix it."""
+    from shapecheck.runner import LintOptions, run
+
+    (tmp_path / "masks.py").write_text(MASKS_MODULE)
+    (tmp_path / "attention.py").write_text(ATTENTION_MODULE)
+    report = run(LintOptions(paths=[str(tmp_path / "attention.py")], isolated=True)).report
+    assert [(d.code, d.span.line, d.span.column, d.message) for d in report.diagnostics if d.code == "SC203"] == [
+        (
+            "SC203",
+            12,
+            33,
+            "this fill of -inf blocks where the mask is True, but the mask (built in masks.py:5) is True on the "
+            "past and the diagonal: it hides what a causal model may see and leaves the future open",
+        )
+    ]
+
+
+HELPER_MODULE = '''import torch
+
+
+def causal_fill(scores, T: int):
+    past = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    return scores.masked_fill(past, float("-inf"))
+'''
+
+CALLER_MODULE = '''import math
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+from masking import causal_fill
+
+
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    scores = causal_fill(q @ k.transpose(-2, -1) / math.sqrt(64), q.size(-2))
+    return torch.softmax(scores, dim=-1) @ v
+'''
+
+
+def test_SC203_a_mask_built_next_to_its_fill_in_another_module_names_no_file(tmp_path) -> None:
+    """``check``'s ``facts.elsewhere(triangle.node, node)``: the file compared with the triangle's is
+    the finding's (``masking.py``, where the helper builds and applies the mask), not the file being
+    analysed (``model.py``, whose call makes the helper's input attention scores): same file, so the
+    message names none."""
+    from shapecheck.runner import LintOptions, run
+
+    (tmp_path / "masking.py").write_text(HELPER_MODULE)
+    (tmp_path / "model.py").write_text(CALLER_MODULE)
+    report = run(LintOptions(paths=[str(tmp_path)], isolated=True)).report
+    found = [(Path(d.path).name, d.span.line, d.message) for d in report.diagnostics if d.code == "SC203"]
+    assert found == [
+        (
+            "masking.py",
+            6,
+            "this fill of -inf blocks where the mask is True, but the mask is True on the past and the diagonal: "
+            "it hides what a causal model may see and leaves the future open",
+        )
     ]
