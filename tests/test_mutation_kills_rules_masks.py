@@ -569,3 +569,198 @@ def test_SC203_a_mask_built_next_to_its_fill_in_another_module_names_no_file(tmp
             "it hides what a causal model may see and leaves the future open",
         )
     ]
+
+
+# ---------------------------------------------------------------------------------------- SC204
+
+DETR_STYLE_DECODER = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, width=32, heads=4):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.pos = nn.Parameter(torch.zeros(1, 16, width))
+
+    def forward(self, x):
+        q = k = x + self.pos[:, : x.size(1)]
+        out, _ = self.mha(q, k, value=x)
+        return out
+
+
+class Decoder(nn.Module):
+    def __init__(self, vocab=100, width=32):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, width)
+        self.block = Block(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, idx):
+        return self.head(self.block(self.tok(idx)))
+
+    def loss(self, idx):
+        logits = self(idx)
+        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), idx[:, 1:].reshape(-1))
+'''
+
+
+def test_SC204_multihead_self_attention_whose_value_is_another_tensor() -> None:
+    """``_is_self_attention``: nn.MultiheadAttention's key is its argument 2 (after the module and
+    the query), not the value: DETR-style ``q = k = x + pos`` with ``value=x`` is self-attention,
+    and this decoder trains on shifted targets with no causal mask."""
+    assert _found(DETR_STYLE_DECODER, "SC204") == [("SC204", 15, 18)]
+
+
+def test_SC204_the_message_names_the_loss_in_another_file() -> None:
+    """``check``'s ``facts.elsewhere(why.node, node)``: the evidence that the model is causal (the
+    shifted next-token loss in ``train.py``) is named with its file and line, relative to the
+    attention's file."""
+    from shapecheck.runner import LintOptions, run
+
+    project = Path(__file__).resolve().parents[1] / "examples" / "projects" / "bug_missing_causal_mask"
+    report = run(LintOptions(paths=[str(project)], isolated=True)).report
+    assert [(Path(d.path).name, d.span.line, d.message) for d in report.diagnostics] == [
+        (
+            "attention.py",
+            21,
+            "self-attention with no causal mask, but its output feeds a next-token loss (logits and targets "
+            "shifted by one) in train.py:14: every position can attend to the tokens after it",
+        )
+    ]
+
+
+
+# ---------------------------------------------------------------------------------------- SC205
+
+FILLS_OF_SCORES = '''
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def top_k_logits(logits: Float[Tensor, "b 50257"], k: int = 50):
+    kth = torch.topk(logits, k).values[:, -1:]
+    return logits.masked_fill(logits < kth, float("-inf"))
+
+
+def padded(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], pad: Bool[Tensor, "b 1 1 t"]):
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(64)).masked_fill(pad, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def zero_filled(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    blocked = torch.triu(torch.ones(T, T, dtype=torch.bool))
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(64)).masked_fill(blocked, 0.0)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def past_blocked(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    past = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(64)).masked_fill(past, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def bert_fill(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    blocked = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=0)
+    scores = (q @ k.transpose(-2, -1) / math.sqrt(64)).masked_fill(blocked, -10000.0)
+    return torch.softmax(scores, dim=-1) @ v
+'''
+
+
+def test_SC205_which_fills_are_candidates_and_which_triangles_block_the_diagonal() -> None:
+    """``check``'s candidates from mask applications: a fill outside attention (top-k filtering of
+    logits) and a padding mask (no triangle) are passed over and the later ones still judged; a fill
+    of 0 blocks nothing (SC104's), a fill of exactly -10000.0 (the old BERT value) blocks (the
+    threshold is inclusive); ``_blocks_diagonal``: a lower triangle as the blocked set hides the
+    past (SC203's), not the diagonal. Reported: the BERT-style fill's ``triu(..., diagonal=0)``,
+    with its fix."""
+    result = lint_source(FILLS_OF_SCORES, "x.py", {"SC205"})
+    found = [(d.line, d.column, d.fix.message, d.fix.edits[0].content) for d in result.diagnostics]
+    assert found == [
+        (
+            36,
+            15,
+            "use diagonal=1 so that each token may attend to itself",
+            "torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)",
+        )
+    ]
+
+
+ATTENTION_MASKS = '''
+import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+
+def with_bias(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"], alibi: Float[Tensor, "h t t"]):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(64) + alibi
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def add_mask(scores, mask):
+    return scores + mask
+
+
+def through_a_helper(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    future = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
+    scores = add_mask(q @ k.transpose(-2, -1) / math.sqrt(64), future)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+class Block(nn.Module):
+    def __init__(self, width: int = 64, heads: int = 4):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(width, heads, batch_first=True)
+
+    def forward(self, x: Float[Tensor, "b t 64"]):
+        T = x.size(1)
+        blocked = torch.triu(torch.ones(T, T, dtype=torch.bool))
+        out, _ = self.mha(x, x, x, None, True, blocked)
+        return out
+
+
+def float_triangle(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tril(torch.ones(T, T)))
+
+
+def blocked_set_given(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=torch.triu(torch.ones(T, T, dtype=torch.bool)))
+
+
+def strictly_lower(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    allowed = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)
+    return F.scaled_dot_product_attention(q, k, v, allowed)
+
+
+def negated_lower(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    T = q.size(-2)
+    blocked = ~torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=blocked)
+'''
+
+
+def test_SC205_additive_masks_and_attention_masks_by_position() -> None:
+    """``check``'s candidates: an additive bias that is no triangle (ALiBi) and an additive causal
+    mask added in a helper (analysed alone too, where the sum carries no mask of its own) are
+    passed over; nn.MultiheadAttention's 6th argument and SDPA's 4th, by position, are judged: a
+    ``triu`` blocked set with the diagonal (the module's convention) and a strictly lower allowed
+    set (SDPA's) are reported. ``_blocks_diagonal``: a float 0/1 triangle blocks nothing (SC201's),
+    and an upper triangle (``triu``, or ``~tril(..., diagonal=-1)``) given to SDPA as its allowed set
+    is the wrong polarity (SC203's)."""
+    assert _found(ATTENTION_MASKS, "SC205") == [("SC205", 33, 19), ("SC205", 50, 15)]
