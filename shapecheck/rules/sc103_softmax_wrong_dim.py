@@ -76,7 +76,7 @@ class SoftmaxWrongDim(Rule):
 def _contracted_key_axes(facts: FileFacts) -> dict[cst.CSTNode, set[int]]:
     axes: dict[cst.CSTNode, set[int]] = {}
     for event in facts.events:
-        tag = event.result_tensor.tag(AttentionOutputTag) if hasattr(event.result, "tags") else None
+        tag = event.result_tensor.tag(AttentionOutputTag)  # None for a non-tensor (an unknown tensor)
         if tag is not None and tag.softmax is not None and tag.key_axis is not None and tag.node is event.node:
             axes.setdefault(tag.softmax, set()).add(tag.key_axis)
     return axes

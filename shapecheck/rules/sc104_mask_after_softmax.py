@@ -112,9 +112,7 @@ def _added_to_probabilities(event: OpEvent, attention: AttentionFacts) -> bool |
     """``attn = attn.softmax(-1); attn = attn + bias``: a tensor that is no distribution added to
     (or subtracted from) probabilities that reach the values. None where this context cannot tell
     (an attention helper run standalone sees no attention softmax): the contexts that can decide."""
-    if _operator(event) not in ("add", "sub"):
-        return False
-    result = event.result_tensor
+    result = event.result_tensor  # an add or a sub: ``check`` passes no other binary op
     probs, masked = result.tag(ProbsTag), result.tag(MaskedTag)
     if probs is not None and probs.log:
         return False
@@ -127,7 +125,9 @@ def _added_to_probabilities(event: OpEvent, attention: AttentionFacts) -> bool |
         # away from something else, not given a bias.
         return False
     added = masked.mask
-    return not (added.has(ProbsTag) or added.has(NormalisedTag) or added.rank == 0)
+    # Another distribution (a gate mixing two attentions) or a number keeps the rows summing to 1;
+    # every tensor computed from a softmax's output (probabilities included) is ``NormalisedTag``.
+    return not (added.has(NormalisedTag) or added.rank == 0)
 
 
 def _operator(event: OpEvent) -> str | None:
@@ -158,7 +158,9 @@ def _masks_probabilities(event: OpEvent, attention: AttentionFacts) -> bool:
 def _weak_fill(application: MaskApplication) -> bool | None:
     source = application.scores
     if not source.has(ScoresTag) or source.has(ProbsTag):
-        return False
+        # Not scores in this context: a masking helper analysed alone (its input unknown), or also
+        # used on other tensors (logits, values). It has no say on the fill the scores get.
+        return None
     fill = application.fill
     if fill is None or fill.value is None:
         return None

@@ -8,7 +8,7 @@ import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
 from shapecheck.engine.domain.values import TriangleTag
-from shapecheck.engine.facts.queries import given, in_some_context
+from shapecheck.engine.facts.queries import in_some_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -55,7 +55,7 @@ class MaskDtype(Rule):
             yield _non_bool_report(event, 0, "condition", "torch.where needs a bool condition", "condition")
         attention = facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
         for event, name, index in _integer_masks(attention):
-            node = event.kwarg_nodes.get(name) or event.arg_node(index, name) or event.node
+            node = event.arg_node(index, name) or event.node  # the keyword's node when given so
             yield Report(
                 node,
                 f"{name} is an integer tensor; attention masks must be bool (or float, added to the scores), "
@@ -77,7 +77,7 @@ def _integer_masks(events: list[OpEvent]):
     for event in events:
         names = (("attn_mask", 3),) if event.op == "scaled_dot_product_attention" else (("attn_mask", 6), ("key_padding_mask", 4))
         for name, index in names:
-            if given(event, index, name) and event.tensor(index, name).dtype == "int" and id(event.node) not in seen:
+            if event.tensor(index, name).dtype == "int" and id(event.node) not in seen:  # absent: no dtype
                 seen.add(id(event.node))
                 yield event, name, index
 
@@ -105,19 +105,18 @@ def _non_bool_report(event: OpEvent, index: int, name: str, needs: str, what: st
 
 def _non_bool_condition(event: OpEvent) -> bool:
     """``torch.where(mask, scores, -inf)`` with a float or integer 0/1 triangle as the mask (three
-    arguments: the one-argument form returns indices and takes any tensor). Only a triangle the code
-    built is judged: a condition whose dtype comes from farther away (a parameter, a cast in a
-    caller) is left alone. The engine gives ``x.where(cond, y)`` the same argument order."""
-    if len(event.args) < 3:
-        return False
+    arguments, by position or keyword: the one-argument form returns indices and takes any tensor).
+    Only a triangle the code built is judged: a condition whose dtype comes from farther away (a
+    parameter, a cast in a caller) is left alone. The engine gives ``x.where(cond, y)`` the same
+    argument order."""
+    if not event.has_arg(2, "other"):
+        return False  # the one-argument form (torch has no two-argument one)
     condition = event.tensor(0, "condition")
     return condition.dtype in ("float", "int") and condition.has(TriangleTag)
 
 
 def _float_triangle(event: OpEvent) -> bool:
-    if not given(event, 3 if event.op == "scaled_dot_product_attention" else 6, "attn_mask"):
-        return False
-    mask = event.tensor(3 if event.op == "scaled_dot_product_attention" else 6, "attn_mask")
+    mask = event.tensor(3 if event.op == "scaled_dot_product_attention" else 6, "attn_mask")  # absent: no dtype
     triangle = mask.tag(TriangleTag)
     return mask.dtype == "float" and triangle is not None and not triangle.additive
 

@@ -95,10 +95,8 @@ def _blocks_diagonal(mask: TensorValue, triangle: TriangleTag, true_blocks: bool
     blocked_upper = (not triangle.lower) != triangle.negated
     if triangle.diagonal is None:
         return False
-    if not triangle.negated:
-        blocked_from = triangle.diagonal if not triangle.lower else None
-    else:
-        blocked_from = triangle.diagonal + 1 if triangle.lower else None
+    # Read only for a blocked upper set (an upper triangle, or a negated lower one), or replaced below.
+    blocked_from = triangle.diagonal + 1 if triangle.negated else triangle.diagonal
     if not true_blocks:
         # SDPA: True = attend. Blocked set is the complement of the True set.
         if triangle.lower and not triangle.negated:
