@@ -78,8 +78,12 @@ def targets(all_examples: bool = False) -> dict[str, list[str]]:
     for package in ("symbolic", "ops"):
         for path in sorted((engine / package).glob("[a-z]*.py")):
             tests = ENGINE_TESTS.get(f"{package}/{path.stem}", ENGINE_TESTS.get(package, []))
-            if package == "ops":  # kill tests kept in a file per module: tests/test_mutation_kills_ops_<topic>.py
-                tests = tests + sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").glob("test_mutation_kills_ops_*.py"))
+            if package == "ops":
+                # Every engine test file (the idioms of real code each session adds have their own:
+                # test_engine_unknown_rank.py, test_engine_hf_models.py, ...) and the kill tests kept
+                # in a file per helper session (tests/test_mutation_kills_ops_<topic>.py).
+                extra = [*(REPO / "tests").glob("test_engine_*.py"), *(REPO / "tests").glob("test_mutation_kills_ops_*.py")]
+                tests = tests + sorted(str(p.relative_to(REPO)) for p in extra if str(p.relative_to(REPO)) not in tests)
             selected[f"shapecheck/engine/{package}/{path.name}"] = [t for t in tests if (REPO / t).is_file()]
     return selected
 
