@@ -228,12 +228,15 @@ def test_SC401_a_helper_called_with_distinct_projections_first_and_tied_ones_lat
 PROJECTS = Path(__file__).resolve().parents[1] / "examples" / "projects"
 
 
-def _project_findings(*paths: Path) -> list[tuple[str, int, str]]:
-    """(file name, line, message) of SC402's findings in a run over ``paths`` (imports read too)."""
+def _project_findings(*paths: Path, full: bool = False) -> list[tuple[str, int, str]]:
+    """(file name, or path with ``full``, line, message) of SC402's findings in a run over ``paths``
+    (their imports read too). No result cache: a cached result would hide a change of the rule."""
     from shapecheck.runner import LintOptions, run
 
-    report = run(LintOptions(paths=[str(p) for p in paths], isolated=True)).report
-    return sorted((Path(d.path).name, d.span.line, d.message) for d in report.diagnostics if d.code == "SC402")
+    report = run(LintOptions(paths=[str(p) for p in paths], isolated=True, cache=False)).report
+    return sorted(
+        (d.path if full else Path(d.path).name, d.span.line, d.message) for d in report.diagnostics if d.code == "SC402"
+    )
 
 
 def test_SC402_an_uneven_head_split_configured_in_another_file_lands_on_the_default() -> None:
@@ -248,3 +251,252 @@ def test_SC402_an_uneven_head_split_configured_in_another_file_lands_on_the_defa
     ((name, line, message),) = _project_findings(project / "train.py")
     assert (name, line) == ("train.py", 12)
     assert "(the head split in layers.py:20)" in message
+
+
+SC402_PACKAGE = {
+    "configs/gpt.py": """from dataclasses import dataclass
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 100
+    block_size: int = 16
+    n_embd: int = 768
+    n_head: int = 10
+""",
+    "models/attention.py": """import torch.nn as nn
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.n_head = config.n_head
+        self.head_dim = config.n_embd // config.n_head
+        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        k = k.view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        v = v.view(B, T, self.n_head, self.head_dim).transpose(1, 2)
+        y = (q @ k.transpose(-2, -1) / self.head_dim**0.5).softmax(dim=-1) @ v
+        return y.transpose(1, 2).reshape(B, T, C)
+""",
+    "models/mlp.py": """import torch.nn as nn
+
+
+class GroupedMLP(nn.Module):
+    def __init__(self, width, groups):
+        super().__init__()
+        assert width % groups == 0, "the groups must split the width"
+        self.fc = nn.Linear(width // groups, 4 * width // groups)
+""",
+    "train.py": """import torch
+
+from configs.gpt import GPTConfig
+from models.attention import CausalSelfAttention
+from models.mlp import GroupedMLP
+
+
+def main():
+    config = GPTConfig()
+    attention = CausalSelfAttention(config)
+    mlp = GroupedMLP(config.n_embd, 5 * 2)
+    y = attention(torch.randn(2, config.block_size, config.n_embd))
+    return mlp, y
+
+
+if __name__ == "__main__":
+    main()
+""",
+}
+
+
+def test_SC402_findings_name_evidence_in_another_folder_relative_to_the_finding(tmp_path) -> None:
+    """``check``'s ``facts.elsewhere(evidence, finding)`` in both loops: in a package layout the place
+    of the evidence is written relative to the finding's folder. The head split of ``models/`` is
+    reported at the ``configs/`` default (``../models/attention.py:14``); the failed ``assert width %
+    groups == 0`` of ``models/mlp.py`` at the construction in ``train.py`` (``models/mlp.py:7``)."""
+    for name, text in SC402_PACKAGE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = [(Path(path).relative_to(tmp_path).as_posix(), line, message) for path, line, message in _project_findings(tmp_path, full=True)]
+    assert [(name, line) for name, line, _ in found] == [("configs/gpt.py", 9), ("train.py", 11)]
+    assert found[0][2].endswith(": 10 heads of 768 // 10 = 76 lose 8 features (the head split in ../models/attention.py:14)")
+    assert found[1][2] == "768 is not divisible by 10 (768 % 10 = 8): the heads cannot split the model width (checked in models/mlp.py:7)"
+
+
+SC402_GROUPED = """import torch.nn as nn
+
+
+class GroupedAttention(nn.Module):
+    def __init__(self, d_model=512, n_kv_groups=3, block_size=256, window=64):
+        super().__init__()
+        assert block_size % window == 0, "the sequence must split into whole windows"
+        self.n_heads = 2 * n_kv_groups
+        assert d_model % self.n_heads == 0, "the heads must split the model width"
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+"""
+
+
+def test_SC402_a_failed_check_after_one_that_holds_lands_on_the_width_default() -> None:
+    """``check``'s divisibility loop: the window check holds and comes first (later checks still
+    count); the head count ``2 * n_kv_groups`` was written nowhere as one number (``_written`` gives
+    nothing for it), so the class analysed alone reports the width's default, ``d_model=512``."""
+    assert _found(SC402_GROUPED, "SC402") == [(5, 32)]
+
+
+SC402_CONSTRUCTED_LATER = """import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, width=512, heads=6):
+        super().__init__()
+        self.heads = heads
+        self.q = nn.Linear(width, width)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        return self.q(x).view(b, t, self.heads, c // self.heads)
+
+
+def main():
+    model = Attention()
+    large = Attention(width=768, heads=10)
+    out = model(torch.randn(2, 8, 512)) + large(torch.randn(2, 8, 768)).sum()
+    print(out.shape)
+"""
+
+
+def test_SC402_a_split_met_alone_first_lands_on_the_construction_met_later() -> None:
+    """``_one_per_split`` / ``_origin``: the method analysed alone meets the split first (its sizes are
+    the defaults), ``main`` meets it again through ``Attention()``: the context that knows the
+    construction wins, so the one finding is at ``Attention()`` (line 17), not the ``heads=6``
+    default; a second construction whose sizes fail too (line 18) meets the same split: one split, one
+    finding, at the first construction."""
+    assert _found(SC402_CONSTRUCTED_LATER, "SC402") == [(17, 13)]
+
+
+SC402_LAYERS = """import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d_model=512, head_dim=1024):
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, d_model // head_dim, batch_first=True)
+
+
+class CrossBlock(nn.Module):
+    def __init__(self, d_model, n_heads=8):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
+
+
+class Encoder(nn.Module):
+    def __init__(self, width=512, heads=6):
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+        self.layer = nn.TransformerEncoderLayer(width, heads, batch_first=True)
+
+
+model = Encoder(width=768, heads=10)
+
+
+class ConfiguredBlock(nn.Module):
+    def __init__(self, n_heads=6, **attn_kwargs):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(num_heads=n_heads, **attn_kwargs)
+"""
+
+
+def test_SC402_headed_layers_with_zero_or_symbolic_heads_are_no_claim_and_others_land_on_the_instantiation() -> None:
+    """``check``'s constructions loop: ``d_model // head_dim`` = 0 heads (torch refuses a zero head
+    count with a ValueError of its own, no divisibility to check), a symbolic width with 8 heads and a
+    width given in ``**attn_kwargs`` (not known) are no claim; a layer after a ``nn.Linear`` still counts; ``TransformerEncoderLayer(512, 6)`` of the
+    class analysed alone is reported at the layer (line 21), and the instantiation ``Encoder(width=768,
+    heads=10)`` whose values reach it at that call (line 24: ``run.origin()``)."""
+    assert _found(SC402_LAYERS, "SC402") == [(21, 22), (24, 9)]
+
+
+# ------------------------------------------------------------------------------------------- SC404
+
+SC404_TIME_AXIS = """import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Embedder(nn.Module):
+    def __init__(self, vocab_size, d_model):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        x = self.embed(ids)
+        return F.layer_norm(x, (t,))
+"""
+
+
+def test_SC404_a_functional_norm_over_the_time_axis_names_the_sequence_length() -> None:
+    """``_sequence_length``: ``F.layer_norm(x, (t,))`` on token embeddings ``(b, t, d_model)`` with
+    symbolic sizes normalizes over the sequence length, axis 1 (torch raises: normalized_shape [16]
+    against an input of size [2, 16, 32]); the message says which axis it is and what to use."""
+    result = lint_source(SC404_TIME_AXIS, "snippet.py", {"SC404"})
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
+        (
+            13,
+            16,
+            "F.layer_norm normalized_shape (t,) is the sequence length (axis 1), not the feature dim d_model of its "
+            "input (b, t, d_model): expected F.layer_norm(d_model)",
+        )
+    ]
+
+
+SC404_HELPER_NORM = {
+    "norms.py": """import torch.nn as nn
+
+
+def make_norm(size):
+    return nn.LayerNorm(size)
+""",
+    "model.py": """import torch
+import torch.nn as nn
+
+from norms import make_norm
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, block_size=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.norm = make_norm(block_size)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, ids):
+        return self.head(self.norm(self.embed(ids)))
+
+
+if __name__ == "__main__":
+    logits = TinyLM()(torch.randint(0, 100, (2, 16)))
+""",
+}
+
+
+def test_SC404_a_norm_built_by_a_helper_of_a_file_not_reported_falls_back_to_its_application(tmp_path) -> None:
+    """``check``'s ``fallback``: ``make_norm(block_size)`` of ``norms.py`` builds ``LayerNorm(16)``
+    for ``(2, 16, 32)`` token states (torch raises). Over the project the finding is where the layer
+    is built (the size to change); linting ``model.py`` alone (``norms.py`` read, not reported) it
+    falls back to where the layer is applied."""
+    from shapecheck.runner import LintOptions, run
+
+    for name, text in SC404_HELPER_NORM.items():
+        (tmp_path / name).write_text(text)
+
+    def found(path):
+        report = run(LintOptions(paths=[str(path)], isolated=True, cache=False)).report
+        return [(Path(d.path).name, d.span.line, d.span.column) for d in report.diagnostics if d.code == "SC404"]
+
+    assert found(tmp_path) == [("norms.py", 5, 12)]
+    assert found(tmp_path / "model.py") == [("model.py", 15, 26)]
