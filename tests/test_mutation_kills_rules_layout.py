@@ -500,3 +500,74 @@ def test_SC404_a_norm_built_by_a_helper_of_a_file_not_reported_falls_back_to_its
 
     assert found(tmp_path) == [("norms.py", 5, 12)]
     assert found(tmp_path / "model.py") == [("model.py", 15, 26)]
+
+
+# ------------------------------------------------------------------------------------------- SC501
+
+SC501_HELPER = """import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def merge_heads(y):
+    b, t = y.size(0), y.size(1)
+    return y.view(b, t, -1)
+
+
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+    att = torch.softmax(q @ k.transpose(-2, -1) / 8.0, dim=-1)
+    flat = merge_heads(torch.zeros(2, 16, 512))
+    return merge_heads((att @ v).transpose(1, 2)), flat
+"""
+
+
+def test_SC501_a_helper_viewing_a_contiguous_tensor_first_and_transposed_heads_later() -> None:
+    """``_verdict`` and ``_fix``: ``merge_heads`` is met with a contiguous ``(2, 16, 512)`` tensor (no
+    claim) and with heads transposed to ``(b, t, h, 64)`` (torch raises "view size is not compatible
+    with input tensor's size and stride"): the later context is the finding, with its fix's title."""
+    result = lint_source(SC501_HELPER, "snippet.py", {"SC501"})
+    assert [(d.line, d.column) for d in result.diagnostics] == [(8, 12)]
+    assert result.diagnostics[0].fix.message == "insert .contiguous() before .view()"
+
+
+SC501_FOLLOW_ON = """import torch
+import torch.nn as nn
+
+
+class Embed(nn.Module):
+    def __init__(self, vocab=100, width=32, block=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Embedding(block, width)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        tok, pos = self.tokens(ids), self.positions(torch.arange(t)).expand(b, t, -1)
+        x = torch.cat([tok, pos], dim=-1)
+        return x.transpose(1, 2).view(b, -1)
+
+
+class Heads(nn.Module):
+    def forward(self, att, v):
+        b, h, t, d = v.shape
+        return (att @ v).transpose(1, 2).view(b, t * h, d)
+
+
+if __name__ == "__main__":
+    out = Embed()(torch.randint(0, 100, (2, 16)))
+    y = Heads()(torch.softmax(torch.randn(2, 4, 16, 16), -1), torch.randn(2, 4, 16, 8))
+"""
+
+
+def test_SC501_a_view_of_a_widened_concatenation_is_a_follow_on_and_the_merged_sizes_are_named() -> None:
+    """``check``'s ``causes`` and message: with every rule on, the non-contiguous view of the
+    concatenation SC301 reports (line 14) is its follow-on and is left out; the view of transposed
+    heads ``(2, 16, 4, 8)`` merging axes 1..2 names exactly those two sizes (both raise at run time:
+    "view size is not compatible with input tensor's size and stride")."""
+    result = lint_source(SC501_FOLLOW_ON, "snippet.py")
+    assert result.error is None, result.error
+    assert [(d.code, d.line, d.column) for d in result.diagnostics] == [("SC301", 14, 13), ("SC501", 21, 16)]
+    assert result.diagnostics[1].message == (
+        ".view() merges axes 1..2 (16, 4) of a tensor of shape (2, 16, 4, 8) that was reordered to axis order "
+        "(0, 2, 1, 3) and is not contiguous: those axes are not adjacent in memory, so view raises at run time"
+    )
