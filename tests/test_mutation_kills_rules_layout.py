@@ -45,6 +45,71 @@ def test_SC301_a_concatenation_along_an_axis_the_engine_cannot_read_is_no_claim(
     assert _found(SC301_UNKNOWN_AXIS, "SC301") == [(15, 16)]
 
 
+
+SC301_FEATURES = """import torch
+import torch.nn as nn
+
+
+class SeriesEncoder(nn.Module):
+    def __init__(self, n_features=8, d_model=32, max_len=64):
+        super().__init__()
+        self.input_proj = nn.Linear(n_features, d_model)
+        self.pos = nn.Parameter(torch.zeros(1, max_len, d_model))
+
+    def forward(self, series):
+        b, t, f = series.shape
+        x = self.input_proj(series)
+        return torch.cat([x, self.pos[:, :t]], dim=-1)
+
+
+class PointEncoder(nn.Module):
+    def __init__(self, vocab=100, d_model=32, d_content=24, block=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, d_model)
+        self.content = nn.Linear(d_model, d_content)
+        self.positions = nn.Embedding(block, d_model - d_content)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        pos = self.positions(torch.arange(t)).expand(b, t, -1)
+        return torch.cat([self.content(self.tokens(ids)), pos], dim=-1)
+
+
+class LostShape(nn.Module):
+    def __init__(self, vocab=100, d_model=32, block=16):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, d_model)
+        self.positions = nn.Embedding(block, d_model)
+
+    def forward(self, ids):
+        b, t = ids.shape
+        tok = self.tokens(ids).reshape(*ids.shape, -1)
+        pos = self.positions(torch.arange(t)).expand(b, t, -1)
+        return torch.cat([tok, pos], dim=-1)
+
+
+if __name__ == "__main__":
+    print(PointEncoder()(torch.randint(0, 100, (2, 16))).shape)
+    print(LostShape()(torch.randint(0, 100, (2, 16))).shape)
+    try:
+        SeriesEncoder()(torch.randn(2, 16, 8))
+    except RuntimeError as e:
+        print("series:", e)
+"""
+
+
+def test_SC301_a_table_made_to_broadcast_and_tokens_of_their_own_width_are_concatenated_positions() -> None:
+    """``_made_to_broadcast`` / ``_token_features`` / ``_last_is`` / ``_fix``: a ``(1, max_len, d)``
+    table sliced to ``t`` beside projected series features of the same rank (torch raises: "Sizes of
+    tensors must match except in dimension 2") and token embeddings reshaped on the way are reported,
+    with the fix's title; tokens projected to another width (24 content features) beside an 8-wide
+    position embedding are a deliberate concatenation to 32 features (it runs), not reported."""
+    result = lint_source(SC301_FEATURES, "snippet.py", {"SC301"})
+    assert result.error is None, result.error
+    title = "add the positional encoding instead of concatenating it"
+    assert [(d.line, d.column, d.fix.message) for d in result.diagnostics] == [(14, 16, title), (40, 16, title)]
+
+
 # ------------------------------------------------------------------------------------------- SC303
 
 SC303_POSITIONAL_MASK = '''import torch
@@ -571,3 +636,80 @@ def test_SC501_a_view_of_a_widened_concatenation_is_a_follow_on_and_the_merged_s
         ".view() merges axes 1..2 (16, 4) of a tensor of shape (2, 16, 4, 8) that was reordered to axis order "
         "(0, 2, 1, 3) and is not contiguous: those axes are not adjacent in memory, so view raises at run time"
     )
+
+
+# ------------------------------------------------------------------------------------------- SC504
+
+SC504_FIXES = """import torch
+import torch as th
+from jaxtyping import Float
+from torch import Tensor
+
+
+def scores(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"]):
+    a = q @ k.transpose(1, 2)
+    b = q @ (k.transpose(1, 2))
+    c = q @ k.T
+    d = torch.matmul(q, torch.transpose(k, 1, 2))
+    e = q @ th.swapaxes(k, 1, 2)
+    f = q @ torch.transpose(k, dim0=1, dim1=2)
+    g = q @ k.permute(0, 2, 1, 3)
+    h = q @ torch.transpose(input=k, dim0=1, dim1=2)
+    i = q @ k.swapdims(1, 2)
+    return a, b, c, d, e, f, g, h, i
+"""
+
+
+def test_SC504_fixes_of_every_key_transpose_form() -> None:
+    """``_fix``: the method forms (``.transpose(1, 2)``, parenthesized, ``.T``, ``.permute``,
+    ``.swapdims``) become ``.transpose(-2, -1)`` keeping the parentheses; the function forms of an
+    imported module (``torch.transpose(k, 1, 2)``, its dims given by keyword) keep the function and
+    swap the last two axes; a key given by keyword (``input=k``) gets no fix (and ``th.swapaxes`` is
+    not followed by the engine). Every one of these products raises in torch for ``t != h``."""
+    from shapecheck.fixes import fix_module
+
+    result = lint_source(SC504_FIXES, "snippet.py", {"SC504"})
+    assert result.error is None, result.error
+    method, function = "transpose the key's last two axes: .transpose(-2, -1)", "transpose the key's last two axes: transpose(k, -2, -1)"
+    assert [(d.line, d.column, d.fix.message) for d in result.diagnostics] == [
+        (8, 13, method), (9, 14, method), (10, 13, method), (11, 25, function), (13, 13, function),
+        (14, 13, method), (16, 13, method),
+    ]
+    fixed = fix_module(result.module, SC504_FIXES, result.diagnostics).fixed.splitlines()
+    assert fixed[7:16] == [
+        "    a = q @ k.transpose(-2, -1)",
+        "    b = q @ (k.transpose(-2, -1))",
+        "    c = q @ k.transpose(-2, -1)",
+        "    d = torch.matmul(q, torch.transpose(k, -2, -1))",
+        "    e = q @ th.swapaxes(k, 1, 2)",
+        "    f = q @ torch.transpose(k, -2, -1)",
+        "    g = q @ k.transpose(-2, -1)",
+        "    h = q @ torch.transpose(input=k, dim0=1, dim1=2)",
+        "    i = q @ k.transpose(-2, -1)",
+    ]
+
+
+SC504_HELPER = """import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def scores(q, k_t):
+    return q @ k_t
+
+
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"]):
+    right = scores(q, k.transpose(-2, -1))
+    wrong = scores(q, k.swapaxes(1, 2))
+    return right, wrong
+"""
+
+
+def test_SC504_a_product_helper_met_with_the_right_key_first_and_a_swapped_one_later() -> None:
+    """``_verdict``: ``scores`` is met first with ``k.transpose(-2, -1)`` (right: no claim) and then with
+    ``k.swapaxes(1, 2)`` (the method form of a head/time swap): the later context is the finding, at
+    the swap, with the method fix."""
+    result = lint_source(SC504_HELPER, "snippet.py", {"SC504"})
+    assert [(d.line, d.column, d.fix.message) for d in result.diagnostics] == [
+        (12, 23, "transpose the key's last two axes: .transpose(-2, -1)")
+    ]
