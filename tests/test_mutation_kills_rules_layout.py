@@ -713,3 +713,57 @@ def test_SC504_a_product_helper_met_with_the_right_key_first_and_a_swapped_one_l
     assert [(d.line, d.column, d.fix.message) for d in result.diagnostics] == [
         (12, 23, "transpose the key's last two axes: .transpose(-2, -1)")
     ]
+
+
+# ------------------------------------------------------------------------------------------- SC602
+
+SC602_SCALAR_TARGET = """import torch
+import torch.nn.functional as F
+
+
+def main():
+    head = torch.nn.Linear(32, 10)
+    features = torch.randn(4, 32)
+    return F.cross_entropy(head(features), torch.tensor(3))
+"""
+
+
+def test_SC602_a_scalar_target_for_a_batch_of_logits_names_the_class_dim() -> None:
+    """``mismatch``'s rank branch: ``(4, 10)`` logits with a 0-d target (torch raises "Expected input
+    batch_size (4) to match target batch_size (0)"); the message names the classes, dim 1 of the
+    logits (10), not the batch."""
+    result = lint_source(SC602_SCALAR_TARGET, "snippet.py", {"SC602"})
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
+        (
+            8,
+            12,
+            "cross_entropy gets logits (4, 10) with targets (): the ranks do not fit, expected targets (4) "
+            "(the classes are dim 1 of the logits, 10)",
+        )
+    ]
+
+
+SC602_POSITIONS = """import torch
+import torch.nn.functional as F
+
+
+def main():
+    logits = torch.randn(4, 10, 16)
+    ids = torch.randint(0, 10, (4, 17))
+    return F.cross_entropy(logits, ids[:, 1:-1])
+"""
+
+
+def test_SC602_classes_on_dim_1_with_targets_one_position_short() -> None:
+    """``mismatch``'s position pairs: ``(4, 10, 16)`` logits (classes on dim 1) against ``(4, 15)``
+    targets cut one too short (torch raises "Expected target size [4, 16], got [4, 15]"): logits
+    dim 2 is compared with targets dim 1."""
+    result = lint_source(SC602_POSITIONS, "snippet.py", {"SC602"})
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
+        (
+            8,
+            12,
+            "cross_entropy gets logits (4, 10, 16) with targets (4, 15): logits dim 2 (16) must equal targets "
+            "dim 1 (15), expected targets (4, 16)",
+        )
+    ]
