@@ -54,7 +54,6 @@ class SharedQKWeights(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         scores_events = attention_softmaxes(facts) + facts.events_of("scaled_dot_product_attention")
-        reported: set[int] = set()
         for node, events in by_node(scores_events).items():
             for event in events:
                 if event.op == "scaled_dot_product_attention":
@@ -63,11 +62,11 @@ class SharedQKWeights(Rule):
                     tag = event.tensor(0, "input").tag(ScoresTag)
                     query, key = tag.query, tag.key
                 shared = _shared(query, key)
-                if shared is None or id(shared.ident) in reported:
+                if shared is None:
                     continue
-                reported.add(id(shared.ident))
                 key_projection = key.tag(ProjectionTag)
-                # the key's projection always has its call node: it is where the finding goes
+                # Where the second name is bound to the first one's weights (one finding however many
+                # attentions use them), else each key computed with the query's projection: its call.
                 where = _second_binding(facts, shared.ident) or key_projection.node
                 label = shared.ident.label
                 yield Report(
@@ -87,14 +86,15 @@ def _shared(query: TensorValue, key: TensorValue) -> ProjectionTag | None:
 
 
 def _second_binding(facts: FileFacts, ident: object):
-    """The attribute assignment that binds ``ident`` a second time (``self.W_K = self.W_Q``)."""
-    seen: dict[str, int] = {}
+    """The attribute assignment that binds ``ident`` to a second name of one class (``self.W_K =
+    self.W_Q``, ``self.W_Q = self.W_K = W``). The same name bound again (its ``__init__`` run in
+    another context with the same module) is not a second one."""
+    names: dict[str, set[str]] = {}
     for assignment in facts.attribute_assignments:
-        value = assignment.value
-        owner = assignment.owner.qualname
-        if _ident_of(value) is ident:
-            seen[owner] = seen.get(owner, 0) + 1
-            if seen[owner] == 2:
+        if _ident_of(assignment.value) is ident:
+            bound = names.setdefault(assignment.owner.qualname, set())
+            bound.add(assignment.name)
+            if len(bound) == 2:
                 return assignment.node
     return None
 

@@ -53,20 +53,20 @@ class HeadsNotDivisible(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        seen: set[int] = set()
+        # Every conflict, check and construction is recorded in a run (the module's own is
+        # ``<module>``). Two splits configured at one place give two reports on one node, of which the
+        # linter keeps the first.
         for conflict in _one_per_split(facts.conflicts_of("heads")):
-            built = (conflict.run.origin() if conflict.run is not None else None) or conflict.node
+            built = _origin(conflict) or conflict.node
             node = conflict.at or built
-            if id(node) not in seen:
-                seen.add(id(node))
-                where = facts.elsewhere(conflict.node, node)
-                detail = f"{conflict.detail} (the head split{where})" if where else conflict.detail
-                yield Report(
-                    node,
-                    detail,
-                    hint="choose n_heads that divides d_model (d_k = d_model // n_heads)",
-                    fallback=built if built is not node else None,
-                )
+            where = facts.elsewhere(conflict.node, node)
+            detail = f"{conflict.detail} (the head split{where})" if where else conflict.detail
+            yield Report(
+                node,
+                detail,
+                hint="choose n_heads that divides d_model (d_k = d_model // n_heads)",
+                fallback=built if built is not node else None,
+            )
         for check in facts.divisibility:
             if check.holds is not False:
                 continue
@@ -74,7 +74,7 @@ class HeadsNotDivisible(Rule):
             # The instantiation whose values reached the check; with none (the class analysed on
             # its own), the default the head count (else the width) came from: the number to
             # change. Else the check itself.
-            built = check.run.origin() if check.run is not None else None
+            built = check.run.origin()  # type: ignore[union-attr]
             node = built or _written(check.divisor) or _written(check.dividend) or check.node
             where = facts.elsewhere(check.node, node)
             yield Report(
@@ -92,8 +92,7 @@ class HeadsNotDivisible(Rule):
             if width is None or heads is None or not width.is_const or not heads.is_const or heads.value == 0:
                 continue
             if width.value % heads.value:
-                run = construction.run
-                node = (run.origin() if run is not None else None) or construction.node
+                node = construction.run.origin() or construction.node  # type: ignore[union-attr]
                 yield Report(
                     node,
                     f"nn.{construction.kind} with {names[0]}={width.value} and {names[1]}={heads.value}: "
@@ -120,4 +119,4 @@ def _one_per_split(conflicts) -> list:
 
 
 def _origin(conflict):
-    return conflict.run.origin() if conflict.run is not None else None
+    return conflict.run.origin()

@@ -48,10 +48,7 @@ class ViewNonContiguous(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         for event in in_every_context(facts.events_of("view"), _verdict):
-            found = non_contiguous_merge(event)
-            if found is None:
-                continue
-            layout, merge = found
+            layout, merge = non_contiguous_merge(event)  # type: ignore[misc]  # the verdict found one
             source = event.tensor(0).shape
             merged = ", ".join(str(d) for d in source.dims[merge.first : merge.last + 1])  # type: ignore[union-attr]
             yield Report(

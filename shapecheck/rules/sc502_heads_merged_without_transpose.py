@@ -47,10 +47,7 @@ class HeadsMergedWithoutTranspose(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         for event in in_every_context(facts.events_of("view", "reshape"), _verdict):
-            found = heads_merged_without_transpose(event)
-            if found is None:
-                continue
-            source, result = found
+            source, result = heads_merged_without_transpose(event)  # type: ignore[misc]  # the verdict found it
             heads, time = source.dims[1], source.dims[2]
             yield Report(
                 event.node,

@@ -47,10 +47,7 @@ class HeadsSplitWithoutTranspose(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         for event in in_every_context(facts.events_of("view", "reshape"), _verdict):
-            found = heads_split_without_transpose(event)
-            if found is None:
-                continue
-            source, result = found
+            source, result = heads_split_without_transpose(event)  # type: ignore[misc]  # the verdict found it
             time, heads = source.dims[1], result.dims[1]
             yield Report(
                 event.node,

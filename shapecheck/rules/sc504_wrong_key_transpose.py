@@ -51,13 +51,12 @@ class WrongKeyTranspose(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        reported: set[cst.CSTNode] = set()
+        # The verdict found the layout; one transpose used by several products gives several reports
+        # on its node, of which the linter keeps the first.
         for event in in_every_context(facts.events_of(*_PRODUCTS), _verdict):
             query, key = event.tensor(0), event.tensor(1)
             layout = misplaced_key_transpose(query, key, event.assumptions)
-            if layout is None or layout.node in reported:
-                continue
-            reported.add(layout.node)
+            assert layout is not None
             original = layout.source.shape if layout.source is not None else None
             before = f" {original}" if original is not None else ""
             query_shape = f" {query.shape}" if query.shape is not None else ""

@@ -49,14 +49,13 @@ class BatchFirstMismatch(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         calls = layer_calls(facts)
-        reported = set()
+        # A call met in several contexts may give several reports on its node: the linter keeps the first.
         for call in calls:
-            if call.event.node in reported or batch_first(call.module) is not False:
+            if batch_first(call.module) is not False:
                 continue
             evidence = batch_first_evidence(call, calls)
             if evidence is None:
                 continue
-            reported.add(call.event.node)
             yield Report(
                 call.event.node,
                 f"nn.{call.module.kind} built without batch_first=True reads its input {call.input.shape} as "

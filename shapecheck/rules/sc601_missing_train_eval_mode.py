@@ -66,7 +66,8 @@ class MissingTrainEvalMode(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        reported: set[int] = set()
+        # A call met in several contexts (or by both loops) gives several reports on its node: the
+        # linter keeps the first.
         trained = training_calls(facts)
         for call in trained:
             layer = mode_dependent_layer(call.model)
@@ -75,9 +76,6 @@ class MissingTrainEvalMode(Rule):
             if layer is None or not {modes.TRAIN, modes.EVAL} <= modes.kinds(call.modes):
                 continue
             node = report_node(call)
-            if id(node) in reported:
-                continue
-            reported.add(id(node))
             switch = _switch_text(facts, call, modes.EVAL, "`.eval()`")
             yield Report(
                 node,
@@ -94,9 +92,6 @@ class MissingTrainEvalMode(Rule):
             if layer is None:
                 continue
             node = report_node(call)
-            if id(node) in reported:
-                continue
-            reported.add(id(node))
             yield Report(
                 node,
                 f"`{_label(facts, call)}` is evaluated with gradients off but in training mode (since "

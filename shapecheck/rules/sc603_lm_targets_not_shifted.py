@@ -49,7 +49,7 @@ class LmTargetsNotShifted(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        reported: set[int] = set()
+        # A loss met in several contexts gives several reports on its node: the linter keeps the first.
         for loss in loss_calls(facts):
             inputs, targets = sequence_origin(loss.logits), sequence_origin(loss.target)
             if inputs is None or targets is None or inputs.source is not targets.source or targets.opaque:
@@ -61,9 +61,6 @@ class LmTargetsNotShifted(Rule):
             if not (inputs.sliced or targets.sliced or has_causal_attention(facts)):
                 continue
             node = targets.node if targets.sliced and targets.node is not None else (loss.target_node or loss.event.node)
-            if id(node) in reported:
-                continue
-            reported.add(id(node))
             offset = f" (offset {inputs.offset})" if inputs.offset.is_const else ""
             yield Report(
                 node,
