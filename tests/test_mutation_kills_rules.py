@@ -1638,7 +1638,7 @@ def _lint_files(root, files: dict[str, str], checked: str) -> list[tuple[str, st
 
     for name, text in files.items():
         (root / name).write_text(text)
-    report = run(LintOptions(paths=[str(root / checked)], isolated=True)).report
+    report = run(LintOptions(paths=[str(root / checked)], isolated=True, cache=False)).report
     return sorted((Path(d.path).name, d.code, d.span.line) for d in report.diagnostics)
 
 
@@ -1743,7 +1743,7 @@ def test_SC102_a_factor_written_in_a_file_not_reported_falls_back_to_where_it_is
         (tmp_path / name).write_text((project / name).read_text())
 
     def found(*names: str) -> list[tuple[str, int, int]]:
-        options = LintOptions(paths=[str(tmp_path / n) for n in names], isolated=True, selection=RuleSelection(select=("SC102",)))
+        options = LintOptions(paths=[str(tmp_path / n) for n in names], isolated=True, cache=False, selection=RuleSelection(select=("SC102",)))
         report = run(options).report
         return sorted((Path(d.path).name, d.span.line, d.span.column) for d in report.diagnostics)
 
