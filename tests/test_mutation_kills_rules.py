@@ -1769,3 +1769,14 @@ def test_SC102_two_heads_of_a_symbolic_width() -> None:
     one-head exemption does not apply, and 1/sqrt(d_model) is the model width."""
     assert _sc102("two_heads_symbolic_width.py") == [(17, 42, "scores scaled by 1/sqrt(d_model), the model width; in "
                                                        "multi-head attention the scale is 1/sqrt(d_k) with d_k = d_model//2 per head")]
+
+
+def test_SC304_frequencies_that_do_not_fall_at_all_are_not_called_growing() -> None:
+    """``_frequency_problem``: ``-math.log(1.0) / d`` gives every pair of features the same frequency
+    (a ratio of 0 to the right slope): they fall 0 times as fast, which is what the message says;
+    "grow with the feature index" is kept for a negative ratio."""
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "data" / "sc304" / "constant_frequencies.py").read_text()
+    found = [(d.span.line, d.span.column, d.message) for d in lint_source(source, "pe.py", {"SC304"}).diagnostics]
+    assert found == [(11, 20, "sinusoidal frequencies fall 0 times as fast as 10000^(-2i/d) for d = 16; the exponent should be 2i / d_model")]

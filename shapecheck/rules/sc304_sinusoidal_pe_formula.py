@@ -52,20 +52,17 @@ class SinusoidalPeFormula(Rule):
     VALID, INVALID = _examples.load(code)
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
-        reported: set[int] = set()
         writes: dict[tuple[int, str], list[OpEvent]] = {}
         for event in facts.events_of("setitem"):
-            value = event.args[1] if len(event.args) > 1 else None
+            value = event.args[1]  # a setitem event holds the table written into and the value written
             if not isinstance(value, TensorValue) or value.tag(Trig) is None:
                 continue
             name = event.kwargs["name"].value  # type: ignore[union-attr]
             writes.setdefault((id(event.run), name), []).append(event)
             problem = _frequency_problem(event, value)
             if problem is not None:
-                node, message = problem
-                if id(node) not in reported:
-                    reported.add(id(node))
-                    yield Report(node, message, hint="use div_term = exp(arange(0, d, 2) * (-ln(10000) / d)) and pos * div_term")
+                node, message = problem  # one report per node: the linter keeps the first
+                yield Report(node, message, hint="use div_term = exp(arange(0, d, 2) * (-ln(10000) / d)) and pos * div_term")
         for events in writes.values():
             seen: dict[object, str] = {}
             for event in events:
@@ -73,8 +70,7 @@ class SinusoidalPeFormula(Rule):
                 function = event.args[1].tag(Trig).function  # type: ignore[union-attr]
                 if key is None:
                     continue
-                if key in seen and seen[key] != function and id(event.node) not in reported:
-                    reported.add(id(event.node))
+                if key in seen and seen[key] != function:
                     yield Report(
                         event.node,
                         f"{function} written to the same slots as the {seen[key]} before it, overwriting it; "
