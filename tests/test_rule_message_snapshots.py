@@ -1,7 +1,7 @@
 """What each rule tells the user, pinned as a reviewed snapshot (as ruff's snapshot tests do).
 
 For every INVALID example of every rule, the rule's own findings (line, column, severity, message,
-hint) are compared with ``tests/data/rule_messages.json``. A change to what a rule prints is then a
+hint, and the title of the fix when there is one) are compared with ``tests/data/rule_messages.json``. A change to what a rule prints is then a
 deliberate, reviewed change of that file, never a silent one: regenerate it with
 
     python tests/test_rule_message_snapshots.py --update
@@ -41,7 +41,9 @@ def _findings(code: str, source: str) -> list[list[object]]:
     result = lint_with_all_rules(source)
     assert result.error is None, result.error
     own = [d for d in result.diagnostics if d.code == code]
-    return sorted([d.span.line, d.span.column, str(d.severity), d.message, d.hint] for d in own)
+    return sorted(
+        [d.span.line, d.span.column, str(d.severity), d.message, d.hint, d.fix.message if d.fix is not None else None] for d in own
+    )
 
 
 def _load() -> dict[str, list[list[object]]]:
