@@ -1780,3 +1780,27 @@ def test_SC304_frequencies_that_do_not_fall_at_all_are_not_called_growing() -> N
     source = (Path(__file__).parent / "data" / "sc304" / "constant_frequencies.py").read_text()
     found = [(d.span.line, d.span.column, d.message) for d in lint_source(source, "pe.py", {"SC304"}).diagnostics]
     assert found == [(11, 20, "sinusoidal frequencies fall 0 times as fast as 10000^(-2i/d) for d = 16; the exponent should be 2i / d_model")]
+
+
+# ------------------------------------------------------------------ SC303 through torch's attention layers
+
+def _sc303(path: str) -> list[tuple[int, int]]:
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "data" / "sc303" / path).read_text()
+    return [(d.span.line, d.span.column) for d in lint_source(source, path, {"SC303"}).diagnostics]
+
+
+def test_SC303_token_embeddings_without_positions_reach_sdpa_and_multihead_attention() -> None:
+    """``_query_tokens``: the query and key of ``F.scaled_dot_product_attention`` (arguments 0 and 1,
+    or ``query=`` / ``key=``) and of ``nn.MultiheadAttention`` (its arguments 1 and 2 after the
+    module, or by keyword) are read like the operands of a written-out softmax: token embeddings
+    with no positions reach self-attention, reported at the lookup, for each of the four forms."""
+    assert _sc303("sdpa_self_attention.py") == [(14, 13), (28, 13)]
+    assert _sc303("mha_self_attention.py") == [(12, 13), (24, 13)]
+
+
+def test_SC303_cross_attention_to_tokens_without_positions_is_not_judged() -> None:
+    """``_query_tokens``: the keys of ``nn.MultiheadAttention`` come from other tokens (a memory
+    embedded without positions): cross-attention, which SC303 does not judge."""
+    assert _sc303("cross_attention.py") == []
