@@ -363,6 +363,13 @@ def fresh(interp: "Interpreter", hint: str) -> Dim:
     return Dim.sym(interp.fresh_name(hint))
 
 
+def loop_index(interp: "Interpreter") -> Dim:
+    """The index of a loop over ``range(n)`` or ``enumerate(xs)``: ``i - 1`` of a new positive
+    symbol (sizes are at least 1; an index may be 0), so ``i == 0`` stays undecided in a body the
+    engine runs once for every iteration."""
+    return fresh(interp, "i") - 1
+
+
 def read_size(interp: "Interpreter") -> Dim:
     """A size read at run time from a tensor whose shape is not known there (``x.shape[1]``,
     ``x.size(1)``): a fresh symbol, recorded as such, because it is the input's own size and so

@@ -45,6 +45,7 @@ from shapecheck.engine.ops.base import (
     conflict,
     lineage,
     maybe_positional,
+    promoted,
     register,
     unify,
     weight_projection,
@@ -250,9 +251,8 @@ def _outer(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shape = None
     if a.shape is not None and b.shape is not None and a.shape.rank == 1 and b.shape.rank == 1:
         shape = Shape((a.shape.dims[0], b.shape.dims[0]))
-    # torch promotes: ``outer(arange(n), inv_freq)`` (int64 and float32) is float32, int and bool int.
-    dtype = next((kind for kind in ("float", "int", "bool") if kind in (a.dtype, b.dtype)), None)
-    return TensorValue(shape, dtype, lineage(a, b), call.node)
+    # torch promotes: ``outer(arange(n), inv_freq)`` (int64 and float32) is float32.
+    return TensorValue(shape, promoted({a.dtype, b.dtype}), lineage(a, b), call.node)
 
 
 def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

@@ -27,7 +27,7 @@ from shapecheck.engine.domain.values import (
     int_of,
     scale_of,
 )
-from shapecheck.engine.ops.base import Call, _callee_name, fresh, register
+from shapecheck.engine.ops.base import Call, _callee_name, loop_index, register
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -101,7 +101,7 @@ def _len(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _range(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return Repeated(IntValue(fresh(interp, "i") - 1))
+    return Repeated(IntValue(loop_index(interp)))
 
 
 def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from shapecheck.engine.domain.tags import DictValue, Repeated
 from shapecheck.engine.domain.values import UNKNOWN, ConstValue, IntValue, ModuleValue, TupleValue, Value
-from shapecheck.engine.ops.base import Call, fresh, iteration_element, known_items, register
+from shapecheck.engine.ops.base import Call, iteration_element, known_items, loop_index, register
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -98,11 +98,10 @@ def _zip(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _enumerate(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     value = call.arg(0)
     items = known_items(value)
-    # An index counts from 0: i - 1 of a positive symbol, as range's (sizes are at least 1), so that
-    # ``i == 0`` is undecided in a body run once for every item. One symbol for every index.
+    # One index symbol for every item, counting from 0 like range's.
     if items is None:
-        return Repeated(TupleValue((IntValue(fresh(interp, "i") - 1), iteration_element(value))))
-    index = IntValue(fresh(interp, "i") - 1)
+        return Repeated(TupleValue((IntValue(loop_index(interp)), iteration_element(value))))
+    index = IntValue(loop_index(interp))
     return TupleValue(tuple(TupleValue((index, item)) for item in items))
 
 
