@@ -129,10 +129,13 @@ def _add_foreign(
     file is checked in this run (with its own selection), once, unless its own lint found them; else
     at their fallback in the analysed file, when they have one."""
     seen = {(d.path, d.code, d.span.line, d.span.column) for d in report.diagnostics}
+    # A finding's own file is named by its resolved path; a fallback is in the analysed file, which
+    # its diagnostic names as the user wrote it (``train.py``, relative to where shapecheck runs).
+    analysed = {target.display: (target, selected) for target, selected in selections.values()}
     for diagnostic, fallback in foreign:
         found = selections.get(diagnostic.path)
         if found is None and fallback is not None:
-            diagnostic, found = fallback, selections.get(fallback.path)
+            diagnostic, found = fallback, analysed.get(fallback.path)
         if found is None:
             continue  # an imported file that was not named: read, not reported
         target, selected = found

@@ -303,6 +303,22 @@ def test_imports_are_read_not_reported() -> None:
     assert findings(project / "train.py") == []  # the finding belongs to attention.py
 
 
+def test_a_file_named_by_a_relative_path_gets_the_fallback_of_a_finding_in_its_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linting only the script, named as ``train.py`` from its own folder: the config's default
+    is not linted, so the finding lands on the script's construction of the model, as it does when
+    the script is named by an absolute path."""
+    project = tmp_path / "project"
+    shutil.copytree(PROJECTS / "bug_heads_config", project)
+    expected = [("train.py", "SC402", 12)]
+    assert findings(project / "train.py") == expected
+    monkeypatch.chdir(project)
+    assert findings(Path("train.py")) == expected
+    monkeypatch.chdir(tmp_path)
+    assert findings(Path("project") / "train.py") == expected
+
+
 def test_suppression_applies_in_the_file_of_the_finding(tmp_path: Path) -> None:
     copy = tmp_path / "p"
     shutil.copytree(PROJECTS / "bug_missing_causal_mask", copy)
