@@ -14,7 +14,7 @@ import libcst as cst
 import pytest
 
 from shapecheck.engine import analyze
-from shapecheck.engine.domain.values import ConstValue, ModuleValue, ProjectionTag, ScaleTag, TensorValue, TriangleTag
+from shapecheck.engine.domain.values import UNKNOWN, ConstValue, ModuleValue, ProjectionTag, ScaleTag, TensorValue, TriangleTag
 from shapecheck.linter import lint_source
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -1442,3 +1442,96 @@ def test_a_sequential_of_an_ordered_dict_chains_its_named_layers():
     found = values(ORDERED_SEQUENTIAL, "Head.forward")
     assert shape(found["y"]) == "(b, 10)" and shape(found["fc"]) == "(b, 64)"
     assert codes(ORDERED_SEQUENTIAL) == ["SC406"]
+
+
+# --- super(Class, self): the older spelling of super() ------------------------------------------
+
+EXPLICIT_SUPER = """
+import torch
+import torch.nn as nn
+
+
+class Projections(nn.Module):
+    def __init__(self, dim, num_heads):
+        super(Projections, self).__init__()
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.qkv = nn.Linear(dim, dim * 3)
+
+
+class WindowAttention(Projections):
+    def __init__(self, dim=96, num_heads=3):
+        super(WindowAttention, self).__init__(dim, num_heads)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        attn = q @ k.transpose(-2, -1) * self.head_dim ** -0.5
+        attn = attn.softmax(dim=-1)
+        return self.proj((attn @ v).transpose(1, 2).reshape(B, N, C))
+"""
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["super(WindowAttention, self).__init__(dim, num_heads)", "super().__init__(dim, num_heads)"],
+)
+def test_explicit_super_runs_the_parent_constructor_like_super(spelling):
+    source = twin(EXPLICIT_SUPER, "super(WindowAttention, self).__init__(dim, num_heads)", spelling)
+    found = values(source, "WindowAttention.forward")
+    assert shape(found["qkv"]) == "(3, B, 3, N, 32)"
+    assert shape(found["attn"]) == "(B, 3, N, N)"
+    assert codes(source) == []
+    assert codes(twin(source, " * self.head_dim ** -0.5", "")) == ["SC101"]
+
+
+SKIPPING_SUPER = """
+import torch
+import torch.nn as nn
+
+
+class Projections(nn.Module):
+    def __init__(self, dim, num_heads):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, dim // num_heads
+        self.qkv = nn.Linear(dim, dim * 3)
+
+
+class SingleHead(Projections):
+    def __init__(self, dim, num_heads):
+        super().__init__(dim, num_heads)
+        self.num_heads, self.head_dim = 1, dim
+
+
+class Attention(SingleHead):
+    def __init__(self, dim=96, num_heads=3):
+        super(SingleHead, self).__init__(dim, num_heads)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        y = x
+"""
+
+
+def test_explicit_super_may_name_a_parent_to_skip_to():
+    """``super(SingleHead, self)`` starts the lookup after ``SingleHead``: ``Projections``'s
+    constructor runs, ``SingleHead``'s does not (3 heads of 32, not 1 of 96)."""
+    assert shape(values(SKIPPING_SUPER, "Attention.forward")["q"]) == "(B, 3, N, 32)"
+
+
+def test_super_of_a_class_that_is_not_a_parent_is_not_followed():
+    """``super(SingleHead, self)`` in a class that does not derive from it raises TypeError in
+    Python: nothing is run, and the layer it would have built stays unknown."""
+    source = SKIPPING_SUPER + """
+
+class Unrelated(nn.Module):
+    def __init__(self, dim=96):
+        super(SingleHead, self).__init__(dim, 3)
+
+    def forward(self, x):
+        y = self.qkv(x)
+"""
+    assert values(source, "Unrelated.forward")["y"] is UNKNOWN

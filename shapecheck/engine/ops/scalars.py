@@ -14,6 +14,8 @@ import libcst as cst
 from shapecheck.engine.domain.tags import FinfoValue, Repeated, SuperValue
 from shapecheck.engine.domain.values import (
     UNKNOWN,
+    ClassInfo,
+    ClassValue,
     ConstValue,
     FloatValue,
     IntValue,
@@ -115,11 +117,24 @@ def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    """``super()`` in a method: the instance seen through its class's parents."""
+    """``super()`` in a method: the instance seen through its class's parents. The older spelling
+    ``super(Attention, self)`` names the class the lookup starts after: the method's own class or
+    one of its parents, with the method's own instance."""
     cls = frame.run.cls if frame.run is not None else None
-    if frame.self_value is not None and cls is not None and not call.args:
+    if frame.self_value is None or cls is None:
+        return UNKNOWN
+    if not call.args:
         return SuperValue(frame.self_value, cls)
+    if len(call.args) == 2 and isinstance(call.args[0], ClassValue) and call.args[1] is frame.self_value:
+        start = call.args[0].info
+        if start is cls or _derives_from(cls, start):
+            return SuperValue(frame.self_value, start)
     return UNKNOWN
+
+
+def _derives_from(cls: ClassInfo, ancestor: ClassInfo) -> bool:
+    """``ancestor`` is among the project parents of ``cls``, at any depth."""
+    return any(parent is ancestor or _derives_from(parent, ancestor) for parent in cls.parents)
 
 
 def _getattr(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
