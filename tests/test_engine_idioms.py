@@ -14,7 +14,7 @@ import libcst as cst
 import pytest
 
 from shapecheck.engine import analyze
-from shapecheck.engine.domain.values import UNKNOWN, ConstValue, ModuleValue, ProjectionTag, ScaleTag, TensorValue, TriangleTag
+from shapecheck.engine.domain.values import UNKNOWN, ConstValue, MaskedTag, ModuleValue, ProjectionTag, ScaleTag, TensorValue, TriangleTag
 from shapecheck.linter import lint_source
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -1535,3 +1535,25 @@ class Unrelated(nn.Module):
         y = self.qkv(x)
 """
     assert values(source, "Unrelated.forward")["y"] is UNKNOWN
+
+
+def test_tensor_where_reads_its_operands_by_position_or_keyword():
+    """``scores.where(cond, y)`` is ``torch.where(cond, scores, y)`` however the two are passed."""
+    source = """
+import math
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], keep: Bool[Tensor, "t t"]):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(64)
+    by_position = scores.where(keep, float("-inf"))
+    by_keyword = scores.where(condition=keep, other=float("-inf"))
+    mixed = scores.where(keep, other=float("-inf"))
+"""
+    found = values(source, "attend")
+    for name in ("by_position", "by_keyword", "mixed"):
+        assert shape(found[name]) == "(b, h, t, t)", name
+        masked = found[name].tag(MaskedTag)
+        assert masked is not None and str(masked.mask.shape) == "(t, t)" and masked.blocked_when is False, name

@@ -207,12 +207,14 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
     receiver_node = None
     if isinstance(call.node, cst.Call) and isinstance(call.node.func, cst.Attribute):
         receiver_node = call.node.func.value
-    if name == "where" and len(call.args) == 2:
-        # ``x.where(cond, y)`` is ``torch.where(cond, x, y)``: the op and its event see one order.
-        condition, other = call.args
-        arg_nodes = call.arg_nodes + (None,) * (2 - len(call.arg_nodes))
-        canonical = Call(call.node, (condition, as_tensor(receiver), other), call.kwargs,
-                         (arg_nodes[0], receiver_node, arg_nodes[1]), call.kwarg_nodes)
+    if name == "where" and _where_operands(call) is not None:
+        # ``x.where(cond, y)`` (or ``x.where(condition=cond, other=y)``) is ``torch.where(cond, x, y)``:
+        # the op and its event see one order.
+        (condition, condition_node), (other, other_node) = _where_operands(call)  # type: ignore[misc]
+        kwargs = {key: value for key, value in call.kwargs.items() if key not in ("condition", "other")}
+        kwarg_nodes = {key: node for key, node in call.kwarg_nodes.items() if key not in ("condition", "other")}
+        canonical = Call(call.node, (condition, as_tensor(receiver), other), kwargs,
+                         (condition_node, receiver_node, other_node), kwarg_nodes)
         result = apply(interp, name, canonical, frame)
     elif name in OPS:
         result = apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
@@ -221,6 +223,20 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
     if in_place and isinstance(receiver_node, cst.Name) and isinstance(result, TensorValue):
         frame.env[receiver_node.value] = result
     return result
+
+
+def _where_operands(call: Call) -> "tuple[tuple[Value, object], tuple[Value, object]] | None":
+    """(value, node) of the condition and of the other operand of ``x.where(condition, other)``,
+    each given by position or by keyword; None when one is missing."""
+    found = []
+    for position, keyword in ((0, "condition"), (1, "other")):
+        if position < len(call.args):
+            found.append((call.args[position], call.arg_nodes[position] if position < len(call.arg_nodes) else None))
+        elif keyword in call.kwargs:
+            found.append((call.kwargs[keyword], call.kwarg_nodes.get(keyword)))
+        else:
+            return None
+    return found[0], found[1]
 
 
 METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "cat",
