@@ -214,7 +214,7 @@ def lint_source(
     for rule, report in _root_causes(findings):
         home = context.home_of(report.node, positions) if context is not None else None
         if home is not None and not home.reportable and report.fallback is not None:
-            report = replace(report, node=report.fallback, fallback=None)
+            report = report.at_fallback()
             home = context.home_of(report.node, positions)
         if home is None:
             result.diagnostics.append(_diagnostic(path, rule, report, positions))
@@ -223,7 +223,7 @@ def lint_source(
             if not home.suppressions.suppresses(diagnostic):
                 fallback = None
                 if report.fallback is not None and context.home_of(report.fallback, positions) is None:
-                    fallback = _diagnostic(path, rule, replace(report, node=report.fallback), positions)
+                    fallback = _diagnostic(path, rule, report.at_fallback(), positions)
                 result.foreign.append(diagnostic)
                 result.foreign_fallbacks.append(fallback)
     if result.diagnostics:

@@ -244,6 +244,10 @@ def test_a_layer_chain_finding_lands_where_the_sizes_were_written(tmp_path: Path
     report = run(LintOptions(paths=[str(tmp_path)], isolated=True)).report
     (foreign,) = [d for d in report.diagnostics if Path(d.path).name == "layers.py"]
     assert "`Shared.forward` applies it in model.py:23" in foreign.message
+    # At its fallback, the application itself, the finding does not name its own line as elsewhere.
+    alone = run(LintOptions(paths=[str(tmp_path / "model.py")], isolated=True, cache=False)).report
+    (fallback,) = [d for d in alone.diagnostics if d.span.line == 23]
+    assert "model.py" not in fallback.message and "layers.py" not in fallback.message
 
 
 # ------------------------------------------------------------------ the clean projects and their traps
@@ -317,6 +321,33 @@ def test_a_file_named_by_a_relative_path_gets_the_fallback_of_a_finding_in_its_i
     assert findings(Path("train.py")) == expected
     monkeypatch.chdir(tmp_path)
     assert findings(Path("project") / "train.py") == expected
+
+
+def test_a_finding_moved_to_its_fallback_names_the_evidence_from_the_fallback_file(tmp_path: Path) -> None:
+    """The head count's default is in ``gpt/configs/``; linting only ``gpt/train.py`` reports the
+    model's construction there, and the head split is named relative to ``train.py``
+    (``models/layers.py``), not to the config's folder (``../models/layers.py``)."""
+    source = PROJECTS / "bug_heads_config"
+    package = tmp_path / "gpt"
+    for folder in ("configs", "models"):
+        (package / folder).mkdir(parents=True)
+        (package / folder / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    shutil.copy(source / "config.py", package / "configs" / "config.py")
+    shutil.copy(source / "layers.py", package / "models" / "layers.py")
+    model = (source / "model.py").read_text()
+    model = model.replace("from config import", "from gpt.configs.config import").replace("from layers import", "from gpt.models.layers import")
+    (package / "models" / "model.py").write_text(model)
+    train = (source / "train.py").read_text()
+    train = train.replace("from config import", "from gpt.configs.config import").replace("from model import", "from gpt.models.model import")
+    (package / "train.py").write_text(train)
+
+    alone = run(LintOptions(paths=[str(package / "train.py")], isolated=True, cache=False)).report.diagnostics
+    assert [(Path(d.path).name, d.code, d.span.line) for d in alone] == [("train.py", "SC402", 12)]
+    assert alone[0].message.endswith("(the head split in models/layers.py:20)")
+    together = run(LintOptions(paths=[str(package)], isolated=True, cache=False)).report.diagnostics
+    assert [(Path(d.path).name, d.code) for d in together] == [("config.py", "SC402")]
+    assert together[0].message.endswith("(the head split in ../models/layers.py:20)")
 
 
 def test_suppression_applies_in_the_file_of_the_finding(tmp_path: Path) -> None:

@@ -26,6 +26,9 @@ def conflict_reports(facts: FileFacts, kinds: tuple[str, ...], hint: str, ops: t
             # The fix goes elsewhere (a layer's constructor): report there, or at the op when that
             # place is in a file this run does not report.
             detail = conflict.detail + facts.elsewhere(conflict.node, conflict.at)
-            yield Report(conflict.at, detail, hint=conflict.hint or hint, causes=causes[key], fallback=conflict.node)
+            yield Report(
+                conflict.at, detail, hint=conflict.hint or hint, causes=causes[key], fallback=conflict.node,
+                fallback_message=conflict.detail,
+            )
         else:
             yield Report(conflict.node, conflict.detail, hint=conflict.hint or hint, causes=causes[key])

@@ -14,7 +14,7 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 from shapecheck.diagnostics import Fix, Severity
@@ -45,6 +45,13 @@ class Report:
     #: configuration default in a file pre-commit did not pass): the place in the checked code that
     #: led to it
     fallback: "cst.CSTNode | None" = None
+    #: the message at the fallback, when it differs (a place named relative to the finding's file
+    #: is named relative to the fallback's); None: the same message
+    fallback_message: str | None = None
+
+    def at_fallback(self) -> "Report":
+        """This report moved to its fallback."""
+        return replace(self, node=self.fallback, fallback=None, message=self.fallback_message or self.message, fallback_message=None)
 
 
 @dataclass(frozen=True)

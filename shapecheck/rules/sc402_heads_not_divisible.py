@@ -59,13 +59,13 @@ class HeadsNotDivisible(Rule):
         for conflict in _one_per_split(facts.conflicts_of("heads")):
             built = _origin(conflict) or conflict.node
             node = conflict.at or built
-            where = facts.elsewhere(conflict.node, node)
-            detail = f"{conflict.detail} (the head split{where})" if where else conflict.detail
+            fallback = built if built is not node else None
             yield Report(
                 node,
-                detail,
+                _naming_the_split(facts, conflict, node),
                 hint="choose n_heads that divides d_model (d_k = d_model // n_heads)",
-                fallback=built if built is not node else None,
+                fallback=fallback,
+                fallback_message=_naming_the_split(facts, conflict, fallback) if fallback is not None else None,
             )
         for check in facts.divisibility:
             if check.holds is not False:
@@ -99,6 +99,12 @@ class HeadsNotDivisible(Rule):
                     f"{width.value} % {heads.value} = {width.value % heads.value}, it raises at construction",
                     hint="choose a head count that divides the width",
                 )
+
+
+def _naming_the_split(facts: FileFacts, conflict, node) -> str:
+    """The conflict's detail, reported at ``node``, naming the head split when it is in another file."""
+    where = facts.elsewhere(conflict.node, node)
+    return f"{conflict.detail} (the head split{where})" if where else conflict.detail
 
 
 def _written(value: object):
