@@ -1684,7 +1684,7 @@ def test_SC102_sizes_equal_by_an_assert_are_judged_and_named_as_the_model_names_
     n_heads)`` multiplies by sqrt(d_k), both named with the model's own sizes; ``/ math.sqrt(C)``
     is the width, although ``C`` shares no symbol with the head dim ``d_model // n_heads``."""
     assert _sc102("assumed_equal.py") == [
-        (19, 18, "scores scaled by 1/d_model//n_heads, that is by d_k = d_model//n_heads itself; expected 1/sqrt(d_model//n_heads)"),
+        (19, 18, "scores scaled by 1/(d_model//n_heads), that is by d_k = d_model//n_heads itself; expected 1/sqrt(d_model//n_heads)"),
         (20, 46, "scores multiplied by sqrt(d_k) = sqrt(d_model//n_heads); expected divided by sqrt(d_model//n_heads)"),
     ]
     assert _sc102("assumed_width.py") == [(20, 43, "scores scaled by 1/sqrt(d_model), the model width; in multi-head "

@@ -30,6 +30,10 @@ def const(value: float) -> Scale:
     ("factor", "head_dim", "heads", "expected"),
     [
         (power(d, -HALF), d, h, None),  # 1/sqrt(d_k): right
+        (power(d, Fraction(-1, 4)), d, h, "that is by d_k ** -0.25; expected d_k ** -0.5"),  # half of a split scale
+        (power(d, Fraction(1)), d, h, "that is by d_k ** 1; expected d_k ** -0.5"),  # multiplied by d_k
+        (power(d, Fraction(-3, 2)), d, None, "that is by d_k ** -1.5"),
+        (power(h, Fraction(-1, 4)), d, h, None),  # a power of another size: no claim
         (power(d, Fraction(-1)), d, h, "scores scaled by 1/d, that is by d_k = d itself; expected 1/sqrt(d)"),
         (power(d, HALF), d, h, "scores multiplied by sqrt(d_k) = sqrt(d); expected divided by sqrt(d)"),
         (power(h * d, -HALF), d, h, "the model width"),

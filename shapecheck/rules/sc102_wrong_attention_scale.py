@@ -122,6 +122,9 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
     # 1/sqrt(d_k) itself meets none of the checks below: no separate early exit for it.
     if len(factor.factors) == 1 and factor.coef == 1:
         base, exponent = factor.factors[0]
+        if exponent != -HALF and equal(base, d_k) is Truth.TRUE:
+            # d_k ** -0.25 on one operand only (Whisper splits d_k ** -0.5 over q and k), d_k ** 1, ...
+            return f"scores scaled by {described}, that is by d_k ** {_exponent(exponent)}; expected d_k ** -0.5 = 1/sqrt({d_k})"
         if exponent == Fraction(-1, 2) and heads is not None and not (heads.is_const and heads.value == 1):
             if equal(base, heads * d_k, assumptions) is Truth.TRUE:
                 return (
@@ -145,6 +148,10 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
         if d > 1 and abs(value - d ** 0.5) < 1e-9:
             return f"scores multiplied by {described} = sqrt({d_k.value}); expected divided by it"
     return None
+
+
+def _exponent(exponent: Fraction) -> str:
+    return str(exponent.numerator) if exponent.denominator == 1 else f"{float(exponent):g}"
 
 
 def _is_power(factor: Scale, base: Dim, exponent: Fraction) -> bool:

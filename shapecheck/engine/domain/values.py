@@ -168,6 +168,8 @@ class Scale:
         parts = []
         for base, exponent in self.factors:
             text = str(base)
+            # ``1/(d//h)``, ``(d//h)**(-1/4)``: a compound size or a fraction in brackets, as Python reads it
+            grouped = text if text.isidentifier() or text.isdigit() else f"({text})"
             if exponent == Fraction(1, 2):
                 parts.append(f"sqrt({text})")
             elif exponent == Fraction(-1, 2):
@@ -175,9 +177,10 @@ class Scale:
             elif exponent == 1:
                 parts.append(text)
             elif exponent == -1:
-                parts.append(f"1/{text}")
+                parts.append(f"1/{grouped}")
             else:
-                parts.append(f"{text}**{exponent}")
+                power = str(exponent) if exponent.denominator == 1 and exponent > 0 else f"({exponent})"
+                parts.append(f"{grouped}**{power}")
         prefix = "" if self.coef == 1 else _format_float(self.coef) + "*"
         return prefix + "*".join(parts)
 

@@ -163,6 +163,29 @@ class Attention(nn.Module):
         y = G.scaled_dot_product_attention(q, k, v, scale=1.0 / self.head_dim)  # <-
         return y.transpose(1, 2).reshape(B, T, C)
 '''),
+    ("Whisper style: the quarter scale meant for both q and k applied to q only", '''\
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, n_state: int, n_head: int):
+        super().__init__()
+        self.n_head = n_head
+        self.query = nn.Linear(n_state, n_state)
+        self.key = nn.Linear(n_state, n_state, bias=False)
+        self.value = nn.Linear(n_state, n_state)
+
+    def forward(self, x):
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        n_batch, n_ctx, n_state = q.shape
+        scale = (n_state // self.n_head) ** -0.25  # <-
+        q = q.view(*q.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        k = k.view(*k.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        v = v.view(*v.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        w = ((q * scale) @ k.transpose(-1, -2)).float().softmax(dim=-1)
+        return (w @ v).permute(0, 2, 1, 3).flatten(start_dim=2)
+'''),
 ]
 
 VALID = [
@@ -317,5 +340,28 @@ class LMHead(nn.Module):
     def forward(self, h):
         logits = self.proj(h[:, -1, :]) / self.temperature
         return torch.softmax(logits, dim=-1)
+'''),
+    ("Whisper style: d_k ** -0.25 on both q and k makes 1/sqrt(d_k)", '''\
+import torch
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, n_state=384, n_head=6):
+        super().__init__()
+        self.n_head = n_head
+        self.query = nn.Linear(n_state, n_state)
+        self.key = nn.Linear(n_state, n_state, bias=False)
+        self.value = nn.Linear(n_state, n_state)
+
+    def forward(self, x):
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        n_batch, n_ctx, n_state = q.shape
+        scale = (n_state // self.n_head) ** -0.25
+        q = q.view(*q.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        k = k.view(*k.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        v = v.view(*v.shape[:2], self.n_head, -1).permute(0, 2, 1, 3)
+        w = ((q * scale) @ (k * scale).transpose(-1, -2)).float().softmax(dim=-1)
+        return (w @ v).permute(0, 2, 1, 3).flatten(start_dim=2)
 '''),
 ]
