@@ -10,6 +10,7 @@ from shapecheck.engine.domain.values import (
     ScoresTag,
     TensorValue,
     TokenEmbeddingTag,
+    as_tensor,
 )
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.rules import _examples
@@ -62,8 +63,8 @@ class MissingPositionalEncoding(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         sites = facts.events_of("softmax") + facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
-        for kind in TRANSFORMER_LAYERS:
-            sites = sites + facts.events_of("module." + kind)
+        for layer in TRANSFORMER_LAYERS:
+            sites = sites + facts.events_of(layer)
         # A stream given positions by a conv position encoding anywhere (CPVT and Twins place it
         # after the first block, whose attention sees none by design) is not missing them.
         reported = _conv_positioned(facts)
@@ -95,7 +96,16 @@ class MissingPositionalEncoding(Rule):
             )
 
 
-TRANSFORMER_LAYERS = ("TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer")
+#: torch's encoder and decoder layers: where each takes the stream its self-attention orders and
+#: the mask (or bias) of that self-attention, by position after the module itself (argument 0) or by
+#: keyword. A decoder's ``memory`` (its argument 2) is not an operand: positions in the encoder's states
+#: reach the decoder stream only through cross-attention, which does not order that stream.
+TRANSFORMER_LAYERS = {
+    "module.TransformerEncoder": ((1, "src"), (2, "mask")),
+    "module.TransformerEncoderLayer": ((1, "src"), (2, "src_mask")),
+    "module.TransformerDecoder": ((1, "tgt"), (3, "tgt_mask")),
+    "module.TransformerDecoderLayer": ((1, "tgt"), (3, "tgt_mask")),
+}
 
 
 #: Position tags of a positional embedding or table itself (not of a tensor it reached, nor a guess).
@@ -116,14 +126,23 @@ def _conv_positioned(facts: FileFacts) -> set[int]:
 
 
 def _unused_positions(facts: FileFacts, lookup: object) -> object | None:
-    """A positional embedding computed in the function that looked the tokens up (in a run of it),
-    when none reached the attention: looked up, sliced or computed there, and then dropped."""
+    """A positional embedding computed in the function that looked the tokens up (in a run of it)
+    and then dropped: looked up, sliced or computed there, and then nothing was made of it (reshaped
+    or moved, it is still the same positions). Positions given to another stream there (an encoder's
+    source beside a decoder's target) were not dropped."""
     runs = {id(event.run.node) for event in facts.events if event.node is lookup and event.run is not None}
+    consumed: set[int] = set()
+    for event in facts.events:
+        kept = event.result_tensor.tag(PositionTag)
+        for operand in (*event.args, *event.kwargs.values()):
+            position = as_tensor(operand).tag(PositionTag)
+            if position is not None and (kept is None or kept.node is not position.node):
+                consumed.add(id(position.node))
     for event in facts.events:
         if event.run is None or id(event.run.node) not in runs:
             continue
         position = event.result_tensor.tag(PositionTag)
-        if position is not None and position.kind in POSITIONAL_SOURCES and position.node is event.node:
+        if position is not None and position.kind in POSITIONAL_SOURCES and position.node is event.node and id(event.node) not in consumed:
             return event.node
     return None
 
@@ -134,16 +153,18 @@ def _query_tokens(event: OpEvent, tensor: TensorValue) -> TokenEmbeddingTag | No
     reduction) are not the sequence attention orders, and cross-attention (keys from another
     sequence: an image, an encoder's states) is not where a stream's positions are needed."""
     if event.op == "softmax":
-        scores = tensor.tag(ScoresTag)
-        query, key = (scores.query, scores.key) if scores is not None else (None, None)
+        scores = tensor.tag(ScoresTag)  # the softmax of scores only (_attention_input)
+        query, key = scores.query, scores.key
     elif event.op == "scaled_dot_product_attention":
-        query, key = event.tensor(0, "query"), event.tensor(1, "key")
+        query, key = tensor, event.tensor(1, "key")
     elif event.op == "module.MultiheadAttention":
-        query, key = event.tensor(1, "query"), event.tensor(2, "key")
+        query, key = tensor, event.tensor(2, "key")
     else:
         return tensor.tag(TokenEmbeddingTag)  # an encoder layer attends its one input to itself
     if not _seen(query):
-        return tensor.tag(TokenEmbeddingTag) if event.op == "softmax" else None
+        # Scores from a query the engine cannot see: the tokens they were computed from (an unseen
+        # query given to SDPA or MultiheadAttention is ``tensor`` itself: no tokens).
+        return tensor.tag(TokenEmbeddingTag)
     token = query.tag(TokenEmbeddingTag)
     if token is None or not _seen(key):
         return token
@@ -151,8 +172,8 @@ def _query_tokens(event: OpEvent, tensor: TensorValue) -> TokenEmbeddingTag | No
     return token if keys is not None and keys.node is token.node else None
 
 
-def _seen(tensor: object) -> bool:
-    return isinstance(tensor, TensorValue) and (tensor.shape is not None or bool(tensor.tags))
+def _seen(tensor: TensorValue) -> bool:
+    return tensor.shape is not None or bool(tensor.tags)
 
 
 def _attention_input(event: OpEvent) -> TensorValue | None:
@@ -161,7 +182,9 @@ def _attention_input(event: OpEvent) -> TensorValue | None:
         return scores if scores.has(ScoresTag) else None
     if event.op == "scaled_dot_product_attention":
         return event.tensor(0, "query")
-    return event.tensor(1, "query")
+    if event.op == "module.MultiheadAttention":
+        return event.tensor(1, "query")
+    return event.tensor(*TRANSFORMER_LAYERS[event.op][0])
 
 
 def _attention_operands(event: OpEvent, tensor: TensorValue) -> list[TensorValue]:
@@ -173,4 +196,4 @@ def _attention_operands(event: OpEvent, tensor: TensorValue) -> list[TensorValue
         return [tensor, event.tensor(1, "key"), event.tensor(3, "attn_mask")]
     if event.op == "module.MultiheadAttention":
         return [tensor, event.tensor(2, "key"), event.tensor(6, "attn_mask")]
-    return [tensor, event.tensor(2, "mask"), event.tensor(2, "src_mask"), event.tensor(2, "tgt_mask")]
+    return [tensor, event.tensor(*TRANSFORMER_LAYERS[event.op][1])]
