@@ -320,3 +320,36 @@ def test_SC602_targets_one_position_longer_than_the_logits_by_an_assert() -> Non
             "expected targets (b, t)",
         )
     ]
+
+
+SC602_ONE_SAMPLE_SIZES_BY_ASSERT = """import torch.nn.functional as F
+from jaxtyping import Float, Int
+from torch import Tensor
+
+
+def one_hot_loss(logits: Float[Tensor, "v"], target: Int[Tensor, "n"]):
+    assert target.size(0) == logits.size(0), "one entry per class"
+    return F.cross_entropy(logits, target)
+
+
+def two_crop_loss(logits: Float[Tensor, "v"], labels: Int[Tensor, "n"]):
+    assert labels.size(0) == 2, "a label for each of the two crops"
+    return F.cross_entropy(logits, labels)
+
+
+def sample_loss(logits: Float[Tensor, "v"], labels: Int[Tensor, "n"]):
+    return F.cross_entropy(logits, labels)
+"""
+
+
+def test_SC602_one_sample_logits_with_target_sizes_known_only_by_an_assert() -> None:
+    """``mismatch``'s 1-D exemption uses the path's assumptions: integer targets asserted as long as the
+    ``(v,)`` logits read as class probabilities (torch raises for int), and two labels asserted (torch
+    raises: "1D target must have size 1") are reported; an ``(n,)`` target never sized may be the one
+    class index torch accepts, and nothing is claimed."""
+    result = _lint(SC602_ONE_SAMPLE_SIZES_BY_ASSERT, {"SC602"})
+    message = (
+        "cross_entropy gets logits (v) with targets (n): integer class targets of 1-D logits are one class index, "
+        "expected targets () or (1)"
+    )
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [(8, 12, message), (13, 12, message)]
