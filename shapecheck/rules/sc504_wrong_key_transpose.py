@@ -15,6 +15,9 @@ from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
 _PRODUCTS = ("matmul", "bmm")
+#: The reorderings that return a new tensor, as methods (``k.transpose(1, 2)``) or functions of
+#: torch (``torch.permute(k, ...)``); an in-place ``k.transpose_(1, 2)`` gets no fix.
+_REORDERINGS = ("t", "transpose", "permute", "swapaxes", "swapdims")
 
 
 class WrongKeyTranspose(Rule):
@@ -85,7 +88,7 @@ def _verdict(event: OpEvent) -> bool | None:
 
 def _fix(node: cst.CSTNode, facts: FileFacts) -> Fix | None:
     """``k.T`` / ``k.t()`` / ``k.transpose(1, 2)`` / ``k.permute(...)`` -> ``k.transpose(-2, -1)``;
-    ``torch.transpose(k, 1, 2)`` -> ``torch.transpose(k, -2, -1)``."""
+    ``torch.transpose(k, 1, 2)`` / ``torch.permute(k, ...)`` -> ``torch.transpose(k, -2, -1)``."""
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     last_two = [
         cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("2")), comma=comma),
@@ -93,16 +96,14 @@ def _fix(node: cst.CSTNode, facts: FileFacts) -> Fix | None:
     ]
     if isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT"):
         receiver = node.value
-    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        method = node.func.attr.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _REORDERINGS:
         if _is_imported(node.func.value, facts):  # torch.transpose(k, 1, 2): a function, not a method
-            if method not in ("transpose", "swapaxes", "swapdims") or len(node.args) != 3 or node.args[0].keyword is not None:
-                return None
-            first = node.args[0].with_changes(comma=comma)
-            replacement = node.with_changes(args=[first, *last_two])
+            key = node.args[0]
+            if key.keyword is not None or key.star:
+                return None  # the key given by keyword or unpacked from a sequence
+            func = node.func.with_changes(attr=cst.Name("transpose"))
+            replacement = node.with_changes(func=func, args=[key.with_changes(comma=comma), *last_two])
             return Fix("transpose the key's last two axes: transpose(k, -2, -1)", (Edit(node, replacement),))
-        if method not in ("t", "transpose", "permute", "swapaxes", "swapdims"):
-            return None
         receiver = node.func.value
     else:
         return None

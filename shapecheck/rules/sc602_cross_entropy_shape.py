@@ -84,21 +84,25 @@ def mismatch(loss: LossCall, assumptions: object) -> tuple[str, str] | None:
         return None
     rank, target_rank = logits.rank, target.rank  # type: ignore[union-attr]
     dims, target_dims = logits.dims, target.dims  # type: ignore[union-attr]
-    expected = Shape((dims[0],) + dims[2:]) if rank >= 2 else Shape(())
+    # 1-D logits (one sample's classes) take a 0-d class index or one of shape (1,)
+    expected = str(Shape((dims[0],) + dims[2:])) if rank >= 2 else "() or (1)"
     seen = f"logits {logits} with targets {target}"
     what = loss.event.op.replace("module.", "")
     if target_rank == rank:
         if loss.target.dtype != "int":
             return None  # class probabilities of the logits' shape, or a dtype not known
+        if rank == 1 and _one_index(dims[0], target_dims[0], assumptions):
+            return None
         return (
-            f"{what} gets {seen}: integer class targets must drop the class dim, expected "
-            f"targets {expected}",
+            f"{what} gets {seen}: integer class targets "
+            f"{'must drop the class dim' if rank >= 2 else 'of 1-D logits are one class index'}, expected targets {expected}",
             "pass class indices of shape (N, ...) without the class dim",
         )
     if target_rank != rank - 1:
+        classes = 1 if rank >= 2 else 0
         return (
             f"{what} gets {seen}: the ranks do not fit, expected targets {expected} "
-            f"(the classes are dim 1 of the logits, {dims[1] if rank >= 2 else dims[0]})",
+            f"(the classes are dim {classes} of the logits, {dims[classes]})",
             "flatten both: logits.view(-1, logits.size(-1)) and targets.view(-1)",
         )
     if rank == 1:
@@ -120,6 +124,15 @@ def mismatch(loss: LossCall, assumptions: object) -> tuple[str, str] | None:
             "flatten: F.cross_entropy(logits.view(-1, V), targets.view(-1)), or logits.transpose(1, 2)",
         )
     return None
+
+
+def _one_index(classes, target_size, assumptions: object) -> bool:
+    """(C,) logits with int targets of shape (n,): torch reads targets of the logits' shape as class
+    probabilities (an error for int targets) and otherwise wants n == 1, one class index. True when
+    that may be what is given: n is not the classes and not provably other than 1."""
+    if equal(classes, target_size, assumptions) is Truth.TRUE:  # type: ignore[arg-type]
+        return False
+    return equal(target_size, 1, assumptions) is not Truth.FALSE  # type: ignore[arg-type]
 
 
 def _classes_last(dims: tuple, target_dims: tuple, assumptions: object) -> bool:
