@@ -123,6 +123,17 @@ def _feeds_softmax(flow: FunctionFlow, node: cst.CSTNode) -> bool:
 
 @operator("SC101", "delete the attention scale (scores not divided by sqrt(d_k))")
 def delete_scale(module: cst.Module) -> Iterator[Mutation]:
+    for node, kept, split in _scale_removals(module):
+        if kept is None:
+            yield Mutation("SC101", node, [(node, cst.Pass())], "in-place scale removed")
+        elif not split:
+            yield Mutation("SC101", node, [(node, kept)], "scale removed")
+
+
+def _scale_removals(module: cst.Module) -> Iterator[tuple[cst.CSTNode, cst.BaseExpression | None, bool]]:
+    """Each scale feeding attention scores, with what is left without it (None: the statement goes)
+    and whether it is one half of a scale split over both operands (``(q * s) @ (k * s)``, Whisper's
+    ``s = d_k ** -0.25``): removing that one leaves scores scaled by the wrong factor, an SC102 bug."""
     for flow in _flows(module):
         if not flow.score_softmaxes():
             continue
@@ -141,12 +152,31 @@ def delete_scale(module: cst.Module) -> Iterator[Mutation]:
                 else:
                     continue
                 if _feeds_softmax(flow, node):
-                    yield Mutation("SC101", node, [(node, kept)], "scale removed")
+                    yield node, kept, _half_of_a_split_scale(flow.function.body, node, right)
             elif isinstance(node, cst.AugAssign) and isinstance(node.operator, (cst.DivideAssign, cst.MultiplyAssign)):
                 if _looks_like_scale(node.value) and any(
                     _target_upstream(flow, t) for t in (dotted(node.target),) if t
                 ):
-                    yield Mutation("SC101", node, [(node, cst.Pass())], "in-place scale removed")
+                    yield node, None, False
+
+
+def _half_of_a_split_scale(body: cst.CSTNode, node: cst.BinaryOperation, scale: cst.BaseExpression) -> bool:
+    """``node`` (``q * scale``) is one operand of a matmul whose other operand is multiplied by the
+    same scale too."""
+    if contains_matmul(node):
+        return False
+    text = code(scale)
+    for product in walk(body):
+        if not (isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.MatrixMultiply)):
+            continue
+        for mine, other in ((product.left, product.right), (product.right, product.left)):
+            if _inside(node, mine) and any(
+                isinstance(part, cst.BinaryOperation) and isinstance(part.operator, cst.Multiply)
+                and text in (code(part.left), code(part.right))
+                for part in walk(other)
+            ):
+                return True
+    return False
 
 
 def _target_upstream(flow: FunctionFlow, name: str) -> bool:
@@ -199,6 +229,9 @@ def wrong_scale(module: cst.Module) -> Iterator[Mutation]:
             if replaced is not None and _feeds_softmax(flow, node):
                 seen.add(id(node))
                 yield Mutation("SC102", node, [(node, replaced)], "sqrt(d_k) -> d_k")
+    for node, kept, split in _scale_removals(module):
+        if split and kept is not None:
+            yield Mutation("SC102", node, [(node, kept)], "one of two split scale factors removed")
     # self.scale = dim_head ** -0.5 in __init__, used by another method that computes attention
     for cls in classes(module):
         attrs = self_attribute_assignments(cls)
