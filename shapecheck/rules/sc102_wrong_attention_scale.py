@@ -151,7 +151,7 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
 
 
 def _exponent(exponent: Fraction) -> str:
-    return str(exponent.numerator) if exponent.denominator == 1 else f"{float(exponent):g}"
+    return f"{float(exponent):g}"  # 1, -1.5, -0.25
 
 
 def _is_power(factor: Scale, base: Dim, exponent: Fraction) -> bool:
