@@ -77,7 +77,7 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
     for index, table in enumerate(tensors):
         other = tensors[1 - index]
         length = _table_length(table, other)
-        if length is None or other.has(PositionTag):
+        if length is None or _positional(other, table):
             continue
         seq = _sequence_dim(table, other, length)
         if seq is None:
@@ -92,6 +92,19 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
     return None
 
 
+#: Kinds of ``PositionTag`` on positions themselves: a table, rows cut from one, a lookup of
+#: position ids, the ids. Tokens that already carry positions ("added", "conv", "unknown") are still
+#: a sequence, and a whole table added to them cannot broadcast either.
+_POSITIONS = ("table", "learned", "embedding", "index")
+
+
+def _positional(other: TensorValue, table: TensorValue) -> bool:
+    """The other operand is positions too (another table, rows of one, position ids), not a
+    sequence: a sum of positional tables is not this rule's."""
+    tag = other.tag(PositionTag)
+    return (tag is not None and tag.kind in _POSITIONS) or _table_length(other, table) is not None
+
+
 def _same_formula(seq, length) -> bool:
     """The sequence length is the table's length computed from the input's sizes instead of the
     configured ones: ``(height // p) * (width // p) + 1`` patches against a table of
@@ -104,24 +117,21 @@ def _same_formula(seq, length) -> bool:
     try:
         left = seq.substitute({symbol: common for symbol in seq.symbols()})
         right = length.substitute({symbol: common for symbol in length.symbols()})
-    except (ZeroDivisionError, ValueError, ArithmeticError):
-        return False
-    except Exception:  # DimTooComplex: no claim
+    except (ArithmeticError, ValueError):  # a divisor renamed to 0, or DimTooComplex: no claim
         return False
     return equal(left, right) is Truth.TRUE
 
 
 def _table_length(table: TensorValue, other: TensorValue):
-    """The length of a positional table that was not sliced to the sequence, else None."""
+    """The length of a positional table that was not sliced to the sequence, else None. For a
+    per-position parameter, the rows it was declared with: cut to the sequence, it has no axis of
+    that length left (``_sequence_dim`` finds none); transposed or permuted, it still has one."""
     tag = table.tag(PositionTag)
     if tag is not None and tag.kind == "table" and not tag.sliced and tag.full_length is not None:
         return tag.full_length
     parameter = table.tag(ParameterTag)
     if parameter is not None and parameter.per_position and other.has(TokenEmbeddingTag):
-        declared = parameter.shape.dims[-2]
-        current = table.shape.dim(-2) if table.shape is not None else None
-        if current is not None and current == declared:
-            return declared
+        return parameter.shape.dims[-2]
     return None
 
 
@@ -157,6 +167,4 @@ def _fix(event: OpEvent, table_index: int) -> Fix | None:
     )
     elements = [cst.SubscriptElement(cst.Slice(lower=None, upper=None)) for _ in range(axis)]
     elements.append(cst.SubscriptElement(cst.Slice(lower=None, upper=length)))
-    for index in range(len(elements) - 1):
-        elements[index] = elements[index].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return Fix("slice the positional table to the sequence length", (Edit(table_node, cst.Subscript(value=table_node, slice=elements)),))
