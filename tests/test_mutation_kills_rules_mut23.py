@@ -8,6 +8,8 @@ shorter than the table.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shapecheck.linter import lint_source
 
 
@@ -272,4 +274,355 @@ def test_SC302_frames_whose_count_divides_by_a_difference_are_no_formula_of_the_
     ``_same_formula`` makes no claim and the whole ``max_samples // hop`` table is reported."""
     assert _messages(SC302_FRAMES, "SC302") == [
         (13, "positional table of length max_samples//hop added unsliced to a sequence of length samples//(window-overlap)"),
+    ]
+
+
+# ------------------------------------------------------------------------------------------- SC202
+
+SC202_FIRST_TOKEN = """import math
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def first_token(q: Float[Tensor, "b h 1 64"], k: Float[Tensor, "b h 1 64"], v: Float[Tensor, "b h 1 64"]):
+    causal = torch.tril(torch.ones(16, 16))
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(64)
+    att = att.masked_fill(causal == 0, float("-inf"))
+    return torch.softmax(att, dim=-1) @ v
+"""
+
+
+def test_SC202_a_whole_buffer_against_a_single_key_is_unsliced() -> None:
+    """One query and one key (the first step of generation, no cache): ``masked_fill`` broadcasts the
+    scores ``(b, h, 1, 1)`` against the whole 16 x 16 buffer to ``(b, h, 16, 16)`` without a word, and
+    the product with the values then raises (torch 2.13: "Expected size for first two dimensions of
+    batch2 tensor to be: [8, 16] but got: [8, 1]"). Until 2 Dec 2026 a key length of 1 was exempt and
+    nothing was reported, by this rule or any other."""
+    result = lint_source(SC202_FIRST_TOKEN, "snippet.py", {"SC202"})
+    assert result.error is None, result.error
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
+        (11, 27, "mask built at 16 x 16 is used unsliced against scores (b, h, 1, 1); slice it to the sequence length"),
+    ]
+
+
+# ------------------------------------------------------------------------------------------- SC204
+
+SC204_LOG_SOFTMAX_CROSS_ATTENTION = """import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, d_model=64):
+        super().__init__()
+        self.q = nn.Linear(d_model, d_model)
+        self.kv = nn.Linear(d_model, 2 * d_model)
+
+    def forward(self, x, memory):
+        q = self.q(x)
+        k, v = self.kv(memory).chunk(2, dim=-1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        weights = torch.log_softmax(scores, dim=-1)
+        return weights @ v
+
+
+class Captioner(nn.Module):
+    def __init__(self, vocab=100, d_model=64, block=32):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(block, d_model)
+        self.cross = CrossAttention(d_model)
+        self.head = nn.Linear(d_model, vocab)
+
+    def forward(self, idx, image_features):
+        x = self.tok(idx) + self.pos(torch.arange(idx.size(1)))
+        return self.head(x + self.cross(x, image_features))
+
+    def loss(self, idx, image_features):
+        logits = self(idx, image_features)
+        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), idx[:, 1:].reshape(-1))
+"""
+
+
+def test_SC204_log_softmax_weights_over_encoder_memory_are_cross_attention() -> None:
+    """``_is_self_attention`` reads the scores of a ``log_softmax`` site as it does a softmax's: the
+    captioner's weights (log-probabilities, contracted with the values) are over the image features,
+    so cross-attention, which needs no causal mask though its output feeds a next-token loss. The
+    same site over the tokens themselves is self-attention with no causal mask."""
+    assert _found(SC204_LOG_SOFTMAX_CROSS_ATTENTION, "SC204") == []
+    self_attention = SC204_LOG_SOFTMAX_CROSS_ATTENTION.replace("self.cross(x, image_features)", "self.cross(x, x)")
+    assert _found(self_attention, "SC204") == [(18, 19)]
+
+
+# ------------------------------------------------------------------------------------------- SC205
+
+SC205_SHARED_BIAS_HELPER = """import math
+
+import torch
+import torch.nn as nn
+from jaxtyping import Float
+from torch import Tensor
+
+
+def add_bias(x, bias):
+    return x + bias
+
+
+class Block(nn.Module):
+    def __init__(self, d_model=32):
+        super().__init__()
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.fc = nn.Linear(d_model, d_model)
+        self.shift = nn.Parameter(torch.zeros(d_model))
+
+    def forward(self, x: Float[Tensor, "b t 32"]):
+        t = x.size(1)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        causal = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        scores = add_bias(q @ k.transpose(-2, -1) / math.sqrt(32), causal)
+        x = x + torch.softmax(scores, dim=-1) @ v
+        return add_bias(self.fc(x), self.shift)
+"""
+
+
+def test_SC205_a_bias_helper_shared_by_the_scores_and_a_layer_output() -> None:
+    """``check``'s additive candidates: ``add_bias`` applies the (right) additive causal mask to the
+    scores and, in another call, a bias to a layer's output, where its sum has no mask of its own.
+    Nothing to report, and no crash on the sum that is no mask application."""
+    assert _found(SC205_SHARED_BIAS_HELPER, "SC205") == []
+
+
+SC205_TRIU_OUT = """import math
+
+import torch
+from jaxtyping import Float
+from torch import Tensor
+
+
+def attend(q: Float[Tensor, "b t 64"], k: Float[Tensor, "b t 64"], v: Float[Tensor, "b t 64"]):
+    t = q.size(1)
+    blocked = torch.empty(t, t, dtype=torch.bool)
+    causal = torch.triu(torch.ones(t, t, dtype=torch.bool), out=blocked)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(64)
+    scores = scores.masked_fill(causal, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+"""
+
+
+def test_SC205_the_fix_of_a_triu_written_into_a_buffer_adds_the_diagonal_keyword() -> None:
+    """``_fix``: ``torch.triu(ones, out=blocked)`` (the blocked set written into a preallocated buffer)
+    has one positional argument; ``out=`` is a keyword and stays, ``diagonal=1`` is added."""
+    from shapecheck.fixes import fix_module
+
+    result = lint_source(SC205_TRIU_OUT, "snippet.py", {"SC205"})
+    assert result.error is None, result.error
+    assert [(d.line, d.column) for d in result.diagnostics] == [(11, 14)]
+    fixed = fix_module(result.module, SC205_TRIU_OUT, result.diagnostics).fixed.splitlines()
+    assert fixed[10] == "    causal = torch.triu(torch.ones(t, t, dtype=torch.bool), out=blocked, diagonal=1)"
+
+
+# ------------------------------------------------------------------------------------------- SC301
+
+SC301_TRANSFORMED_POSITIONS = """import torch
+from jaxtyping import Int
+from torch import Tensor, nn
+
+
+class TokensAndPositions(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos_embedding = nn.Parameter(torch.zeros(1, max_len, d_model))
+        self.norm = nn.LayerNorm(d_model)
+        self.gate = nn.Parameter(torch.ones(1, 1, d_model))
+
+    def forward(self, ids: Int[Tensor, "b t"]):
+        b, t = ids.shape
+        x = self.tok(ids)
+        a = torch.cat([x, self.norm(self.pos_embedding[:, :t]).expand(b, -1, -1)], dim=-1)
+        c = torch.cat([x, (self.gate * self.pos_embedding[:, :t]).expand(b, -1, -1)], dim=-1)
+        d = torch.cat([x, torch.tanh(self.pos_embedding[:, :t]).expand(b, -1, -1)], dim=-1)
+        return a, c, d
+"""
+
+
+def test_SC301_positions_normalised_gated_or_squashed_before_the_concatenation() -> None:
+    """``_positional``'s ``learned`` kind: rows of the learned table passed through a LayerNorm, a
+    gate tensor or ``tanh`` are no parameter any more, but still positions; concatenated to the
+    tokens along the features (torch: ``(b, t, 64)``, twice the width) each is reported."""
+    assert _found(SC301_TRANSFORMED_POSITIONS, "SC301") == [(17, 13), (18, 13), (19, 13)]
+
+
+SC301_BATCH_OF_ONE = """import torch
+from jaxtyping import Float, Int
+from torch import Tensor, nn
+
+
+class Conditioned(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+
+    def forward(self, ids: Int[Tensor, "1 t"], style: Float[Tensor, "b t 8"]):
+        t = ids.size(1)
+        h = torch.cat([self.tok(ids), self.pos(torch.arange(t)).unsqueeze(0)], dim=-1)
+        return torch.cat([h, style], dim=-1)
+"""
+
+
+def test_SC301_features_that_already_hold_tokens_and_positions_are_no_positional_table() -> None:
+    """A batch of one prompt: the positions concatenated to the tokens are reported; the result, which
+    holds the tokens, concatenated with a style vector is not a positional table made to broadcast
+    (its batch axis of 1 comes from the prompt), so it is no second finding."""
+    assert _found(SC301_BATCH_OF_ONE, "SC301") == [(14, 13)]
+
+
+SC301_STEP_DECODER = """import torch
+from jaxtyping import Int
+from torch import Tensor, nn
+
+
+class StepDecoder(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.pos = nn.Parameter(torch.zeros(max_len, d_model))
+        self.cell = nn.GRUCell(2 * d_model, d_model)
+
+    def forward(self, token: Int[Tensor, ""], step: int, hidden):
+        inp = torch.cat([self.embed(token), self.pos[step]])
+        return self.cell(inp.unsqueeze(0), hidden)
+"""
+
+
+def test_SC301_a_step_decoder_concatenating_one_token_and_its_position_row_without_dim() -> None:
+    """``torch.cat`` without ``dim`` joins along axis 0, which for one token's embedding ``(d,)`` and
+    its position's row ``(d,)`` is the feature axis: ``(2 * d,)`` (torch 2.13), reported."""
+    assert _found(SC301_STEP_DECODER, "SC301") == [(14, 15)]
+
+
+SC301_KEPT_POSITIONS = """import torch
+from jaxtyping import Float, Int
+from torch import Tensor, nn
+
+from .augment import mix_tokens
+
+
+class MaskedPatches(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, max_len=64):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.pos_embed = nn.Parameter(torch.zeros(1, max_len, d_model))
+
+    def forward(self, ids: Int[Tensor, "b t"], features: Float[Tensor, "b k 32"], keep: Int[Tensor, "k"]):
+        pos = self.pos_embed[:, keep].expand(features.size(0), -1, -1)
+        mixed = mix_tokens(self.tok(ids))
+        return torch.cat([features, pos], dim=-1), torch.cat([mixed, pos], dim=-1)
+"""
+
+
+def test_SC301_kept_positions_of_unknown_shape_are_no_claim() -> None:
+    """Positions indexed by an index tensor (MAE's kept patches) have a shape the engine cannot read:
+    beside patch features they are no table made to broadcast, and beside tokens passed through a
+    helper the engine cannot see (their width unknown too) no claim either; no crash on the unknown
+    shapes."""
+    assert _found(SC301_KEPT_POSITIONS, "SC301") == []
+
+
+# ------------------------------------------------------------------------------------------- SC402
+
+SC402_DEFAULTS_READ_BY_THE_LAYER = {
+    "__init__.py": "",
+    "configs/__init__.py": "",
+    "configs/gpt.py": """from dataclasses import dataclass
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 100
+    n_embd: int = 768
+    n_groups: int = 10
+""",
+    "models/__init__.py": "",
+    "models/mlp.py": """import torch.nn as nn
+
+from ..configs.gpt import GPTConfig
+
+
+class GroupedMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = GPTConfig()
+        width, groups = config.n_embd, config.n_groups
+        assert width % groups == 0, "the groups must split the width"
+        self.fc = nn.Linear(width // groups, 4 * width // groups)
+""",
+}
+
+
+def test_SC402_a_failed_check_on_defaults_of_another_folder_names_it_relative_to_the_default(tmp_path) -> None:
+    """The divisibility loop's ``facts.elsewhere(check.node, node)``: a layer that reads the project's
+    default configuration itself (no instantiation anywhere) fails its check at the default
+    ``n_groups = 10`` in ``configs/``, reported there; the check's place is written relative to
+    that folder (``../models/mlp.py``), not to the folder of the file analysed."""
+    from shapecheck.runner import LintOptions, run
+
+    for name, text in SC402_DEFAULTS_READ_BY_THE_LAYER.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    report = run(LintOptions(paths=[str(tmp_path)], isolated=True, cache=False)).report
+    found = [(Path(d.path).relative_to(tmp_path).as_posix(), d.span.line, d.message) for d in report.diagnostics if d.code == "SC402"]
+    assert found == [
+        (
+            "configs/gpt.py",
+            8,
+            "768 is not divisible by 10 (768 % 10 = 8): the heads cannot split the model width (checked in ../models/mlp.py:11)",
+        )
+    ]
+
+
+# ------------------------------------------------------------------------------------------- SC404
+
+SC404_QK_NORM_OVER_TIME = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class QKNormAttention(nn.Module):
+    def __init__(self, vocab_size, n_embd, n_head, block_size):
+        super().__init__()
+        self.n_head = n_head
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Embedding(block_size, n_embd)
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
+        C = x.size(-1)
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = F.layer_norm(q.view(B, T, self.n_head, C // self.n_head), (T,))
+        k = k.view(B, T, self.n_head, C // self.n_head)
+        return q, k, v
+"""
+
+
+def test_SC404_a_qk_norm_over_the_time_axis_of_split_heads_names_the_positional_length() -> None:
+    """``_sequence_length`` names axis 1 only for a 3-D input ``(b, t, d)``: for the split heads
+    ``(B, T, n_head, hs)`` the normalized size ``T`` is recognised as the length of the positional
+    lookup ``wpe(arange(T))`` instead (torch raises: normalized_shape [T] against [B, T, n_head, hs])."""
+    result = lint_source(SC404_QK_NORM_OVER_TIME, "snippet.py", {"SC404"})
+    assert result.error is None, result.error
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
+        (
+            19,
+            13,
+            "F.layer_norm normalized_shape (T,) is a sequence length (the size of a positional table or lookup), not "
+            "the feature dim n_embd//n_head of its input (B, T, n_head, n_embd//n_head): expected F.layer_norm(n_embd//n_head)",
+        )
     ]
