@@ -69,6 +69,78 @@ def test_SC302_a_whole_table_added_to_tokens_that_already_carry_positions_is_uns
     assert _found(SC302_TOKENS_WITH_POSITIONS, "SC302") == [(26, 26), (26, 46)]
 
 
+SC302_TWO_TABLES = """import math
+
+import torch
+from jaxtyping import Int
+from torch import Tensor, nn
+
+
+class MixedPositions(nn.Module):
+    def __init__(self, vocab_size, d_model, max_len, max_position_embeddings):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, d_model)
+        self.wpe = nn.Embedding(max_position_embeddings, d_model)
+        self.register_buffer("position_ids", torch.arange(max_position_embeddings))
+        position = torch.arange(max_len).unsqueeze(1).float()
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+
+    def forward(self, ids: Int[Tensor, "b t"]):
+        t = ids.size(1)
+        table = self.wpe(self.position_ids) + self.pe
+        x = self.tok(ids) + table[:t]
+        unsliced = self.wpe(self.position_ids) + self.pe[:t]
+        return x, unsliced
+"""
+
+
+def test_SC302_two_whole_tables_are_a_sum_of_maxima_but_a_cut_one_is_a_sequence() -> None:
+    """A learned table looked up with the whole ``position_ids`` buffer plus the whole sinusoidal
+    buffer: two tables at their configured maxima (equal at run time when the configuration agrees),
+    summed and then sliced: nothing to report. The lookup plus the buffer already cut to ``t`` rows is
+    a whole table against a sequence (torch: "size of tensor a (64) must match the size of tensor b
+    (16)"); until 2 Dec 2026 any positional operand made the sum silent."""
+    assert _messages(SC302_TWO_TABLES, "SC302") == [
+        (25, "positional table of length max_position_embeddings added unsliced to a sequence of length t"),
+    ]
+
+
+SC302_SOFT_PROMPT = """import torch
+from torch import nn
+
+
+class PromptTuning(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32, n_prompt=8, max_len=64):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, d_model)
+        init_ids = torch.randint(vocab_size, (n_prompt,))
+        self.prompt = nn.Parameter(self.wte(init_ids).detach().clone())
+        self.pos = nn.Parameter(torch.zeros(max_len, d_model))
+
+    def forward(self):
+        return self.prompt + self.pos
+"""
+
+
+def test_SC302_a_soft_prompt_initialised_from_the_vocabulary_given_the_whole_table() -> None:
+    """Prompt tuning: 8 prompt vectors initialised from token embeddings (a per-position parameter
+    holding tokens) plus the whole 64-row table (torch: "size of tensor a (8) must match the size of
+    tensor b (64)"): reported at the table, with the fix that slices it to the prompt's length."""
+    from shapecheck.fixes import fix_module
+
+    result = lint_source(SC302_SOFT_PROMPT, "snippet.py", {"SC302"})
+    assert result.error is None, result.error
+    assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
+        (14, 30, "positional table of length 64 added unsliced to a sequence of length 8"),
+    ]
+    fixed = fix_module(result.module, SC302_SOFT_PROMPT, result.diagnostics).fixed.splitlines()
+    assert fixed[13] == "        return self.prompt + self.pos[:self.prompt.size(-2)]"
+
+
 SC302_BERT_EMBEDDINGS = """import torch
 from jaxtyping import Int
 from torch import Tensor, nn

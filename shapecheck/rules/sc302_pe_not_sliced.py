@@ -77,8 +77,8 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
     for index, table in enumerate(tensors):
         other = tensors[1 - index]
         length = _table_length(table, other)
-        if length is None or _positional(other, table):
-            continue
+        if length is None or _table_length(other, table) is not None:
+            continue  # two whole tables: a sum of configured maxima, no sequence
         seq = _sequence_dim(table, other, length)
         if seq is None:
             continue
@@ -90,19 +90,6 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
             continue
         return index, length, seq
     return None
-
-
-#: Kinds of ``PositionTag`` on positions themselves: a table, rows cut from one, a lookup of
-#: position ids, the ids. Tokens that already carry positions ("added", "conv", "unknown") are still
-#: a sequence, and a whole table added to them cannot broadcast either.
-_POSITIONS = ("table", "learned", "embedding", "index")
-
-
-def _positional(other: TensorValue, table: TensorValue) -> bool:
-    """The other operand is positions too (another table, rows of one, position ids), not a
-    sequence: a sum of positional tables is not this rule's."""
-    tag = other.tag(PositionTag)
-    return (tag is not None and tag.kind in _POSITIONS) or _table_length(other, table) is not None
 
 
 def _same_formula(seq, length) -> bool:
