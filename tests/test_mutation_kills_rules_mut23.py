@@ -363,19 +363,29 @@ def first_token(q: Float[Tensor, "b h 1 64"], k: Float[Tensor, "b h 1 64"], v: F
     att = (q @ k.transpose(-2, -1)) / math.sqrt(64)
     att = att.masked_fill(causal == 0, float("-inf"))
     return torch.softmax(att, dim=-1) @ v
+
+
+def chunk_with_cache(q: Float[Tensor, "b h 16 64"], k: Float[Tensor, "b h s 64"], v: Float[Tensor, "b h s 64"]):
+    causal = torch.tril(torch.ones(16, 16))
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(64)
+    att = att.masked_fill(causal == 0, float("-inf"))
+    return torch.softmax(att, dim=-1) @ v
 """
 
 
-def test_SC202_a_whole_buffer_against_a_single_key_is_unsliced() -> None:
+def test_SC202_a_whole_buffer_against_one_key_or_a_chunk_of_queries_over_a_cache() -> None:
     """One query and one key (the first step of generation, no cache): ``masked_fill`` broadcasts the
     scores ``(b, h, 1, 1)`` against the whole 16 x 16 buffer to ``(b, h, 16, 16)`` without a word, and
     the product with the values then raises (torch 2.13: "Expected size for first two dimensions of
     batch2 tensor to be: [8, 16] but got: [8, 1]"). Until 2 Dec 2026 a key length of 1 was exempt and
-    nothing was reported, by this rule or any other."""
+    nothing was reported, by this rule or any other. The key length is the scores' last axis: 16 new
+    queries against ``s`` cached keys need a ``(16, s)`` mask (torch raises for s = 20), though the
+    query axis matches the buffer."""
     result = lint_source(SC202_FIRST_TOKEN, "snippet.py", {"SC202"})
     assert result.error is None, result.error
     assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
         (11, 27, "mask built at 16 x 16 is used unsliced against scores (b, h, 1, 1); slice it to the sequence length"),
+        (18, 27, "mask built at 16 x 16 is used unsliced against scores (b, h, 16, s); slice it to the sequence length"),
     ]
 
 
