@@ -1,9 +1,8 @@
 """Rule decisions that mutation testing found unpinned, branch ``mut23`` (benchmarks/mutation_testing.py):
 SC302's last survivors and rule survivors earlier sessions left "not killed".
 
-Each test names its rule code, so ``-k SCnnn`` selects it with the rule's other tests. Every snippet's
-broadcast was run under torch 2.13 first: a finding is reported only where torch raises for a sequence
-shorter than the table.
+Each test names its rule code, so ``-k SCnnn`` selects it with the rule's other tests. The shapes and
+errors quoted in the docstrings were checked under torch 2.13 first.
 """
 
 from __future__ import annotations
@@ -60,8 +59,8 @@ def test_SC302_a_whole_table_added_to_tokens_that_already_carry_positions_is_uns
     """Tokens that already carry positions (a learned lookup of ``arange(t)`` added, or a helper the
     engine cannot see, which may add some) are still a length-``t`` sequence: the whole 64-row
     sinusoidal buffer added to them cannot broadcast (torch: "size of tensor a (16) must match the
-    size of tensor b (64)"). Only positions themselves (another table, its rows, position ids) are
-    no sequence."""
+    size of tensor b (64)"). Until 2 Dec 2026 any operand with positional information silenced the
+    rule; only a second whole table does now."""
     assert _messages(SC302_TOKENS_WITH_POSITIONS, "SC302") == [
         (26, "positional table of length 64 added unsliced to a sequence of length t"),
         (26, "positional table of length 64 added unsliced to a sequence of length t"),
