@@ -89,7 +89,7 @@ def _unsliced_buffer(application: MaskApplication, read_sizes: set) -> bool:
     key_len = scores.shape.dim(-1)
     if key_len is None or any(name.startswith(ANONYMOUS_PREFIX) for name in key_len.symbols()):
         return False  # a size the engine had to invent says nothing about the sequence length
-    return equal(key_len, triangle.full_size) is not Truth.TRUE and not (key_len.is_const and key_len.value == 1)
+    return equal(key_len, triangle.full_size) is not Truth.TRUE
 
 
 def _mha_problem(event: OpEvent):

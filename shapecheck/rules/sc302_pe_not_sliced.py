@@ -77,8 +77,8 @@ def _unsliced(event: OpEvent, known=lambda dim: True):
     for index, table in enumerate(tensors):
         other = tensors[1 - index]
         length = _table_length(table, other)
-        if length is None or other.has(PositionTag):
-            continue
+        if length is None or _table_length(other, table) is not None:
+            continue  # two whole tables: a sum of configured maxima, no sequence
         seq = _sequence_dim(table, other, length)
         if seq is None:
             continue
@@ -104,24 +104,21 @@ def _same_formula(seq, length) -> bool:
     try:
         left = seq.substitute({symbol: common for symbol in seq.symbols()})
         right = length.substitute({symbol: common for symbol in length.symbols()})
-    except (ZeroDivisionError, ValueError, ArithmeticError):
-        return False
-    except Exception:  # DimTooComplex: no claim
+    except (ArithmeticError, ValueError):  # a divisor renamed to 0, or DimTooComplex: no claim
         return False
     return equal(left, right) is Truth.TRUE
 
 
 def _table_length(table: TensorValue, other: TensorValue):
-    """The length of a positional table that was not sliced to the sequence, else None."""
+    """The length of a positional table that was not sliced to the sequence, else None. For a
+    per-position parameter, the rows it was declared with: cut to the sequence, it has no axis of
+    that length left (``_sequence_dim`` finds none); transposed or permuted, it still has one."""
     tag = table.tag(PositionTag)
     if tag is not None and tag.kind == "table" and not tag.sliced and tag.full_length is not None:
         return tag.full_length
     parameter = table.tag(ParameterTag)
     if parameter is not None and parameter.per_position and other.has(TokenEmbeddingTag):
-        declared = parameter.shape.dims[-2]
-        current = table.shape.dim(-2) if table.shape is not None else None
-        if current is not None and current == declared:
-            return declared
+        return parameter.shape.dims[-2]
     return None
 
 
@@ -157,6 +154,4 @@ def _fix(event: OpEvent, table_index: int) -> Fix | None:
     )
     elements = [cst.SubscriptElement(cst.Slice(lower=None, upper=None)) for _ in range(axis)]
     elements.append(cst.SubscriptElement(cst.Slice(lower=None, upper=length)))
-    for index in range(len(elements) - 1):
-        elements[index] = elements[index].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return Fix("slice the positional table to the sequence length", (Edit(table_node, cst.Subscript(value=table_node, slice=elements)),))
