@@ -1557,3 +1557,28 @@ def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], keep: Boo
         assert shape(found[name]) == "(b, h, t, t)", name
         masked = found[name].tag(MaskedTag)
         assert masked is not None and str(masked.mask.shape) == "(t, t)" and masked.blocked_when is False, name
+
+
+# --- items of a parameter the engine cannot see ----------------------------------------------------
+
+WINDOWS = """
+from typing import Tuple
+
+import torch
+
+
+def window_partition(x: torch.Tensor, window_size: Tuple[int, int]) -> torch.Tensor:
+    B, H, W, C = x.shape
+    x = x.view(B, H // window_size[0], window_size[0], W // window_size[1], window_size[1], C)
+    windows = x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, window_size[0], window_size[1], C)
+    return windows
+"""
+
+
+def test_an_item_of_an_unseen_parameter_is_a_size_named_after_it():
+    """Swin's ``window_size[0]`` / ``window_size[1]``: each item is one size, the same at every read."""
+    found = values(WINDOWS, "window_partition")
+    assert shape(found["x"]) == "(B, H//window_size[0], window_size[0], W//window_size[1], window_size[1], C)"
+    assert shape(found["windows"]) == "(B*(H//window_size[0])*(W//window_size[1]), window_size[0], window_size[1], C)"
+    assert codes(WINDOWS) == []
+    assert codes(twin(WINDOWS, ".contiguous().view(", ".view(")) == ["SC501"]

@@ -54,6 +54,9 @@ class Opaque(Value):
     def attribute(self, attr: str) -> "Opaque":
         return Opaque(f"{self.name}.{attr}")
 
+    def item(self, index: int) -> "Opaque":
+        return Opaque(f"{self.name}[{index}]")
+
     def as_dim(self) -> Dim:
         return Dim.sym(self.name)
 

@@ -55,6 +55,10 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     if isinstance(base, DictValue) and isinstance(index, ConstValue) and isinstance(index.value, str):
         found = base.get(index.value)  # ``kwargs["context"]``
         return found if found is not None else UNKNOWN
+    if isinstance(base, Opaque) and position is not None:
+        # ``window_size[0]`` of a parameter the engine cannot see: a value named after it, as
+        # ``config.hidden_size`` is (the same item is the same size each time it is read)
+        return base.item(position)
     if isinstance(base, ShapeValue):
         if base.shape is not None and position is not None:
             dim = base.shape.dim(position)
