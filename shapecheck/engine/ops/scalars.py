@@ -120,7 +120,7 @@ def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     """``super()`` in a method: the instance seen through its class's parents. The older spelling
     ``super(Attention, self)`` names the class the lookup starts after: the method's own class or
     one of its parents, with the method's own instance."""
-    cls = frame.run.cls if frame.run is not None else None
+    cls = frame.run.cls  # every frame has its run (a module's top level is the ``<module>`` run)
     if frame.self_value is None or cls is None:
         return UNKNOWN
     if not call.args:

@@ -1,0 +1,104 @@
+"""Kill tests written by the lead (2 Dec 2026, eleventh session) for the engine code changed in that
+session: ``scalars._super`` with explicit arguments (``super(Class, self)``).
+
+Black-box through the engine, like tests/test_mutation_kills_ops.py; each shape is torch 2.13's
+answer (checked in a scratch script), and where Python raises the test asserts an unknown value.
+"""
+
+from __future__ import annotations
+
+from shapecheck.engine.domain.values import UNKNOWN
+
+from test_engine_ops import HEADER, _shape, analyze_src, run_of
+
+LAYERS = HEADER + """
+class Base(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.heads = heads
+
+    def forward(self, x):
+        return x * 2
+
+
+class Projections(Base):
+    def __init__(self, dim, heads):
+        super().__init__(dim, heads)
+        self.qkv = nn.Linear(dim, dim)
+
+
+class SingleHead(Projections):
+    def __init__(self, dim, heads):
+        super().__init__(dim, 1)
+"""
+
+
+def _assigned(source: str, qualname: str) -> dict:
+    facts = analyze_src(source)
+    assert facts.internal_errors == []
+    return {a.name: a.value for a in run_of(facts, qualname, inlined=True).assignments}
+
+
+def test_scalars_super_may_name_a_grandparent() -> None:
+    """``super(Projections, self)`` two levels up runs ``Base.__init__`` (``qkv`` of 3 * 64), not
+    ``Projections``' (64) nor ``SingleHead``'s."""
+    source = LAYERS + """
+class Attention(SingleHead):
+    def __init__(self, dim=64, heads=4):
+        super(Projections, self).__init__(dim, heads)
+
+    def forward(self, x):
+        y = self.qkv(x)
+
+
+def f(x: Float[Tensor, "b t 64"]):
+    out = Attention()(x)
+"""
+    assert _shape(_assigned(source, "Attention.forward")["y"]) == "(b, t, 192)"
+
+
+def test_scalars_super_of_a_class_beside_the_parents_is_not_followed() -> None:
+    """``Other`` derives from ``Base``; ``super(SingleHead, self)`` there raises TypeError in Python:
+    nothing runs, ``qkv`` stays unknown (its output too) (a class among the parents of an unrelated one is not enough)."""
+    source = LAYERS + """
+class Other(Base):
+    def __init__(self, dim=64, heads=4):
+        super(SingleHead, self).__init__(dim, heads)
+
+    def forward(self, x):
+        y = self.qkv(x)
+
+
+def f(x: Float[Tensor, "b t 64"]):
+    out = Other()(x)
+"""
+    assert _shape(_assigned(source, "Other.forward")["y"]) is None
+
+
+def test_scalars_super_with_other_arguments_is_unknown() -> None:
+    """``super(type(self), self)`` (a class the engine cannot name), ``super(Base)`` (one argument:
+    an unbound super object) and ``super()`` in a static method (Python raises) are unknown calls and
+    crash nothing (a layer never built stays unknown: a projection of unknown shape)."""
+    source = LAYERS + """
+class Child(Base):
+    def __init__(self, dim=64, heads=4):
+        super(type(self), self).__init__(dim, heads)
+
+    def forward(self, x):
+        unbound = super(Base)
+        y = self.qkv(x)
+        doubled = Child.twice(x)
+
+    @staticmethod
+    def twice(x):
+        z = super().forward(x)
+        return z
+
+
+def f(x: Float[Tensor, "b t 64"]):
+    out = Child()(x)
+"""
+    assigned = _assigned(source, "Child.forward")
+    assert assigned["unbound"] is UNKNOWN and _shape(assigned["y"]) is None
+    assert _shape(assigned["doubled"]) is None
