@@ -63,14 +63,16 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
-    if len(call.args) == 2 and isinstance(call.args[1], DtypeValue):
-        return same_values(source, None, call.args[1].dtype)
+    dtype = call.arg(1, "dtype")
+    if isinstance(dtype, DtypeValue):  # ``view(torch.float16)`` / ``view(dtype=...)``: the bytes reread
+        return same_values(source, None, dtype.dtype)
     derived = _derived_view(interp, source, call, frame)
     if derived is not None:
         return derived
-    sizes = size_args(call, 1, "shape")
+    keyword = _size_keyword(call)
+    sizes = size_args(call, 1, keyword)
     if sizes is None:
-        target = call.arg(1, "shape") if len(call.args) == 2 or "shape" in call.kwargs else None
+        target = call.arg(1, keyword) if len(call.args) == 2 or keyword in call.kwargs else None
         if not isinstance(target, ShapeValue) or target.base is None or not target.extra:
             return same_values(source, None)
         leading = interp.presumed_leading.get(id(target.base))
@@ -132,6 +134,11 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, result.shape)
 
 
+def _size_keyword(call: Call) -> str:
+    """The keyword of the sizes: ``view(size=...)``, ``reshape(shape=...)``."""
+    return "size" if "size" in call.kwargs else "shape"
+
+
 def _unnamed(interp: "Interpreter", dims: tuple[Dim, ...]) -> bool:
     """Some size is one nobody knows (unnamed, or made up by the engine): it may be 1."""
     return any(interp.facts.made_up(dim) for dim in dims)
@@ -139,7 +146,8 @@ def _unnamed(interp: "Interpreter", dims: tuple[Dim, ...]) -> bool:
 
 def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame: "Frame") -> Value | None:
     """``x.view(x.size()[:-1] + (h, d))``: keep x's leading dims, check the split trailing ones."""
-    target = call.arg(1, "shape") if len(call.args) == 2 or "shape" in call.kwargs else None
+    keyword = _size_keyword(call)
+    target = call.arg(1, keyword) if len(call.args) == 2 or keyword in call.kwargs else None
     if not isinstance(target, ShapeValue) or target.base is not source or source.shape is None:
         return None
     dims = source.shape.dims
