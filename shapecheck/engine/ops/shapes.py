@@ -163,7 +163,7 @@ def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame:
             return same_values(source, None)
         extra = resolved.shape.dims
     old, new = product(split), product(extra)
-    if equal(old, new, frame.assumptions) is Truth.FALSE or equal(old, new, frame.assumptions, min_symbol=2) is Truth.FALSE:
+    if equal(old, new, frame.assumptions, min_symbol=2) is Truth.FALSE:  # (FALSE for sizes >= 1 implies it)
         heads = _uneven_head_split(Shape(split), list(extra)) if len(split) == 1 else None
         conflict(
             interp,
@@ -229,12 +229,11 @@ def _leading_owner(base: Value) -> Value:
     """The tensor whose leading dims ``base`` has: a projection's input (a Linear keeps every dim
     but the last), followed back, so that ``self.query(x)`` and ``self.key(x)`` split on their own
     (BERT's ``transpose_for_scores``) share the batch and sequence dims of ``x``."""
-    seen = 0
-    while isinstance(base, TensorValue) and (base.shape is None or base.shape.variadic) and seen < 8:
+    while isinstance(base, TensorValue):
         projection = base.tag(ProjectionTag)
         if projection is None or not isinstance(projection.source, TensorValue):
             break
-        base, seen = projection.source, seen + 1
+        base = projection.source  # an earlier value: the chain ends
     return base
 
 
