@@ -387,3 +387,181 @@ def test_presumed_leading_dims_belong_to_the_input_behind_every_projection() -> 
     assert len({batch, seq, enc_batch, enc_seq}) == 4 and all(str(d).startswith(("batch", "seq")) for d in query.dims[::2] + key.dims[::2])
     batch, seq = deep["q"].dims[0], deep["q"].dims[2]
     assert [str(deep[name]) for name in ("q", "k")] == [f"({batch}, h, {seq}, d//h)"] * 2
+
+
+# --- ops/products.py ---------------------------------------------------------------------------------
+
+
+def test_a_key_transposed_over_the_wrong_axes_is_judged_with_the_sizes_the_path_knows() -> None:
+    """``matmul_values``' key-transpose checks read the path's assumptions: a key whose feature size
+    is the query's only by an ``assert`` (e vs d), transposed over axes 1 and 3, is a product over the
+    wrong axes (SC504); when the path also pins the contracted sizes apart (d == 8, s == 16: torch
+    raises), the conflict is the product's inner dims, still of kind ``key-transpose``."""
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s e"]):
+            assert q.shape[-1] == k.shape[-1]
+            s1 = q @ k.transpose(1, 3)
+
+        def g(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s e"]):
+            assert q.shape[-1] == k.shape[-1]
+            assert q.shape[-1] == 8
+            assert k.shape[2] == 16
+            s2 = q @ k.transpose(1, 3)
+        """
+    )
+    assert [(c.kind, c.op, c.detail, _code(c.node)) for c in conflicts] == [
+        (
+            "key-transpose",
+            "matmul",
+            "matmul of (b, h, t, d) and (b, e, s, h): the key is transposed over the wrong axes; it contracts d with s",
+            "q @ k.transpose(1, 3)",
+        ),
+        ("key-transpose", "matmul", "matmul of (b, h, t, d) and (b, e, s, h): inner dims d and s differ", "q @ k.transpose(1, 3)"),
+    ]
+
+
+def test_a_query_computed_by_a_conflicting_view_is_no_ground_for_an_untransposed_key() -> None:
+    """``_after_a_conflict`` reads both operands: ``q`` comes from a view that holds H times too many
+    elements (the conflict is there), so ``q @ k`` ending in the same size is its echo, not a second
+    finding; a 0-d left operand (torch: matmul needs at least 1-D operands) gives an unknown shape
+    and no internal error; an untransposed key is one finding and its product keeps a shape."""
+    _, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t c"], k: Float[Tensor, "b s h c"], H: int):
+            B, T, C = x.shape
+            q = x.view(B, T, H, C)
+            echo = q @ k
+        """
+    )
+    assert [(c.kind, _code(c.node)) for c in conflicts] == [("reshape", "x.view(B, T, H, C)")]
+    values, conflicts = _run(
+        """
+        def f(w: Float[Tensor, "n m"], q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"]):
+            s = torch.tensor(2.0)
+            left = torch.matmul(s, w)
+            right = torch.matmul(w, s)
+            untransposed = q @ k
+        """
+    )
+    assert [(c.kind, _code(c.node)) for c in conflicts] == [("matmul", "q @ k")]
+    assert {name: _shape(values[name]) for name in ("left", "right", "untransposed")} == {
+        "left": None,
+        "right": None,
+        "untransposed": "(b, h, t, d)",
+    }
+
+
+def test_scores_are_never_a_query_or_a_key() -> None:
+    """``matmul_values`` judges an untransposed right operand only between a query and a key: scores
+    (``q @ k.mT``, (b, h, t, s)) times a tensor ending in the key length are not reported as an
+    untransposed key (torch runs them only when t == s; the engine presumes it)."""
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"], v: Float[Tensor, "b h s d"]):
+            scores = q @ k.mT
+            twice = scores @ scores
+            back = v.mT @ scores
+        """
+    )
+    assert conflicts == []
+    assert {name: _shape(values[name]) for name in ("scores", "twice", "back")} == {
+        "scores": "(b, h, t, s)",
+        "twice": "(b, h, t, s)",
+        "back": "(b, h, d, s)",
+    }
+
+
+LAYER_OUTPUTS = """
+class Windowed(nn.Module):
+    def __init__(self, d: int):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x: Float[Tensor, "b w h t d"], y, G: int):
+        B, W, H, T, D = x.shape
+        q = self.q(x)
+        same = self.k(y).view(B, W, H, -1, D)
+        other = self.k(y).view(B, W, G, -1, D)
+        s1 = q @ same
+        s2 = q @ other
+        return s1
+
+
+class Cache(nn.Module):
+    def __init__(self, d: int):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x: Float[Tensor, "b t d"], y):
+        B, T, D = x.shape
+        q = self.q(x)
+        k = self.k(y).view(B, -1, D)
+        self.register_buffer("cached_k", k, persistent=False)
+        s1 = q @ k
+        s2 = q @ self.cached_k
+        return s1
+"""
+
+
+def test_two_layer_outputs_are_alike_only_with_every_batch_axis_equal_and_never_as_a_buffer() -> None:
+    """``_activations_alike``: an untransposed key whose length the engine made up (the ``-1`` of a
+    view of an input of unknown shape) is judged when it is a layer output laid out like the query,
+    every axis before the last two equal, also in 5-D (windowed attention, (b, w, h, t, d)); with
+    another head axis (G for h) its rows may be anything: unjudged. The same key read back as a
+    registered buffer is a parameter to the engine (a weight, whose rows the constructor names):
+    unjudged. Torch runs each product only when the key length equals d."""
+    facts = analyze_src(HEADER + LAYER_OUTPUTS)
+    assert facts.internal_errors == []
+    assert [(c.kind, _code(c.node), c.detail.split(":")[0]) for c in facts.conflicts] == [
+        ("matmul", "q @ same", "matmul of (b, w, h, t, d) and (b, w, h, _, d)"),
+        ("matmul", "q @ k", "matmul of (b, t, d) and (b, _, d)"),
+    ]
+
+
+# --- ops/windows.py --------------------------------------------------------------------------------
+
+
+TWICE_GIVEN = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab_size: int, d_model: int, tie_targets: bool):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+        self.tie_targets = tie_targets
+
+    def forward(self, input_ids, labels):
+        targets = input_ids if self.tie_targets else labels
+        logits = self.head(self.embed(input_ids))
+        return F.cross_entropy(logits.flatten(0, 1), targets.flatten()) + F.cross_entropy(logits.flatten(0, 1), labels.flatten())
+
+
+if __name__ == "__main__":
+    model = TinyLM(100, 32, tie_targets=False)
+    ids = torch.randint(0, 100, (4, 16))
+    loss = model(ids, labels=ids)
+"""
+
+
+def test_a_tensor_given_twice_to_a_model_is_one_sequence() -> None:
+    """``tag_model_inputs`` tags each tensor a script gives its model once: ``model(ids, labels=ids)``
+    makes ``input_ids`` and ``labels`` one sequence with one tag (offset 0, length 16, at the first
+    argument), so the targets the model picks on either path are the input's own tokens."""
+    from shapecheck.engine.domain.tags import SequenceOriginTag
+
+    facts = analyze_src(TWICE_GIVEN)
+    assert facts.internal_errors == []
+    run = run_of(facts, "TinyLM.forward", inlined=True)
+    values = {a.name: a.value for a in run.assignments}
+    targets, logits = values["targets"].tag(SequenceOriginTag), values["logits"].tag(SequenceOriginTag)
+    assert targets == logits
+    assert (str(targets.offset), str(targets.length), targets.sliced) == ("0", "16", False)
+    call = facts.module.body[-1].body.body[-1].body[0].value  # model(ids, labels=ids)
+    assert targets.node is call.args[0].value
