@@ -126,7 +126,8 @@ def test_a_size_target_given_alone_by_position_or_keyword_and_never_with_more_si
 
 def test_a_derived_view_checks_the_split_trailing_dims_with_what_the_path_knows() -> None:
     """``_derived_view`` (``x.view(x.size()[:-k] + sizes)``): the trailing dims are checked against the
-    sizes with the path's assumptions (``assert`` binds C to 12: 12 is not 5 * 2, torch raises, even
+    sizes, a count that differs unless a size is 1 being a conflict (the classic split that forgot
+    to divide: C as (H, C)), with the path's assumptions (``assert`` binds C to 12: 12 is not 5 * 2, torch raises, even
     after a split into named sizes ran, which teaches nothing about C on its own), the message names
     every split dim, a count that differs only when a size is 2 is no conflict (``(2, D)`` as ``(H, D)``
     runs when H == 2), and the kept dims of a variadic source stay: (2, 5, 7, 12) split as
