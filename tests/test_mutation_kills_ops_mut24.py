@@ -566,3 +566,18 @@ def test_a_tensor_given_twice_to_a_model_is_one_sequence() -> None:
     assert (str(targets.offset), str(targets.length), targets.sliced) == ("0", "16", False)
     call = facts.module.body[-1].body.body[-1].body[0].value  # model(ids, labels=ids)
     assert targets.node is call.args[0].value
+
+
+def test_a_scalar_viewed_as_a_matrix_on_a_path_that_bound_a_width_is_a_reshape_conflict() -> None:
+    """``_uneven_head_split`` of a 0-d source (no last dim) on a path whose ``assert`` bound a size:
+    no head split to name; the view is a plain ``reshape`` conflict (torch: a tensor of one element
+    viewed as (2, 3) raises)."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t C"], s: Float[Tensor, ""]):
+            assert x.shape[-1] == 12
+            bad = s.view(2, 3)
+        """
+    )
+    assert _shape(values["bad"]) is None
+    assert [(c.kind, c.detail) for c in conflicts] == [("reshape", "cannot view a tensor of shape () (numel 1) as (2, 3) (numel 6)")]
