@@ -63,14 +63,16 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
-    if len(call.args) == 2 and isinstance(call.args[1], DtypeValue):
-        return same_values(source, None, call.args[1].dtype)
+    dtype = call.arg(1, "dtype")
+    if isinstance(dtype, DtypeValue):  # ``view(torch.float16)`` / ``view(dtype=...)``: the bytes reread
+        return same_values(source, None, dtype.dtype)
     derived = _derived_view(interp, source, call, frame)
     if derived is not None:
         return derived
-    sizes = size_args(call, 1, "shape")
+    keyword = _size_keyword(call)
+    sizes = size_args(call, 1, keyword)
     if sizes is None:
-        target = call.arg(1, "shape") if len(call.args) == 2 or "shape" in call.kwargs else None
+        target = call.arg(1, keyword) if len(call.args) == 2 or keyword in call.kwargs else None
         if not isinstance(target, ShapeValue) or target.base is None or not target.extra:
             return same_values(source, None)
         leading = interp.presumed_leading.get(id(target.base))
@@ -132,6 +134,11 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return same_values(source, result.shape)
 
 
+def _size_keyword(call: Call) -> str:
+    """The keyword of the sizes: ``view(size=...)``, ``reshape(shape=...)``."""
+    return "size" if "size" in call.kwargs else "shape"
+
+
 def _unnamed(interp: "Interpreter", dims: tuple[Dim, ...]) -> bool:
     """Some size is one nobody knows (unnamed, or made up by the engine): it may be 1."""
     return any(interp.facts.made_up(dim) for dim in dims)
@@ -139,7 +146,8 @@ def _unnamed(interp: "Interpreter", dims: tuple[Dim, ...]) -> bool:
 
 def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame: "Frame") -> Value | None:
     """``x.view(x.size()[:-1] + (h, d))``: keep x's leading dims, check the split trailing ones."""
-    target = call.arg(1, "shape") if len(call.args) == 2 or "shape" in call.kwargs else None
+    keyword = _size_keyword(call)
+    target = call.arg(1, keyword) if len(call.args) == 2 or keyword in call.kwargs else None
     if not isinstance(target, ShapeValue) or target.base is not source or source.shape is None:
         return None
     dims = source.shape.dims
@@ -155,7 +163,7 @@ def _derived_view(interp: "Interpreter", source: TensorValue, call: Call, frame:
             return same_values(source, None)
         extra = resolved.shape.dims
     old, new = product(split), product(extra)
-    if equal(old, new, frame.assumptions) is Truth.FALSE or equal(old, new, frame.assumptions, min_symbol=2) is Truth.FALSE:
+    if equal(old, new, frame.assumptions, min_symbol=2) is Truth.FALSE:  # (FALSE for sizes >= 1 implies it)
         heads = _uneven_head_split(Shape(split), list(extra)) if len(split) == 1 else None
         conflict(
             interp,
@@ -221,12 +229,11 @@ def _leading_owner(base: Value) -> Value:
     """The tensor whose leading dims ``base`` has: a projection's input (a Linear keeps every dim
     but the last), followed back, so that ``self.query(x)`` and ``self.key(x)`` split on their own
     (BERT's ``transpose_for_scores``) share the batch and sequence dims of ``x``."""
-    seen = 0
-    while isinstance(base, TensorValue) and (base.shape is None or base.shape.variadic) and seen < 8:
+    while isinstance(base, TensorValue):
         projection = base.tag(ProjectionTag)
         if projection is None or not isinstance(projection.source, TensorValue):
             break
-        base, seen = projection.source, seen + 1
+        base = projection.source  # an earlier value: the chain ends
     return base
 
 
