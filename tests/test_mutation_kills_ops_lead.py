@@ -1,5 +1,6 @@
 """Kill tests written by the lead (2 Dec 2026, eleventh session) for the engine code changed in that
-session: ``scalars._super`` with explicit arguments (``super(Class, self)``).
+session: ``scalars._super`` with explicit arguments (``super(Class, self)``) and
+``dispatch._where_operands`` (``Tensor.where`` by keyword).
 
 Black-box through the engine, like tests/test_mutation_kills_ops.py; each shape is torch 2.13's
 answer (checked in a scratch script), and where Python raises the test asserts an unknown value.
@@ -7,7 +8,10 @@ answer (checked in a scratch script), and where Python raises the test asserts a
 
 from __future__ import annotations
 
+import textwrap
+
 from shapecheck.engine.domain.values import UNKNOWN
+from shapecheck.linter import lint_source
 
 from test_engine_ops import HEADER, _shape, analyze_src, run_of
 
@@ -102,3 +106,27 @@ def f(x: Float[Tensor, "b t 64"]):
     assigned = _assigned(source, "Child.forward")
     assert assigned["unbound"] is UNKNOWN and _shape(assigned["y"]) is None
     assert _shape(assigned["doubled"]) is None
+
+
+def test_dispatch_tensor_where_keeps_the_node_of_an_operand_given_by_keyword() -> None:
+    """``scores.where(condition=keep, other=-inf)`` with a float 0/1 triangle (torch 2.13 raises:
+    "where expected condition to be a boolean tensor"): SC201 points at the condition written by
+    keyword and offers its fix, as for the positional form."""
+    source = textwrap.dedent('''
+        import math
+
+        import torch
+        from jaxtyping import Float
+        from torch import Tensor
+
+
+        def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"], v: Float[Tensor, "b h t 64"]):
+            t = q.size(-2)
+            keep = torch.tril(torch.ones(t, t))
+            scores = q @ k.transpose(-2, -1) / math.sqrt(64)
+            scores = scores.where(condition=keep, other=float("-inf"))
+            return scores.softmax(dim=-1) @ v
+    ''')
+    (found,) = lint_source(source, "where.py").diagnostics
+    assert (found.code, found.span.line, found.span.column) == ("SC201", 13, 37)
+    assert found.fix is not None
