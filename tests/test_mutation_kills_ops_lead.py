@@ -130,3 +130,17 @@ def test_dispatch_tensor_where_keeps_the_node_of_an_operand_given_by_keyword() -
     (found,) = lint_source(source, "where.py").diagnostics
     assert (found.code, found.span.line, found.span.column) == ("SC201", 13, 37)
     assert found.fix is not None
+
+
+def test_dispatch_tensor_where_of_an_unseen_tensor_broadcasts_it() -> None:
+    """``x.where(keep, fallback)`` with ``x`` a parameter the engine cannot see: torch broadcasts
+    ``x`` with the two others, so the result's shape is unknown (not ``fallback``'s ``(t, t)``)."""
+    source = HEADER + """
+def pick(x, keep: Bool[Tensor, "t t"], fallback: Float[Tensor, "t t"]):
+    chosen = x.where(keep, fallback)
+    same = fallback.where(keep, x)
+"""
+    facts = analyze_src(source)
+    assigned = {a.name: a.value for a in run_of(facts, "pick").assignments}
+    assert _shape(assigned["chosen"]) is None
+    assert (_shape(assigned["same"]), assigned["same"].dtype) == ("(t, t)", "float")

@@ -210,11 +210,9 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
     if name == "where" and _where_operands(call) is not None:
         # ``x.where(cond, y)`` (or ``x.where(condition=cond, other=y)``) is ``torch.where(cond, x, y)``:
         # the op and its event see one order.
+        # ``Tensor.where`` takes no other argument: its two operands are all the call has.
         (condition, condition_node), (other, other_node) = _where_operands(call)  # type: ignore[misc]
-        kwargs = {key: value for key, value in call.kwargs.items() if key not in ("condition", "other")}
-        kwarg_nodes = {key: node for key, node in call.kwarg_nodes.items() if key not in ("condition", "other")}
-        canonical = Call(call.node, (condition, as_tensor(receiver), other), kwargs,
-                         (condition_node, receiver_node, other_node), kwarg_nodes)
+        canonical = Call(call.node, (condition, as_tensor(receiver), other), {}, (condition_node, receiver_node, other_node), {})
         result = apply(interp, name, canonical, frame)
     elif name in OPS:
         result = apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
