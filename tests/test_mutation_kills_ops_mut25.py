@@ -1,0 +1,219 @@
+"""Engine behaviour that mutation testing found unpinned in the functions changed after their
+modules' runs (session ``mut25``, benchmarks/README.md): ``symbolic/shapes.matmul`` / ``reshape``,
+``ops/arithmetic.tensor_binary`` and its helpers, ``ops/elementwise._softmax`` / ``_reduce`` /
+``_along_tokens``, ``ops/factories._new_factory``, ``ops/nn_modules._convolution`` and its helpers
+and ``construct``, ``ops/base.promoted`` / ``loop_index``, ``ops/products._outer``, ``ops/scalars._range``
+and ``ops/sequences._enumerate``.
+
+Black-box through the engine, like tests/test_mutation_kills_ops.py: each test analyses a small
+function and asserts the shape, dtype, tags or conflicts the engine infers; shapes and dtypes are
+what torch 2.13 gives (each checked in a scratch script).
+"""
+
+from __future__ import annotations
+
+from test_engine_ops import _shape
+from test_mutation_kills_ops import _run
+
+
+def _found(conflicts) -> list[tuple[str, str]]:
+    return [(c.kind, c.detail) for c in conflicts]
+
+
+# --- symbolic/shapes.py: matmul ------------------------------------------------------------------
+
+
+def test_matmul_of_a_query_with_hidden_leading_dims_presumes_they_fit_the_keys_batch() -> None:
+    """``matmul``'s ``presume_fit`` for the batch dims: a query annotated ``... t d`` (its leading
+    dims hidden) times keys of ``(b, h, d, t)`` gives ``(*, b, h, t, t)``, the hidden prefix taken to
+    fit (torch: a ``(b, h, t, d)`` or ``(t, d)`` query both give ``(b, h, t, t)``); without it the
+    batch dims were lost (``(*, t, t)``)."""
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "... t d"], k: Float[Tensor, "b h t d"]):
+            scores = q @ k.transpose(-2, -1)
+            weights = torch.matmul(q, k.transpose(-2, -1))
+        """
+    )
+    assert conflicts == []
+    assert _shape(values["scores"]) == _shape(values["weights"]) == "(*, b, h, t, t)"
+
+
+# --- symbolic/shapes.py: reshape -----------------------------------------------------------------
+
+NANOGPT_SPLIT = """
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd: int, n_head: int):
+        super().__init__()
+        self.n_head = n_head
+        self.n_embd = n_embd
+
+    def forward(self, x: Float[Tensor, "b t c"]):
+        B, T, C = x.size()
+        {assertion}
+        q = x.view(B, T, self.n_head, self.n_head * (self.n_embd // self.n_head))
+        k = x.view(B, -1, self.n_head, self.n_head * (self.n_embd // self.n_head))
+        v = x.view(B, T, self.n_head, self.n_embd // self.n_head)
+"""
+
+
+def test_a_head_split_using_the_head_count_twice_is_found_through_an_asserted_width() -> None:
+    """``reshape`` reads the head-count tests (``differ_by_head_count``,
+    ``leaves_a_fraction_of_the_head_count``) under the path's assumptions: with ``assert C ==
+    self.n_embd`` the width ``c`` is ``n_embd``, so ``view(B, T, h, h * (n_embd // h))`` has the
+    head count once too often (torch raises for every h > 1) and so does the ``-1`` form (the -1
+    would be t / h); the correct split ``view(B, T, h, n_embd // h)`` is clean. Without the assert
+    ``c`` and ``n_embd`` are unrelated sizes: the first view is taken to define ``c``."""
+    values, conflicts = _run(NANOGPT_SPLIT.format(assertion="assert C == self.n_embd"), "CausalSelfAttention.forward")
+    assert _found(conflicts) == [
+        (
+            "reshape",
+            "cannot view a tensor of shape (b, t, c) (numel b*c*t) as (b, t, n_head, n_head*(n_embd//n_head)) "
+            "(numel b*n_head**2*t*(n_embd//n_head))",
+        ),
+        (
+            "reshape",
+            "cannot view a tensor of shape (b, t, c) (numel b*c*t) as (b, -1, n_head, n_head*(n_embd//n_head)): "
+            "the other sizes multiply to b*n_head**2*(n_embd//n_head), so the -1 would be "
+            "(b*c*t) / (b*n_head**2*(n_embd//n_head))",
+        ),
+    ]
+    assert values["k"].shape is None
+    assert _shape(values["v"]) == "(b, t, n_head, n_embd//n_head)"
+    values, conflicts = _run(NANOGPT_SPLIT.format(assertion="pass"), "CausalSelfAttention.forward")
+    assert not any("as (b, t, n_head, n_head*(n_embd//n_head))" in detail for _, detail in _found(conflicts))
+    assert _shape(values["q"]) == "(b, t, n_head, n_head*(n_embd//n_head))"
+
+
+def test_a_minus_one_left_with_the_head_count_over_an_unnamed_size_is_no_finding() -> None:
+    """``reshape``'s ``-1`` that would be the sequence over the head count is a mismatch (very
+    likely wrong), not a conflict: over a sequence axis nobody named (``_``) the engine says nothing,
+    as for any mismatch over a size that may be anything; over a named one it is a finding."""
+    src = """
+    class Attention(nn.Module):
+        def __init__(self, dim, num_heads):
+            super().__init__()
+            self.num_heads = num_heads
+
+        def forward(self, x: Float[Tensor, "b {seq} d"]):
+            B, N, C = x.shape
+            q = x.reshape(B, -1, self.num_heads, self.num_heads * (C // self.num_heads))
+    """
+    values, conflicts = _run(src.format(seq="_"), "Attention.forward")
+    assert conflicts == []
+    assert values["q"].shape is None
+    values, conflicts = _run(src.format(seq="n"), "Attention.forward")
+    assert [kind for kind, _ in _found(conflicts)] == ["reshape"]
+
+
+def test_a_minus_one_over_a_size_nobody_named_is_itself_a_size_nobody_knows() -> None:
+    """``reshape``: what is left of an anonymous size (``_``) by a ``-1`` is anonymous too, one new
+    ``_``, not a product with the other sizes (torch: ``(2, 7, 4)`` reshaped to ``(2, -1)`` is
+    ``(2, 28)``, ``(-1, 4)`` is ``(14, 4)``): ``flatten(1)``-style reshapes of an input with an
+    unnamed axis, then split back with the same width."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b _ d"]):
+            B, N, C = x.shape
+            flat = x.reshape(B, -1)
+            back = flat.view(B, -1, C)
+            rows = x.reshape(-1, C)
+        """
+    )
+    assert conflicts == []
+    found = {name: _shape(values[name]) for name in ("flat", "back", "rows")}
+    assert found == {"flat": "(b, _)", "back": "(b, _, d)", "rows": "(_, d)"}
+    flat = values["flat"].shape.dims[1]
+    assert flat.symbols() and all(s.startswith("_") for s in flat.symbols())
+    assert len(flat.symbols()) == 1  # one size of its own, not ``_ * d``
+
+
+# --- ops/arithmetic.py: tensor_binary, _scaled_parameter, _single_number --------------------------
+
+SCALED_TABLES = """
+class Positions(nn.Module):
+    def __init__(self, num_patches: int = 16, hidden: int = 32):
+        super().__init__()
+        self.pos_embed = nn.Parameter(torch.randn(1, num_patches, hidden))
+        self.alpha = nn.Parameter(torch.ones(1))
+        self.temperature = nn.Parameter(torch.ones(1))
+        self.inv_freq = nn.Parameter(torch.randn(hidden // 2))
+        self.weight = nn.Parameter(torch.ones(hidden))
+
+    def forward(self, x: Float[Tensor, "b n d"], shape):
+        scaled = self.pos_embed * self.alpha
+        tempered = self.pos_embed / self.temperature
+        periods = 1.0 / self.inv_freq
+        ratio = self.temperature / self.pos_embed
+        gate = (1 - self.alpha.tanh()) * self.temperature
+        normed = self.weight * x
+        fixed = self.weight * torch.randn(2, 16, 32)
+        hidden = x.reshape(*shape)
+        unknown = self.weight * hidden
+"""
+
+
+def test_a_parameter_times_or_over_a_one_element_parameter_is_still_that_parameter() -> None:
+    """``_scaled_parameter`` / ``_single_number``: a table times or over a one-element parameter (a
+    ReZero gain, a learned temperature) keeps the table's identity, on either side of ``*`` and on
+    the left of ``/``; a number or a one-element tensor divided by a table is not the table
+    (``1.0 / inv_freq``: periods, ``temperature / table``); a gain of one element gated by another
+    (``(1 - alpha.tanh()) * temperature``) is the right-hand parameter. A parameter times a tensor
+    of several elements (RMSNorm's ``weight * x``, of any shape, known, symbolic or unknown) is
+    not the parameter. Shapes as torch gives them."""
+    from shapecheck.engine.domain.tags import ParameterTag
+
+    values, conflicts = _run(SCALED_TABLES, "Positions.forward")
+    assert conflicts == []
+
+    def parameter(name: str) -> str | None:
+        tag = values[name].tag(ParameterTag)
+        return None if tag is None else tag.ident.label
+
+    found = {name: (_shape(values[name]), parameter(name)) for name in (
+        "scaled", "tempered", "periods", "ratio", "gate", "normed", "fixed", "unknown")}
+    assert found == {
+        "scaled": ("(1, 16, 32)", "self.pos_embed"),
+        "tempered": ("(1, 16, 32)", "self.pos_embed"),
+        "periods": ("(16)", None),
+        "ratio": ("(1, 16, 32)", None),
+        "gate": ("(1)", "self.temperature"),
+        "normed": ("(b, n, 32)", None),
+        "fixed": ("(2, 16, 32)", None),
+        "unknown": ("(*, 32)", None),
+    }
+
+
+def test_only_the_four_arithmetic_operators_make_a_broadcast_embedding_a_bias_or_a_gain() -> None:
+    """``tensor_binary``: a style embedding of ``(b, 1, d)`` added to (or multiplying) hidden states
+    is a bias or a gain, not the tokens (its token-embedding tag is dropped); a power or a floor
+    division by it is neither, and the result keeps what it was computed from, as for any other
+    op. Shapes as torch gives them."""
+    from shapecheck.engine.domain.values import TokenEmbeddingTag
+
+    values, conflicts = _run(
+        """
+        class Styled(nn.Module):
+            def __init__(self, n_styles: int = 4, d: int = 32):
+                super().__init__()
+                self.style = nn.Embedding(n_styles, d)
+
+            def forward(self, x: Float[Tensor, "b t d"], style_id: Int[Tensor, "b"]):
+                s = self.style(style_id)[:, None, :]
+                added = x + s
+                gained = x * s
+                powered = x ** s
+                floored = x // s
+        """,
+        "Styled.forward",
+    )
+    assert conflicts == []
+    found = {name: (_shape(values[name]), values[name].has(TokenEmbeddingTag)) for name in (
+        "s", "added", "gained", "powered", "floored")}
+    assert found == {
+        "s": ("(b, 1, 32)", True),
+        "added": ("(b, t, 32)", False),
+        "gained": ("(b, t, 32)", False),
+        "powered": ("(b, t, 32)", True),
+        "floored": ("(b, t, 32)", True),
+    }
