@@ -217,3 +217,54 @@ def test_only_the_four_arithmetic_operators_make_a_broadcast_embedding_a_bias_or
         "powered": ("(b, t, 32)", True),
         "floored": ("(b, t, 32)", True),
     }
+
+
+TWICE_DIVIDED = """
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int = 64, num_heads: int = 4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, scale, temperature):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        q = q / torch.tensor(scale)
+        q = q / torch.tensor(temperature)
+        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+        x = (attn @ v).transpose(1, 2).reshape(B, N, C)
+        return self.proj(x)
+"""
+
+
+def test_a_query_divided_twice_by_tensors_of_unknown_shape_is_maybe_scaled() -> None:
+    """``tensor_binary``: a division by a tensor of unknown shape is "maybe scaled" whether the
+    query was scaled before or not. It used to be so only for an unscaled query: ``q / scale /
+    temperature`` lost the first division's "maybe" (since 0da6152 only a written factor survives
+    the product branch), and SC101 called the scores unscaled (a false positive; one division alone
+    was clean)."""
+    from shapecheck.engine.domain.values import ScaleTag
+    from shapecheck.linter import lint_source
+
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b h t d"], scale, temperature):
+            once = q / torch.tensor(scale)
+            twice = once / torch.tensor(temperature)
+            halved = q * 0.5
+            then = halved / torch.tensor(temperature)
+        """
+    )
+    assert conflicts == []
+    tags = {name: values[name].tag(ScaleTag) for name in ("once", "twice", "then")}
+    assert all(tag is not None and tag.factor is None and tag.readable is None for tag in tags.values())
+    result = lint_source(TWICE_DIVIDED, "snippet.py")
+    assert result.error is None
+    assert [d.code for d in result.diagnostics] == []

@@ -150,9 +150,10 @@ def tensor_binary(
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
             return kept.with_tag(ScaleTag(factor, node, origin, written))
-        if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape) and not a.has(ScaleTag):
+        if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape):
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
-            # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled".
+            # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled",
+            # whether ``q`` was scaled before or not (``q / scale / temperature``).
             result = result.with_tag(ScaleTag(None, node))
         elif left_tensor and right_tensor and any(_written_scale(t) for t in (a, b)):
             # A scaled tensor times or over another tensor (``q * d ** -0.5`` then ``/ temperature``
