@@ -12,6 +12,8 @@ what torch 2.13 gives (each checked in a scratch script).
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from test_engine_ops import _shape
 from test_mutation_kills_ops import _run
 
@@ -268,3 +270,31 @@ def test_a_query_divided_twice_by_tensors_of_unknown_shape_is_maybe_scaled() -> 
     result = lint_source(TWICE_DIVIDED, "snippet.py")
     assert result.error is None
     assert [d.code for d in result.diagnostics] == []
+
+
+def test_a_query_scaled_twice_by_written_numbers_carries_the_product() -> None:
+    """``tensor_binary``: scaling a scaled tensor again by a number multiplies the factors
+    (``q * d_k ** -0.25`` then ``* d_k ** -0.25`` in the product's other half: ``d_k ** -0.5``);
+    a factor that is not a number (a tensor of unknown shape) leaves it unknown."""
+    from shapecheck.engine.domain.values import Scale, ScaleTag
+    from shapecheck.engine.symbolic.dims import sym
+
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h t d"], temperature):
+            d_k = q.shape[-1]
+            q1 = q * d_k ** -0.25
+            q2 = q1 * d_k ** -0.25
+            q3 = q1 * 2
+            q4 = q1 / torch.tensor(temperature)
+        """
+    )
+    assert conflicts == []
+    factors = {name: values[name].tag(ScaleTag).factor for name in ("q1", "q2", "q3", "q4")}
+    d = sym("d")
+    assert factors == {
+        "q1": Scale(1.0, ((d, Fraction(-1, 4)),)),
+        "q2": Scale(1.0, ((d, Fraction(-1, 2)),)),
+        "q3": Scale(2.0, ((d, Fraction(-1, 4)),)),
+        "q4": None,
+    }
