@@ -298,3 +298,56 @@ def test_a_query_scaled_twice_by_written_numbers_carries_the_product() -> None:
         "q3": Scale(2.0, ((d, Fraction(-1, 4)),)),
         "q4": None,
     }
+
+
+# --- ops/elementwise.py: _along_tokens -------------------------------------------------------------
+
+
+def test_a_running_count_of_a_mask_is_positions_only_along_the_tokens() -> None:
+    """``_along_tokens``: ``torch.cumsum(mask, dim=1)`` of an integer ``(b, t)`` mask is the position
+    of each token past the padding (RoBERTa's ``create_position_ids_from_input_ids``), and so is
+    ``dim=-1``; down the batch (``dim=0``, ``dim=-2``: the same axis of a 2-D mask), over an axis
+    the code does not give, or along axis 0 of a tensor of unknown shape, it is no position. The
+    shape is the mask's (torch: cumsum keeps the shape)."""
+    from shapecheck.engine.domain.values import PositionTag
+
+    values, conflicts = _run(
+        """
+        def f(input_ids: Int[Tensor, "b t"], flags, axis: int, padding_idx: int = 1):
+            mask = input_ids.ne(padding_idx).int()
+            positions = torch.cumsum(mask, dim=1)
+            last = mask.cumsum(-1)
+            down = torch.cumsum(mask, dim=0)
+            down_from_end = mask.cumsum(dim=-2)
+            unknown_axis = mask.cumsum(axis)
+            unknown_shape = torch.cumsum(flags.int(), 0)
+        """
+    )
+    assert conflicts == []
+    names = ("positions", "last", "down", "down_from_end", "unknown_axis")
+    found = {name: (_shape(values[name]), values[name].has(PositionTag)) for name in names}
+    assert found == {
+        "positions": ("(b, t)", True),
+        "last": ("(b, t)", True),
+        "down": ("(b, t)", False),
+        "down_from_end": ("(b, t)", False),
+        "unknown_axis": ("(b, t)", False),
+    }
+    assert values["unknown_shape"].shape is None and not values["unknown_shape"].has(PositionTag)
+
+
+def test_an_elementwise_max_against_a_tensor_of_unknown_shape_has_an_unknown_shape() -> None:
+    """``_reduce``'s ``torch.max(a, b)`` (elementwise, not a reduction): OPT's clamp of the scores
+    at the dtype's minimum keeps the scores' shape (torch: ``(2, 3, 4, 5)`` against a 0-dim
+    tensor); against ``torch.tensor(floor)`` of a value the engine cannot read, the shape is
+    unknown (a number or a list), never a made-up one, and nothing raises."""
+    values, conflicts = _run(
+        """
+        def f(attn_weights: Float[Tensor, "b h t s"], floor):
+            floored = torch.max(attn_weights, torch.tensor(torch.finfo(attn_weights.dtype).min))
+            clipped = torch.max(attn_weights, torch.tensor(floor))
+        """
+    )
+    assert conflicts == []
+    assert (_shape(values["floored"]), values["floored"].dtype) == ("(b, h, t, s)", "float")
+    assert values["clipped"].shape is None
