@@ -351,3 +351,20 @@ def test_an_elementwise_max_against_a_tensor_of_unknown_shape_has_an_unknown_sha
     assert conflicts == []
     assert (_shape(values["floored"]), values["floored"].dtype) == ("(b, h, t, s)", "float")
     assert values["clipped"].shape is None
+
+
+def test_a_reduction_over_trailing_axes_of_a_tensor_of_unknown_rank_keeps_the_others() -> None:
+    """``_reduce`` of ``(*, h, d)`` over axes counted from the end: an RMSNorm's
+    ``x.pow(2).mean(-1, keepdim=True)`` is ``(*, h, 1)`` and ``x.sum(-1)`` is ``(*, h)`` (torch:
+    ``(2, 3, 4, 5)`` gives ``(2, 3, 4, 1)`` and ``(2, 3, 4)``): only the reduced axis changes."""
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "... h d"]):
+            variance = x.pow(2).mean(-1, keepdim=True)
+            total = x.sum(-1)
+            both = x.amax((-2, -1), keepdim=True)
+        """
+    )
+    assert conflicts == []
+    found = {name: _shape(values[name]) for name in ("variance", "total", "both")}
+    assert found == {"variance": "(*, h, 1)", "total": "(*, h)", "both": "(*, 1, 1)"}
