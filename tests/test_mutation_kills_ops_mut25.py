@@ -368,3 +368,37 @@ def test_a_reduction_over_trailing_axes_of_a_tensor_of_unknown_rank_keeps_the_ot
     assert conflicts == []
     found = {name: _shape(values[name]) for name in ("variance", "total", "both")}
     assert found == {"variance": "(*, h, 1)", "total": "(*, h)", "both": "(*, 1, 1)"}
+
+
+def test_a_reduction_over_an_axis_the_code_does_not_give_is_a_tensor_of_unknown_shape() -> None:
+    """``_reduce`` over an axis the engine cannot read (``x.sum(dim)``) or of a tensor of unknown
+    shape: a tensor of unknown shape still, made at that call, of the reduction's dtype (torch:
+    the sum of a bool mask is int64, of floats float, ``mean`` float) and computed from what went in
+    (the softmax's weights stay normalised)."""
+    from test_mutation_kills_ops import _code
+
+    from shapecheck.engine.domain.tags import NormalisedTag
+    from shapecheck.engine.domain.values import TensorValue
+
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], mask: Bool[Tensor, "b t"], dim: int, h):
+            pooled = x.sum(dim)
+            counts = mask.sum(dim)
+            probs = torch.softmax(x, dim=-1)
+            total = probs.sum(dim)
+            hidden = h.mean(-1)
+        """
+    )
+    assert conflicts == []
+    found = {
+        name: (type(values[name]).__name__, _shape(values[name]), values[name].dtype, _code(values[name].node))
+        for name in ("pooled", "counts", "total")
+    }
+    assert found == {
+        "pooled": ("TensorValue", None, "float", "x.sum(dim)"),
+        "counts": ("TensorValue", None, "int", "mask.sum(dim)"),
+        "total": ("TensorValue", None, "float", "probs.sum(dim)"),
+    }
+    assert values["total"].has(NormalisedTag)
+    assert isinstance(values["hidden"], TensorValue) and values["hidden"].shape is None
