@@ -402,3 +402,49 @@ def test_a_reduction_over_an_axis_the_code_does_not_give_is_a_tensor_of_unknown_
     }
     assert values["total"].has(NormalisedTag)
     assert isinstance(values["hidden"], TensorValue) and values["hidden"].shape is None
+
+
+def test_a_softmax_is_normalised_where_it_was_first_taken() -> None:
+    """``_softmax``: the weights are normalised at the softmax that made them (the tag's node); a
+    softmax of weights already normalised keeps where they first were (a second softmax changes
+    nothing of that)."""
+    from test_mutation_kills_ops import _code
+
+    from shapecheck.engine.domain.tags import NormalisedTag
+
+    values, conflicts = _run(
+        """
+        def f(scores: Float[Tensor, "b h t t"]):
+            probs = scores.softmax(dim=-1)
+            again = F.softmax(probs, dim=-1)
+        """
+    )
+    assert conflicts == []
+    where = {name: _code(values[name].tag(NormalisedTag).node) for name in ("probs", "again")}
+    assert where == {"probs": "scores.softmax(dim=-1)", "again": "scores.softmax(dim=-1)"}
+
+
+def test_a_reduction_over_an_axis_out_of_range_is_a_tensor_of_unknown_shape() -> None:
+    """``_reduce`` over an axis the tensor does not have (``x.sum(2)`` of ``(b, t)``: torch raises
+    IndexError) gives up on the shape, keeping the dtype, the call and what went in."""
+    from test_mutation_kills_ops import _code
+
+    from shapecheck.engine.domain.tags import NormalisedTag
+    from shapecheck.engine.domain.values import TensorValue
+
+    values, conflicts = _run(
+        """
+        def f(mask: Bool[Tensor, "b t"]):
+            probs = torch.softmax(mask.float(), dim=-1)
+            bad = mask.sum(2)
+            worse = probs.mean(-3)
+        """
+    )
+    assert conflicts == []
+    found = {name: (type(values[name]).__name__, values[name].shape, values[name].dtype, _code(values[name].node))
+             for name in ("bad", "worse")}
+    assert found == {
+        "bad": ("TensorValue", None, "int", "mask.sum(2)"),
+        "worse": ("TensorValue", None, "float", "probs.mean(-3)"),
+    }
+    assert values["worse"].has(NormalisedTag)
