@@ -448,3 +448,33 @@ def test_a_reduction_over_an_axis_out_of_range_is_a_tensor_of_unknown_shape() ->
         "worse": ("TensorValue", None, "float", "probs.mean(-3)"),
     }
     assert values["worse"].has(NormalisedTag)
+
+
+# --- ops/factories.py: _new_factory -------------------------------------------------------------
+
+
+def test_new_full_gives_its_size_and_fill_positionally_or_by_keyword() -> None:
+    """``_new_factory`` for ``new_full``: ``scores.new_full((t, t), float("-inf"))`` (a causal mask
+    filled with -inf before ``triu``) and the keyword form ``new_full(size=..., fill_value=...)``
+    have the given size, the receiver's dtype and every element the fill value (torch: ``(4, 4)``
+    float32 of a float32 tensor, ``(2, 4)`` int64 of an int64 one; a fill the code names stays that
+    symbol)."""
+    from shapecheck.engine.domain.tags import FilledTag
+    from shapecheck.engine.domain.values import Scale
+    from shapecheck.engine.symbolic.dims import sym
+
+    values, conflicts = _run(
+        """
+        def f(scores: Float[Tensor, "b h t t"], ids: Int[Tensor, "b t"], pad: int):
+            T = scores.size(-1)
+            mask = scores.new_full((T, T), float("-inf"))
+            keyword = ids.new_full(size=(2, T), fill_value=0)
+            unknown = ids.new_full((2, T), pad)
+        """
+    )
+    assert conflicts == []
+    found = {name: (_shape(values[name]), values[name].dtype) for name in ("mask", "keyword", "unknown")}
+    assert found == {"mask": ("(t, t)", "float"), "keyword": ("(2, t)", "int"), "unknown": ("(2, t)", "int")}
+    assert values["mask"].tag(FilledTag).value == Scale(float("-inf"))
+    assert values["keyword"].tag(FilledTag).value == Scale(0.0)
+    assert values["unknown"].tag(FilledTag).value == Scale.of_dim(sym("pad"))  # a symbolic fill
