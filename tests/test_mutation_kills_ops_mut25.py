@@ -478,3 +478,37 @@ def test_new_full_gives_its_size_and_fill_positionally_or_by_keyword() -> None:
     assert values["mask"].tag(FilledTag).value == Scale(float("-inf"))
     assert values["keyword"].tag(FilledTag).value == Scale(0.0)
     assert values["unknown"].tag(FilledTag).value == Scale.of_dim(sym("pad"))  # a symbolic fill
+
+
+def test_new_zeros_ones_and_empty_hold_what_their_names_say() -> None:
+    """``_new_factory``: ``x.new_zeros(b, t, d)`` is all zeros and ``new_ones`` all ones (a
+    ``FilledTag``, as ``torch.zeros`` / ``ones``), ``new_empty`` holds nothing known; each is a new
+    tensor made at its call, with the receiver's dtype (torch: ``(2, 3, 4)`` float32 of a float32
+    tensor, ``(2, 3)`` bool of a bool one). ``new_zeros(*shape)`` with sizes the engine cannot read
+    has an unknown shape."""
+    from test_mutation_kills_ops import _code
+
+    from shapecheck.engine.domain.tags import FilledTag
+    from shapecheck.engine.domain.values import Scale
+
+    values, conflicts = _run(
+        """
+        def f(x: Float[Tensor, "b t d"], mask: Bool[Tensor, "b t"], shape):
+            B, T, D = x.shape
+            zeros = x.new_zeros(B, T, D)
+            ones = mask.new_ones((B, T))
+            empty = x.new_empty(B, D)
+            unknown = x.new_zeros(*shape)
+        """
+    )
+    assert conflicts == []
+    found = {
+        name: (_shape(values[name]), values[name].dtype, values[name].tags, _code(values[name].node))
+        for name in ("zeros", "ones", "empty", "unknown")
+    }
+    assert found == {
+        "zeros": ("(b, t, d)", "float", (FilledTag(Scale(0.0)),), "x.new_zeros(B, T, D)"),
+        "ones": ("(b, t)", "bool", (FilledTag(Scale(1.0)),), "mask.new_ones((B, T))"),
+        "empty": ("(b, d)", "float", (), "x.new_empty(B, D)"),
+        "unknown": (None, "float", (FilledTag(Scale(0.0)),), "x.new_zeros(*shape)"),
+    }
