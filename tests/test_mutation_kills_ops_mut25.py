@@ -512,3 +512,114 @@ def test_new_zeros_ones_and_empty_hold_what_their_names_say() -> None:
         "empty": ("(b, d)", "float", (), "x.new_empty(B, D)"),
         "unknown": (None, "float", (FilledTag(Scale(0.0)),), "x.new_zeros(*shape)"),
     }
+
+
+# --- ops/nn_modules.py: _convolution and its helpers ------------------------------------------------
+
+CONV_OVER_TOKENS = """
+class ConvPositions(nn.Module):
+    def __init__(self, vocab: int = 100, dim: int = 32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.peg = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim)
+        self.same = nn.Conv2d(dim, dim, 3, padding="same", groups=dim)
+        self.repeated = nn.Conv2d(dim, dim, 3, padding=(1,), groups=dim)
+        self.valid = nn.Conv2d(dim, dim, 3, padding="valid")
+        self.zero = nn.Conv2d(dim, dim, 3, padding=0)
+        self.pairs = nn.Conv2d(dim, dim, 3, padding=(0, 0))
+        self.one = nn.Conv2d(dim, dim, 3, padding=(0,))
+        self.plain = nn.Conv2d(dim, dim, 3)
+
+    def forward(self, ids: Int[Tensor, "b 16"]):
+        x = self.embed(ids)
+        B, N, C = x.shape
+        grid = x.transpose(1, 2).reshape(B, C, 4, 4)
+        peg = self.peg(grid)
+        same = self.same(grid)
+        repeated = self.repeated(grid)
+        valid = self.valid(grid)
+        zero = self.zero(grid)
+        pairs = self.pairs(grid)
+        one = self.one(grid)
+        plain = self.plain(grid)
+"""
+
+
+def test_a_zero_padded_conv_over_tokens_gives_them_positions_an_unpadded_one_does_not() -> None:
+    """``_padded`` / ``_all_zero`` / ``_token_kind``: a depthwise conv over token embeddings laid out
+    as a grid (CPVT's PEG) gives positions when it pads (``padding=1``, ``"same"``, a one-item
+    ``(1,)`` that torch repeats over both axes), not when it does not (``"valid"``, ``0``,
+    ``(0, 0)``, ``(0,)``, no padding). Shapes as torch gives them: ``(b, 32, 4, 4)`` padded,
+    ``(b, 32, 2, 2)`` not."""
+    from shapecheck.engine.domain.values import PositionTag
+
+    values, conflicts = _run(CONV_OVER_TOKENS, "ConvPositions.forward")
+    assert conflicts == []
+    names = ("peg", "same", "repeated", "valid", "zero", "pairs", "one", "plain")
+    found = {name: (_shape(values[name]), values[name].has(PositionTag)) for name in names}
+    padded, unpadded = "(b, 32, 4, 4)", "(b, 32, 2, 2)"
+    assert found == {
+        "peg": (padded, True),
+        "same": (padded, True),
+        "repeated": (padded, True),
+        "valid": (unpadded, False),
+        "zero": (unpadded, False),
+        "pairs": (unpadded, False),
+        "one": (unpadded, False),
+        "plain": (unpadded, False),
+    }
+    assert {values[name].tag(PositionTag).kind for name in ("peg", "same", "repeated")} == {"conv"}
+
+
+CONV_STACK = """
+class PatchEmbed(nn.Module):
+    def __init__(self, in_chans: int = 3, embed_dim: int = 32, patch_size: int = 4):
+        super().__init__()
+        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=patch_size, stride=patch_size)
+        self.stem = nn.Conv2d(in_chans, 16, 3, padding=1)
+        self.body = nn.Conv2d(32, 64, 3, padding=1)
+
+    def forward(self, pixel_values, image: Float[Tensor, "b 3 h w"]):
+        patches = self.proj(pixel_values)
+        smooth = self.stem(pixel_values)
+        feats = self.body(self.stem(image))
+"""
+
+
+def test_a_conv_over_an_input_of_unknown_shape_still_says_what_it_makes() -> None:
+    """``_convolution`` of an input of unknown shape (``pixel_values`` unannotated): a ViT patch
+    embedding (``kernel_size == stride``) still makes token embeddings, of its width (32), at its
+    call; a padded 3x3 stem makes none (only its layer output). Shapes: the channels and the
+    spatial rank (torch: ``(b, 32, h / 4, w / 4)`` and ``(b, 16, h, w)``)."""
+    from test_mutation_kills_ops import _code
+
+    from shapecheck.engine.domain.tags import LayerOutputTag
+    from shapecheck.engine.domain.values import TokenEmbeddingTag
+    from shapecheck.engine.symbolic.dims import Dim
+
+    values, conflicts = _run(CONV_STACK, "PatchEmbed.forward")
+    patches, smooth = values["patches"], values["smooth"]
+    assert (_shape(patches), _shape(smooth)) == ("(*, 32, _, _)", "(*, 16, _, _)")
+    token = patches.tag(TokenEmbeddingTag)
+    assert (_code(token.node), token.width) == ("self.proj(pixel_values)", Dim.const(32))
+    assert smooth.tags == (LayerOutputTag("self.stem"),)
+
+
+def test_a_conv_fed_by_a_conv_of_other_channels_is_a_broken_layer_chain() -> None:
+    """``_convolution``: a conv whose input channels differ from the conv before it (16 made, 32
+    expected: torch raises) is a broken layer chain, reported where the layer's sizes were
+    written; fed by anything else it is a plain channel mismatch."""
+    from test_mutation_kills_ops import _code
+
+    values, conflicts = _run(CONV_STACK, "PatchEmbed.forward")
+    found = [(c.kind, c.detail, _code(c.at)) for c in conflicts]
+    assert found == [(
+        "layer-chain",
+        "self.body expects 32 input channels but the input has shape (b, 16, h, w) (16 channels at axis -3) "
+        "where `PatchEmbed.forward` applies it",
+        "nn.Conv2d(32, 64, 3, padding=1)",
+    )]
+    values, conflicts = _run(CONV_STACK.replace("self.body(self.stem(image))", "self.body(image)"), "PatchEmbed.forward")
+    assert [(c.kind, c.detail) for c in conflicts] == [
+        ("linear", "self.body expects 32 input channels but the input has shape (b, 3, h, w) (3 channels at axis -3)")
+    ]
