@@ -623,3 +623,80 @@ def test_a_conv_fed_by_a_conv_of_other_channels_is_a_broken_layer_chain() -> Non
     assert [(c.kind, c.detail) for c in conflicts] == [
         ("linear", "self.body expects 32 input channels but the input has shape (b, 3, h, w) (3 channels at axis -3)")
     ]
+
+
+PATCHES = """
+class Patches(nn.Module):
+    def __init__(self, vocab: int = 100, dim: int = 32, **conv_kwargs):
+        super().__init__()
+        self.patch = nn.Conv2d(3, dim, kernel_size=4, stride=4)
+        self.zero = nn.Conv2d(3, dim, 4, stride=4, padding=0)
+        self.valid = nn.Conv2d(3, dim, 4, stride=4, padding="valid")
+        self.pairs = nn.Conv2d(3, dim, (4, 4), stride=(4, 4), dilation=(1, 1))
+        self.one = nn.Conv2d(3, dim, 4, stride=(4,))
+        self.dilated = nn.Conv2d(3, dim, 4, stride=4, dilation=2)
+        self.no_stride = nn.Conv2d(3, dim, kernel_size=2)
+        self.pointwise = nn.Conv2d(3, dim, 1)
+        self.configured = nn.Conv2d(3, dim, **conv_kwargs)
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.zeros(1, 16, dim))
+        self.peg = nn.Conv2d(dim, dim, 3, 1, 1, groups=dim)
+
+    def forward(self, image: Float[Tensor, "b 3 16 16"], ids: Int[Tensor, "b 16"], coords):
+        patch = self.patch(image)
+        zero = self.zero(image)
+        valid = self.valid(image)
+        pairs = self.pairs(image)
+        one = self.one(image)
+        dilated = self.dilated(image)
+        no_stride = self.no_stride(image)
+        pointwise = self.pointwise(image)
+        configured = self.configured(image)
+        placed = self.patch(image + coords)
+        x = self.embed(ids) + self.pos
+        B, N, C = x.shape
+        grid = x.transpose(1, 2).reshape(B, C, 4, 4)
+        peg = self.peg(grid)
+"""
+
+
+def test_only_a_non_overlapping_unpadded_strided_conv_cuts_an_image_into_patch_tokens() -> None:
+    """``_patchify`` / ``_token_kind`` / ``_per_axis``: ``kernel_size == stride > 1`` with no
+    padding (none given, ``0``, ``"valid"``), stride and kernel as ints, pairs or a one-item tuple
+    torch repeats, dilation 1: a ViT patch embedding, whose output is token embeddings of its width
+    made at that call. A dilated kernel (overlapping), a kernel with the default stride 1, a 1x1
+    conv and an input that already carries positions make none; a conv built from ``**kwargs`` the
+    engine cannot read keeps its channels and gives up on the spatial sizes. Shapes as torch gives
+    them."""
+    from test_mutation_kills_ops import _code
+
+    from shapecheck.engine.domain.tags import LayerOutputTag
+    from shapecheck.engine.domain.values import PositionTag, TokenEmbeddingTag
+
+    values, conflicts = _run(PATCHES, "Patches.forward")
+    assert conflicts == []
+
+    def token(name: str):
+        tag = values[name].tag(TokenEmbeddingTag)
+        return None if tag is None else (_code(tag.node), str(tag.width))
+
+    names = ("patch", "zero", "valid", "pairs", "one", "dilated", "no_stride", "pointwise", "configured")
+    found = {name: (_shape(values[name]), token(name)) for name in names}
+    assert found == {
+        "patch": ("(b, 32, 4, 4)", ("self.patch(image)", "32")),
+        "zero": ("(b, 32, 4, 4)", ("self.zero(image)", "32")),
+        "valid": ("(b, 32, 4, 4)", ("self.valid(image)", "32")),
+        "pairs": ("(b, 32, 4, 4)", ("self.pairs(image)", "32")),
+        "one": ("(b, 32, 4, 4)", ("self.one(image)", "32")),
+        "dilated": ("(b, 32, 3, 3)", None),
+        "no_stride": ("(b, 32, 15, 15)", None),
+        "pointwise": ("(b, 32, 16, 16)", None),
+        "configured": ("(b, 32, _, _)", None),
+    }
+    assert values["pointwise"].tags == (LayerOutputTag("self.pointwise"),)
+    placed = values["placed"]
+    assert not placed.has(TokenEmbeddingTag) and placed.tag(PositionTag).kind == "unknown"
+    # token embeddings that already carry positions: a padded conv over them adds none of its own
+    peg = values["peg"]
+    assert token("peg") == ("self.embed(ids)", "32")
+    assert (peg.tag(PositionTag).kind, _code(peg.tag(PositionTag).node)) == ("added", "self.embed(ids) + self.pos")
