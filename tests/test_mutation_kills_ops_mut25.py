@@ -551,6 +551,8 @@ def test_a_zero_padded_conv_over_tokens_gives_them_positions_an_unpadded_one_doe
     ``(1,)`` that torch repeats over both axes), not when it does not (``"valid"``, ``0``,
     ``(0, 0)``, ``(0,)``, no padding). Shapes as torch gives them: ``(b, 32, 4, 4)`` padded,
     ``(b, 32, 2, 2)`` not."""
+    from test_mutation_kills_ops import _code
+
     from shapecheck.engine.domain.values import PositionTag
 
     values, conflicts = _run(CONV_OVER_TOKENS, "ConvPositions.forward")
@@ -569,6 +571,7 @@ def test_a_zero_padded_conv_over_tokens_gives_them_positions_an_unpadded_one_doe
         "plain": (unpadded, False),
     }
     assert {values[name].tag(PositionTag).kind for name in ("peg", "same", "repeated")} == {"conv"}
+    assert _code(values["peg"].tag(PositionTag).node) == "self.peg(grid)"  # made at the conv
 
 
 CONV_STACK = """
