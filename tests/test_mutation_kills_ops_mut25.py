@@ -703,3 +703,34 @@ def test_only_a_non_overlapping_unpadded_strided_conv_cuts_an_image_into_patch_t
     peg = values["peg"]
     assert token("peg") == ("self.embed(ids)", "32")
     assert (peg.tag(PositionTag).kind, _code(peg.tag(PositionTag).node)) == ("added", "self.embed(ids) + self.pos")
+
+
+def test_scores_plus_a_bias_or_times_a_triangle_are_masked_scores() -> None:
+    """``tensor_binary``: attention scores plus a bias (an additive mask) or times a 0/1 triangle
+    (a multiplicative causal mask) stay the scores, with the mask recorded at that operation: the
+    other operand, a zero fill for the product, causal for the triangle. Shapes as torch gives
+    them (``(b, h, t, t)``)."""
+    from test_mutation_kills_ops import _code
+
+    from shapecheck.engine.domain.values import MaskedTag, Scale, ScoresTag
+
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h t d"], bias: Float[Tensor, "1 1 t t"]):
+            T = q.size(-2)
+            mask = torch.tril(torch.ones(T, T))
+            att = q @ k.transpose(-2, -1)
+            added = att + bias
+            gated = att * mask
+        """
+    )
+    assert conflicts == []
+
+    def masked(name: str):
+        tag = values[name].tag(MaskedTag)
+        return (_code(tag.node), tag.fill, tag.blocked_when, tag.causal, _shape(tag.mask))
+
+    assert {name: (_shape(values[name]), values[name].has(ScoresTag), masked(name)) for name in ("added", "gated")} == {
+        "added": ("(b, h, t, t)", True, ("att + bias", None, None, False, "(1, 1, t, t)")),
+        "gated": ("(b, h, t, t)", True, ("att * mask", Scale(0.0), False, True, "(t, t)")),
+    }
