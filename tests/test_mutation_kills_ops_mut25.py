@@ -734,3 +734,22 @@ def test_scores_plus_a_bias_or_times_a_triangle_are_masked_scores() -> None:
         "added": ("(b, h, t, t)", True, ("att + bias", None, None, False, "(1, 1, t, t)")),
         "gated": ("(b, h, t, t)", True, ("att * mask", Scale(0.0), False, True, "(t, t)")),
     }
+
+
+def test_three_dimensional_scores_times_a_value_the_engine_cannot_see_keep_their_rank() -> None:
+    """``_result_shape``: ``(b, t, t)`` scores times an unseen value (a head mask passed in) are
+    still ``(b, t, t)``: a mask or a gain onto scores fits them, as for ``+``; a plain 3-D tensor
+    times it may grow leading dims. (torch: ``(2, 5, 5)`` times a ``(2, 1, 5)`` or 0-dim mask is
+    ``(2, 5, 5)``.)"""
+    values, conflicts = _run(
+        """
+        def f(q: Float[Tensor, "b t d"], k: Float[Tensor, "b t d"], head_mask):
+            att = q @ k.transpose(-2, -1)
+            gated = att * head_mask
+            biased = att + head_mask
+            scaled = q * head_mask
+        """
+    )
+    assert conflicts == []
+    found = {name: _shape(values[name]) for name in ("gated", "biased", "scaled")}
+    assert found == {"gated": "(b, t, t)", "biased": "(b, t, t)", "scaled": "(*, b, t, d)"}
