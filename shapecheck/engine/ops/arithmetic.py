@@ -142,17 +142,16 @@ def tensor_binary(
                 factor = previous.factor * factor if previous.factor is not None and factor is not None else None
                 if previous.readable is not None:
                     origin = None  # two applications make the factor: no one place to edit
-            # A number keeps the shape; a value that may be a tensor (a parameter, an unknown) may
-            # broadcast it to something larger.
-            known_number = is_scalar(other) or (isinstance(other, TensorValue) and other.rank == 0)
-            kept_shape = shape if shape is not None else (tensor.shape if known_number else None)
-            kept = replace(tensor, shape=kept_shape, dtype=dtype, node=node)
+            # The shape is ``_result_shape``'s: a number keeps the tensor's; a value that may be a
+            # tensor (a parameter, an unknown) may broadcast it to something larger.
+            kept = replace(tensor, shape=shape, dtype=dtype, node=node)
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
             return kept.with_tag(ScaleTag(factor, node, origin, written))
-        if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape) and not a.has(ScaleTag):
+        if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape):
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
-            # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled".
+            # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled",
+            # whether ``q`` was scaled before or not (``q / scale / temperature``).
             result = result.with_tag(ScaleTag(None, node))
         elif left_tensor and right_tensor and any(_written_scale(t) for t in (a, b)):
             # A scaled tensor times or over another tensor (``q * d ** -0.5`` then ``/ temperature``

@@ -354,9 +354,8 @@ def _patchify(module: ModuleValue, spatial: int) -> bool:
 
 
 def _padded(module: ModuleValue, spatial: int) -> bool:
+    """Padding given and not zero on every axis: an amount, or ``"same"`` (never zero), not ``"valid"``."""
     padding = _conv_arg(module, "padding")
-    if isinstance(padding, ConstValue) and padding.value == "same":
-        return True
     return padding is not None and not _all_zero(padding, spatial) and not (isinstance(padding, ConstValue) and padding.value == "valid")
 
 
