@@ -24,8 +24,9 @@ class WrongAttentionScale(Rule):
     Reads the scale factor the engine accumulated on the attention scores (from `/`, `*`, `**`,
     `math.sqrt`, on the scores or on q / k before the product) and compares it with the head
     dim d_k that the product contracted. It reports scores divided by d_k instead of sqrt(d_k),
-    multiplied by sqrt(d_k) instead of divided, or divided by sqrt(d_model) in multi-head attention,
-    where d_model = n_heads * d_k.
+    multiplied by sqrt(d_k) instead of divided, scaled by any other power of d_k (`d_k ** -0.25` on
+    q only, when the model splits `d_k ** -0.5` over q and k as Whisper does), or divided by
+    sqrt(d_model) in multi-head attention, where d_model = n_heads * d_k.
 
     ## Why is this bad?
     Dividing by d_k (or by sqrt(d_model)) shrinks the scores too much: softmax becomes nearly
