@@ -3,13 +3,12 @@ session: SC402's messages across files, at the finding and at its fallback."""
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 from pathlib import Path
 
 from shapecheck.runner import LintOptions, run
 
-PROJECTS = Path(__file__).resolve().parents[1] / "examples" / "projects"
+from test_project_analysis import heads_config_as_a_package
 
 
 def _diagnostics(*paths: Path):
@@ -22,21 +21,7 @@ def test_SC402_the_head_split_is_named_relative_to_the_file_the_finding_is_repor
     """The head count's default in ``gpt/configs/config.py``, the split in ``gpt/models/layers.py``:
     at the default the split is ``../models/layers.py:20``; linting only ``gpt/train.py``, the finding
     moves to the model's construction there and names ``models/layers.py:20``."""
-    source = PROJECTS / "bug_heads_config"
-    package = tmp_path / "gpt"
-    for folder in ("configs", "models"):
-        (package / folder).mkdir(parents=True)
-        (package / folder / "__init__.py").write_text("")
-    (package / "__init__.py").write_text("")
-    shutil.copy(source / "config.py", package / "configs" / "config.py")
-    shutil.copy(source / "layers.py", package / "models" / "layers.py")
-    imports = {"from config import": "from gpt.configs.config import", "from layers import": "from gpt.models.layers import",
-               "from model import": "from gpt.models.model import"}
-    for name, folder in (("model.py", package / "models"), ("train.py", package)):
-        text = (source / name).read_text()
-        for old, new in imports.items():
-            text = text.replace(old, new)
-        (folder / name).write_text(text)
+    package = heads_config_as_a_package(tmp_path)
 
     (whole,) = _diagnostics(package)
     assert (Path(whole.path).name, whole.span.line, whole.code) == ("config.py", 11, "SC402")

@@ -323,25 +323,35 @@ def test_a_file_named_by_a_relative_path_gets_the_fallback_of_a_finding_in_its_i
     assert findings(Path("project") / "train.py") == expected
 
 
-def test_a_finding_moved_to_its_fallback_names_the_evidence_from_the_fallback_file(tmp_path: Path) -> None:
-    """The head count's default is in ``gpt/configs/``; linting only ``gpt/train.py`` reports the
-    model's construction there, and the head split is named relative to ``train.py``
-    (``models/layers.py``), not to the config's folder (``../models/layers.py``)."""
+def heads_config_as_a_package(root: Path) -> Path:
+    """``bug_heads_config`` laid out as the package ``gpt``: ``configs/config.py`` (the head count's
+    default), ``models/layers.py`` (the split), ``models/model.py`` and ``train.py``."""
     source = PROJECTS / "bug_heads_config"
-    package = tmp_path / "gpt"
+    package = root / "gpt"
     for folder in ("configs", "models"):
         (package / folder).mkdir(parents=True)
         (package / folder / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
     shutil.copy(source / "config.py", package / "configs" / "config.py")
     shutil.copy(source / "layers.py", package / "models" / "layers.py")
-    model = (source / "model.py").read_text()
-    model = model.replace("from config import", "from gpt.configs.config import").replace("from layers import", "from gpt.models.layers import")
-    (package / "models" / "model.py").write_text(model)
-    train = (source / "train.py").read_text()
-    train = train.replace("from config import", "from gpt.configs.config import").replace("from model import", "from gpt.models.model import")
-    (package / "train.py").write_text(train)
+    imports = {
+        "from config import": "from gpt.configs.config import",
+        "from layers import": "from gpt.models.layers import",
+        "from model import": "from gpt.models.model import",
+    }
+    for name, folder in (("model.py", package / "models"), ("train.py", package)):
+        text = (source / name).read_text()
+        for old, new in imports.items():
+            text = text.replace(old, new)
+        (folder / name).write_text(text)
+    return package
 
+
+def test_a_finding_moved_to_its_fallback_names_the_evidence_from_the_fallback_file(tmp_path: Path) -> None:
+    """The head count's default is in ``gpt/configs/``; linting only ``gpt/train.py`` reports the
+    model's construction there, and the head split is named relative to ``train.py``
+    (``models/layers.py``), not to the config's folder (``../models/layers.py``)."""
+    package = heads_config_as_a_package(tmp_path)
     alone = run(LintOptions(paths=[str(package / "train.py")], isolated=True, cache=False)).report.diagnostics
     assert [(Path(d.path).name, d.code, d.span.line) for d in alone] == [("train.py", "SC402", 12)]
     assert alone[0].message.endswith("(the head split in models/layers.py:20)")
