@@ -144,3 +144,18 @@ def pick(x, keep: Bool[Tensor, "t t"], fallback: Float[Tensor, "t t"]):
     assigned = {a.name: a.value for a in run_of(facts, "pick").assignments}
     assert _shape(assigned["chosen"]) is None
     assert (_shape(assigned["same"]), assigned["same"].dtype) == ("(t, t)", "float")
+
+
+def test_arithmetic_masked_probabilities_take_the_promoted_dtype() -> None:
+    """``tensor_binary``'s probabilities branch: probabilities cast to int64 times a float 0/1
+    triangle are float32 in torch 2.13 (the promoted dtype), not the probabilities' own int."""
+    source = HEADER + """
+def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"]):
+    t = q.size(-2)
+    keep = torch.tril(torch.ones(t, t))
+    probs = (q @ k.transpose(-2, -1) / math.sqrt(64)).softmax(dim=-1).long()
+    kept = probs * keep
+"""
+    assigned = {a.name: a.value for a in run_of(analyze_src(source), "attend").assignments}
+    assert (assigned["probs"].dtype, assigned["kept"].dtype) == ("int", "float")
+    assert _shape(assigned["kept"]) == "(b, h, t, t)"
