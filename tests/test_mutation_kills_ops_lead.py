@@ -147,15 +147,17 @@ def pick(x, keep: Bool[Tensor, "t t"], fallback: Float[Tensor, "t t"]):
 
 
 def test_arithmetic_masked_probabilities_take_the_promoted_dtype() -> None:
-    """``tensor_binary``'s probabilities branch: probabilities cast to int64 times a float 0/1
-    triangle are float32 in torch 2.13 (the promoted dtype), not the probabilities' own int."""
+    """``tensor_binary``'s probabilities branches: probabilities cast to int64 times a float 0/1
+    triangle, or divided by their sum (true division), are float32 in torch 2.13, not the
+    probabilities' own int."""
     source = HEADER + """
 def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"]):
     t = q.size(-2)
     keep = torch.tril(torch.ones(t, t))
     probs = (q @ k.transpose(-2, -1) / math.sqrt(64)).softmax(dim=-1).long()
     kept = probs * keep
+    renormalised = probs / probs.sum(dim=-1, keepdim=True)
 """
     assigned = {a.name: a.value for a in run_of(analyze_src(source), "attend").assignments}
-    assert (assigned["probs"].dtype, assigned["kept"].dtype) == ("int", "float")
-    assert _shape(assigned["kept"]) == "(b, h, t, t)"
+    assert (assigned["probs"].dtype, assigned["kept"].dtype, assigned["renormalised"].dtype) == ("int", "float", "float")
+    assert _shape(assigned["kept"]) == _shape(assigned["renormalised"]) == "(b, h, t, t)"
