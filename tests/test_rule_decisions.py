@@ -71,3 +71,19 @@ def test_SC302_lengths_that_differ_per_path(seq: str, length: str, agree: bool) 
     from shapecheck.engine.domain.joins import may_agree_on_a_path
 
     assert may_agree_on_a_path(Dim.sym(seq), Dim.sym(length)) is agree
+
+
+@pytest.mark.parametrize(
+    ("factor", "text"),
+    [
+        (power(Dim.sym("head_dim"), Fraction(-1)), "1/head_dim"),
+        (power(Dim.sym("config.head_dim"), Fraction(-1)), "1/config.head_dim"),
+        (power(Dim.sym("d") // Dim.sym("h"), Fraction(-1)), "1/(d//h)"),
+        (power(Dim.sym("d") // Dim.sym("h"), Fraction(-1, 4)), "(d//h)**(-1/4)"),
+        (power(Dim.sym("window_size[0]"), Fraction(2)), "window_size[0]**2"),
+    ],
+)
+def test_scale_factors_print_as_python_reads_them(factor: Scale, text: str) -> None:
+    """The factor in SC102's messages: a compound size or a fractional exponent in brackets, a
+    name (dotted, or an item) bare."""
+    assert factor.describe() == text

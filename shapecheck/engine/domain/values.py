@@ -12,6 +12,7 @@ never by variable name.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -171,8 +172,9 @@ class Scale:
         parts = []
         for base, exponent in self.factors:
             text = str(base)
-            # ``1/(d//h)``, ``(d//h)**(-1/4)``: a compound size or a fraction in brackets, as Python reads it
-            grouped = text if text.isidentifier() or text.isdigit() else f"({text})"
+            # ``1/(d//h)``, ``(d//h)**(-1/4)``: a compound size or a fraction in brackets, as Python
+            # reads it; a name stays bare (``1/head_dim``, ``1/config.head_dim``, ``window_size[0]**2``)
+            grouped = text if _ATOM.fullmatch(text) else f"({text})"
             if exponent == Fraction(1, 2):
                 parts.append(f"sqrt({text})")
             elif exponent == Fraction(-1, 2):
@@ -186,6 +188,10 @@ class Scale:
                 parts.append(f"{grouped}**{power}")
         prefix = "" if self.coef == 1 else _format_float(self.coef) + "*"
         return prefix + "*".join(parts)
+
+
+#: A size printed as one name or number: no operator inside, so no brackets are needed around it.
+_ATOM = re.compile(r"[\w.\[\]]+")
 
 
 def _safe_div(a: float, b: float) -> float:
