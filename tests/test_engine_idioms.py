@@ -1530,11 +1530,16 @@ def test_super_of_a_class_that_is_not_a_parent_is_not_followed():
 class Unrelated(nn.Module):
     def __init__(self, dim=96):
         super(SingleHead, self).__init__(dim, 3)
+        self.out = nn.Linear(dim, 32)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor):
+        B, N, C = x.shape
         y = self.qkv(x)
+        z = self.out(x)
 """
-    assert values(source, "Unrelated.forward")["y"] is UNKNOWN
+    found = values(source, "Unrelated.forward")
+    assert shape(found["y"]) is None
+    assert shape(found["z"]) == "(B, N, 32)"  # the rest of the constructor and forward did run
 
 
 def test_tensor_where_reads_its_operands_by_position_or_keyword():

@@ -69,15 +69,19 @@ def test_scalars_super_of_a_class_beside_the_parents_is_not_followed() -> None:
 class Other(Base):
     def __init__(self, dim=64, heads=4):
         super(SingleHead, self).__init__(dim, heads)
+        self.out = nn.Linear(dim, 32)
 
     def forward(self, x):
         y = self.qkv(x)
+        z = self.out(x)
 
 
 def f(x: Float[Tensor, "b t 64"]):
     out = Other()(x)
 """
-    assert _shape(_assigned(source, "Other.forward")["y"]) is None
+    assigned = _assigned(source, "Other.forward")
+    assert _shape(assigned["y"]) is None
+    assert _shape(assigned["z"]) == "(b, t, 32)"  # the rest of the constructor and forward did run
 
 
 def test_scalars_super_with_other_arguments_is_unknown() -> None:
@@ -88,10 +92,12 @@ def test_scalars_super_with_other_arguments_is_unknown() -> None:
 class Child(Base):
     def __init__(self, dim=64, heads=4):
         super(type(self), self).__init__(dim, heads)
+        self.out = nn.Linear(dim, 32)
 
     def forward(self, x):
         unbound = super(Base)
         y = self.qkv(x)
+        z = self.out(x)
         doubled = Child.twice(x)
 
     @staticmethod
@@ -106,6 +112,7 @@ def f(x: Float[Tensor, "b t 64"]):
     assigned = _assigned(source, "Child.forward")
     assert assigned["unbound"] is UNKNOWN and _shape(assigned["y"]) is None
     assert _shape(assigned["doubled"]) is None
+    assert _shape(assigned["z"]) == "(b, t, 32)"  # the rest of the constructor and forward did run
 
 
 def test_dispatch_tensor_where_keeps_the_node_of_an_operand_given_by_keyword() -> None:
