@@ -318,6 +318,8 @@ def truth_of(value: Value) -> bool | None:
         return None if known is None else known != 0
     if isinstance(value, (ObjectValue, ClassValue, FunctionValue, ModuleValue)):
         return True
+    if isinstance(value, DictValue):
+        return bool(value.entries)  # its keys are all known: ``conv_kwargs or {}``
     return None
 
 

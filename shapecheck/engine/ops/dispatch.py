@@ -465,7 +465,18 @@ def compare(interp: "Interpreter", operator: str, left: Value, right: Value, nod
         return TensorValue(None, "bool", (), node)
     if isinstance(left, TensorValue) or isinstance(right, TensorValue):
         return tensor_compare(interp, operator, left, right, node, frame)
+    if operator in ("In", "NotIn") and isinstance(right, DictValue):
+        return _key_in_dict(operator, left, right)
     return _compare_sizes(operator, left, right, frame)
+
+
+def _key_in_dict(operator: str, key: Value, mapping: DictValue) -> Value:
+    """``'num_experts' in kwargs`` on a dict whose keys are all known (a ``dict(...)`` or a
+    ``**kwargs`` of known keywords): decided, so an inlined factory follows the branch that runs."""
+    if not (isinstance(key, ConstValue) and isinstance(key.value, str)):
+        return UNKNOWN
+    present = mapping.get(key.value) is not None
+    return ConstValue(present if operator == "In" else not present)
 
 
 def _compare_sizes(operator: str, left: Value, right: Value, frame: "Frame") -> Value:
@@ -519,9 +530,16 @@ def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value,
     """``pe[:, 0::2] = torch.sin(...)``: the written tensor gains the lineage of what is written."""
     base_node = target.value
     if not isinstance(base_node, cst.Name):
-        interp.eval(base_node, frame)
+        held = interp.eval(base_node, frame)
+        if isinstance(held, DictValue) and isinstance(base_node, cst.Attribute):
+            owner = interp.eval(base_node.value, frame)  # ``self.cfg['k'] = v`` on a dict attribute
+            if isinstance(owner, ObjectValue):
+                owner.attrs[base_node.attr.value] = _dict_with_item(interp, held, target, value, frame)
         return
     current = interp.lookup(base_node.value, frame)
+    if isinstance(current, DictValue):
+        frame.env[base_node.value] = _dict_with_item(interp, current, target, value, frame)
+        return
     key = _index_key(interp, target, frame)
     interp.facts.events.append(
         OpEvent("setitem", statement, (current, value), {"index": ConstValue(key), "name": ConstValue(base_node.value)},
@@ -537,6 +555,18 @@ def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value,
         kept = tuple(t for t in current.tags if type(t) is not FilledTag)
         kinds = {type(t) for t in kept}
         frame.env[base_node.value] = replace(current, tags=kept + tuple(t for t in extra if type(t) not in kinds))
+
+
+def _dict_with_item(interp: "Interpreter", mapping: DictValue, target: cst.Subscript, value: Value, frame: "Frame") -> Value:
+    """``kwargs['depthwise'] = True``: the dict with that key set; unknown when the key is not a
+    string the engine reads (its keys are then no longer all known)."""
+    part = target.slice[0].slice if len(target.slice) == 1 else None
+    key = interp.eval(part.value, frame) if isinstance(part, cst.Index) else None
+    if not (isinstance(key, ConstValue) and isinstance(key.value, str)):
+        return UNKNOWN
+    entries = dict(mapping.entries)
+    entries[key.value] = value
+    return DictValue(tuple(entries.items()))
 
 
 def _index_key(interp: "Interpreter", target: cst.Subscript, frame: "Frame") -> tuple | None:
