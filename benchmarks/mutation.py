@@ -66,6 +66,7 @@ class MutantSpec:
 class MutantResult:
     spec: MutantSpec
     found_near: bool = False
+    found_in_function: bool = False  # near, or in the function (``def``) that holds the site
     found_anywhere: bool = False
     new_codes: list[str] = field(default_factory=list)  # every code new on the mutant
     crashed: str | None = None
@@ -248,7 +249,8 @@ def lint_mutant(job: tuple[MutantSpec, list[tuple[str, int]], int, float]) -> Mu
     result = MutantResult(spec)
     started = time.perf_counter()
     try:
-        findings = _lint(mutant_source(spec), spec.display, timeout, spec.path)
+        source = mutant_source(spec)
+        findings = _lint(source, spec.display, timeout, spec.path)
     except Exception as error:
         result.crashed = f"{type(error).__name__}: {traceback.format_exception_only(error)[-1].strip()}"
         result.seconds = time.perf_counter() - started
@@ -263,7 +265,25 @@ def lint_mutant(job: tuple[MutantSpec, list[tuple[str, int]], int, float]) -> Mu
             result.found_anywhere = True
             if low <= line <= high:
                 result.found_near = True
+    result.found_in_function = result.found_near
+    if result.found_anywhere and not result.found_near:
+        function = enclosing_function(source, spec.line)
+        result.found_in_function = function is not None and any(
+            code == spec.code and function[0] <= line <= function[1] for code, line in new
+        )
     return result
+
+
+def enclosing_function(source: str, line: int) -> tuple[int, int] | None:
+    """First and last line of the innermost ``def`` holding ``line`` (None outside any)."""
+    wrapper = MetadataWrapper(cst.parse_module(source))
+    positions = wrapper.resolve(PositionProvider)
+    best: tuple[int, int] | None = None
+    for node, span in positions.items():
+        if isinstance(node, cst.FunctionDef) and span.start.line <= line <= span.end.line:
+            if best is None or span.start.line >= best[0]:
+                best = (span.start.line, span.end.line)
+    return best
 
 
 # ------------------------------------------------------------------------------ report
@@ -280,28 +300,37 @@ def report(results, originals, original_errors, sites, broken, loaded, args, sec
     add("# Mutation recall of shapecheck on real model code")
     add("")
     add(f"- when: {now}; shapecheck at {_git_head()}; {corpora.describe_machine()}")
-    add(f"- found = expected code reported within {args.window} lines of the planted site and not on the original")
+    add(f"- found = expected code reported within {args.window} lines of the planted site and not on the original;")
+    add("  found in function = that, or the code reported (new) inside the `def` that holds the site (a missing scale")
+    add("  reported at the softmax it reaches, a mask fault at the product it feeds)")
     add(f"- sampling: at most {args.files or 'all'} files per corpus, at most {args.per_file} mutants per code per file, {args.per_corpus} per code per corpus, seed {args.seed}")
     add("- linted " + ("in their packages, imports followed (--project)" if args.project else "each file alone, imports opaque"))
     add(f"- {sum(len(f) for f in loaded.values())} files; {len(results)} mutants linted in {seconds:.0f} s with {args.jobs} jobs")
     add("")
     add("## Recall per code")
     add("")
-    add("| code | operator | sites | mutants | found | recall | found anywhere | recall anywhere | crashed |")
-    add("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    add("| code | operator | sites | mutants | found | recall | found in function | recall in function | found anywhere | recall anywhere | crashed |")
+    add("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     by_code: dict[str, list[MutantResult]] = defaultdict(list)
     for r in results:
         by_code[r.spec.code].append(r)
-    total = near = anywhere = 0
+    total = near = in_function = anywhere = 0
     for code in args.codes:
         rs = by_code.get(code, [])
         n = len(rs)
         f_near = sum(r.found_near for r in rs)
+        f_function = sum(r.found_in_function for r in rs)
         f_any = sum(r.found_anywhere for r in rs)
         crashed = sum(r.crashed is not None for r in rs)
-        total, near, anywhere = total + n, near + f_near, anywhere + f_any
-        add(f"| {code} | {DESCRIPTIONS[code]} | {sites.get(code, 0)} | {n} | {f_near} | {ratio(f_near, n)} | {f_any} | {ratio(f_any, n)} | {crashed} |")
-    add(f"| **all** | | {sum(sites.values())} | {total} | {near} | **{ratio(near, total)}** | {anywhere} | {ratio(anywhere, total)} | |")
+        total, near, in_function, anywhere = total + n, near + f_near, in_function + f_function, anywhere + f_any
+        add(
+            f"| {code} | {DESCRIPTIONS[code]} | {sites.get(code, 0)} | {n} | {f_near} | {ratio(f_near, n)} | "
+            f"{f_function} | {ratio(f_function, n)} | {f_any} | {ratio(f_any, n)} | {crashed} |"
+        )
+    add(
+        f"| **all** | | {sum(sites.values())} | {total} | {near} | **{ratio(near, total)}** | {in_function} | "
+        f"**{ratio(in_function, total)}** | {anywhere} | {ratio(anywhere, total)} | |"
+    )
     add("")
     if broken:
         add("Mutants dropped because they did not parse: " + ", ".join(f"{c} {n}" for c, n in sorted(broken.items())))
@@ -346,7 +375,7 @@ def report(results, originals, original_errors, sites, broken, loaded, args, sec
     add("| code | corpus | path | line | what | found | new codes |")
     add("|---|---|---|---:|---|---|---|")
     for r in sorted(results, key=lambda r: (r.spec.code, r.spec.display, r.spec.line)):
-        verdict = "near" if r.found_near else ("elsewhere" if r.found_anywhere else ("crash" if r.crashed else "missed"))
+        verdict = "near" if r.found_near else "in function" if r.found_in_function else ("elsewhere" if r.found_anywhere else ("crash" if r.crashed else "missed"))
         add(f"| {r.spec.code} | {r.spec.corpus} | {_cell(r.spec.display)} | {r.spec.line} | {_cell(r.spec.description)} | {verdict} | {' '.join(r.new_codes)} |")
     add("")
     return "\n".join(out)
@@ -371,16 +400,18 @@ def summary_lines(results, sites, originals) -> list[str]:
     by_code: dict[str, list[MutantResult]] = defaultdict(list)
     for r in results:
         by_code[r.spec.code].append(r)
-    lines = [f"{'code':<6} {'sites':>6} {'mutants':>8} {'found':>6} {'recall':>7} {'anywhere':>9}"]
+    lines = [f"{'code':<6} {'sites':>6} {'mutants':>8} {'found':>6} {'recall':>7} {'function':>9} {'anywhere':>9}"]
     for code in sorted(set(sites) | set(by_code)):
         rs = by_code.get(code, [])
         lines.append(
             f"{code:<6} {sites.get(code, 0):>6} {len(rs):>8} {sum(r.found_near for r in rs):>6} "
-            f"{ratio(sum(r.found_near for r in rs), len(rs)):>7} {ratio(sum(r.found_anywhere for r in rs), len(rs)):>9}"
+            f"{ratio(sum(r.found_near for r in rs), len(rs)):>7} {ratio(sum(r.found_in_function for r in rs), len(rs)):>9} "
+            f"{ratio(sum(r.found_anywhere for r in rs), len(rs)):>9}"
         )
     n = len(results)
     lines.append(f"{'all':<6} {sum(sites.values()):>6} {n:>8} {sum(r.found_near for r in results):>6} "
-                 f"{ratio(sum(r.found_near for r in results), n):>7} {ratio(sum(r.found_anywhere for r in results), n):>9}")
+                 f"{ratio(sum(r.found_near for r in results), n):>7} {ratio(sum(r.found_in_function for r in results), n):>9} "
+                 f"{ratio(sum(r.found_anywhere for r in results), n):>9}")
     lines.append(f"findings on originals: {sum(len(v) for v in originals.values())}")
     for path, findings in sorted(originals.items()):
         for code, line, message in findings:

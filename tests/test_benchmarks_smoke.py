@@ -213,3 +213,56 @@ def test_pe_operators_drop_only_the_positional_term_of_a_chain(monkeypatch: pyte
     assert lines["SC301"] == [
         "return torch.cat([words, self.position_embeddings(positions)], dim=-1) + self.token_type_embeddings(types)"
     ]
+
+
+SCALED_AT_PROJECTION = '''
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.head_dim = dim // heads
+        self.scaling = self.head_dim ** -0.5
+        self.q_proj = nn.Linear(dim, dim)
+        self.k_proj = nn.Linear(dim, dim)
+        self.v_proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.q_proj(x) * self.scaling
+        k = self.k_proj(x)
+        v = self.v_proj(x)
+        q = q.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = k.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        v = v.view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        weights = torch.matmul(q, k.transpose(-1, -2))
+        weights = weights.softmax(dim=-1)
+        out = torch.matmul(weights, v)
+        return out.transpose(1, 2).reshape(b, t, -1)
+
+
+def unrelated(scores):
+    return scores.softmax(dim=-1)
+'''
+
+
+def test_a_finding_in_the_function_of_the_site_counts_as_found_in_function_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The scale removed from the query projection is reported at the softmax, seven lines below:
+    outside a window of 3 lines, inside the ``def`` that holds the site."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    mutation = importlib.import_module("mutation")
+    path = tmp_path / "modeling_far.py"
+    path.write_text(SCALED_AT_PROJECTION)
+    specs, _sites, broken = mutation.find_mutants(("c", str(path), "modeling_far.py", ("SC101",), 5, 0))
+    removed = [spec for spec in specs if "* self.scaling" not in mutation.mutant_source(spec)]
+    assert removed and not broken
+    result = mutation.lint_mutant((removed[0], [], 3, 60.0))
+    assert result.found_anywhere and result.found_in_function and not result.found_near
+    assert mutation.enclosing_function(SCALED_AT_PROJECTION, removed[0].line) == (16, 27)
+    assert mutation.enclosing_function(SCALED_AT_PROJECTION, 31) == (30, 31)
+    assert mutation.enclosing_function(SCALED_AT_PROJECTION, 2) is None
