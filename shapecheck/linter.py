@@ -7,6 +7,7 @@ the tests and any future plugin share; ``lint_path`` adds reading the file and i
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import os
 import re
@@ -28,7 +29,7 @@ from shapecheck.rules.base import Report, Rule, registry
 from shapecheck.suppression import Suppressions, has_ignore_file
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from shapecheck.project import LintContext, Workspace
+    from shapecheck.project import LintContext, ProjectModule, Workspace
 
 #: Files larger than this are reported, not parsed: generated code, data dumps, minified blobs.
 MAX_FILE_BYTES = int(os.environ.get("SHAPECHECK_MAX_FILE_BYTES", 5 * 1024 * 1024))
@@ -133,7 +134,7 @@ def lint_path(
         source = read_source(path)
     except SourceError as error:
         return FileResult(display, error=FileError(display, str(error)))
-    from shapecheck.project import LintContext, Workspace
+    from shapecheck.project import LintContext, ProjectModule, Workspace
 
     if workspace is None:
         workspace = Workspace()
@@ -185,8 +186,11 @@ def lint_source(
     result.module = module
     if has_ignore_file(source):
         return result
-    if in_project:
-        facts = analyze(module, source, path, context.graph, context.this)
+    if context is not None:
+        # Text other than the file's on disk (a mutant, an editor's unsaved buffer) is still that
+        # module of the project: its imports are followed the same way.
+        this = context.this if in_project else _edited(context.this, module, source)
+        facts = analyze(module, source, path, context.graph, this)
         result.dependencies = context.workspace.digests([context.this.path, *facts.project_reads])
     else:
         facts = analyze(module, source, path)
@@ -233,6 +237,10 @@ def lint_source(
         result.diagnostics = kept
     result.diagnostics.sort(key=Diagnostic.sort_key)
     return result
+
+
+def _edited(this: "ProjectModule", module: cst.Module, source: str) -> "ProjectModule":
+    return replace(this, module=module, source=source, digest=hashlib.sha256(source.encode("utf-8")).hexdigest())
 
 
 def _root_causes(findings: list[tuple[type[Rule], Report]]) -> list[tuple[type[Rule], Report]]:

@@ -229,7 +229,9 @@ def _check(target: Target, selected: frozenset[str], options: LintOptions, outco
     report = outcome.report
     notebook = None
     if target.stdin:
-        result = _lint_source(options.stdin_source or "", target.display, selected)
+        # An editor's buffer of a file of the project: its imports are followed as the file's are.
+        context = _context(target) if target.path.is_file() else None
+        result = _lint_source(options.stdin_source or "", target.display, selected, context)
         outcome.stdin_output = options.stdin_source
     else:
         try:

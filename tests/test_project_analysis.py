@@ -585,3 +585,25 @@ def test_dataclass_defaults_from_constants_of_another_module(tmp_path: Path) -> 
         },
     )
     assert findings(tmp_path) == [("model.py", "SC402", 13)]
+
+
+def test_text_other_than_the_file_on_disk_is_analysed_as_that_module_of_the_project(tmp_path: Path) -> None:
+    """An editor's unsaved buffer, or a mutant of the recall harness: the text differs from the file
+    on disk, and its imports are still followed (the helper of helpers.py is read, not opaque)."""
+    from shapecheck.project import LintContext, Workspace
+
+    write(tmp_path, {
+        "helpers.py": "import torch\n\ndef prepare(q, d_k):\n    return q\n",
+        "attention.py": ATTENTION.replace("q = prepare(q, self.d_k)", "q = q * self.d_k ** -0.5"),
+        "model.py": MODEL,
+    })
+    path = tmp_path / "attention.py"
+    assert linter.lint_path(path, str(path)).diagnostics == []  # on disk: scaled, correct
+    edited = textwrap.dedent(ATTENTION)  # the buffer calls the helper, which does not scale
+    context = LintContext.for_file(Workspace(), path)
+    in_project = linter.lint_source(edited, str(path), context=context)
+    scores_line = next(n for n, line in enumerate(edited.splitlines(), 1) if "scores = q @" in line)
+    assert [(d.code, d.span.line) for d in in_project.diagnostics] == [("SC101", scores_line)]
+    assert str(tmp_path / "helpers.py") in {p for p, _ in in_project.dependencies}
+    # Alone, the same text cannot know what the helper did.
+    assert linter.lint_source(edited, str(path)).diagnostics == []

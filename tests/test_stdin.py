@@ -98,3 +98,32 @@ def test_coding_declaration_is_honoured(cli, tmp_path: Path) -> None:
     assert ran.code == 2 and "bad coding declaration" in ran.err
     (tmp_path / "plain.py").write_bytes(b"x = '\xe9'\n")
     assert "not valid UTF-8" in cli("lint", "plain.py", cwd=tmp_path).err
+
+
+def test_stdin_of_a_file_of_a_project_follows_its_imports(lint_stdin, tmp_path: Path) -> None:
+    """An editor passes its unsaved buffer of ``attention.py``: the helper it imports from the
+    project is read (it does not scale the query), as it is when the saved file is linted."""
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef prepare(q, d_k):\n    return q\n")
+    buffer = (
+        "import torch.nn as nn\n\nfrom helpers import prepare\n\n\n"
+        "class Attention(nn.Module):\n"
+        "    def __init__(self, d_model, n_heads):\n"
+        "        super().__init__()\n"
+        "        self.n_heads, self.d_k = n_heads, d_model // n_heads\n"
+        "        self.qkv = nn.Linear(d_model, 3 * d_model)\n\n"
+        "    def forward(self, x):\n"
+        "        B, T, C = x.shape\n"
+        "        q, k, v = self.qkv(x).split(C, dim=-1)\n"
+        "        q = q.view(B, T, self.n_heads, self.d_k).transpose(1, 2)\n"
+        "        k = k.view(B, T, self.n_heads, self.d_k).transpose(1, 2)\n"
+        "        v = v.view(B, T, self.n_heads, self.d_k).transpose(1, 2)\n"
+        "        q = prepare(q, self.d_k)\n"
+        "        scores = q @ k.transpose(-2, -1)\n"
+        "        return (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, C)\n"
+    )
+    (tmp_path / "attention.py").write_text(buffer.replace("q = prepare(q, self.d_k)", "q = q * self.d_k ** -0.5"))
+    done = lint_stdin(["-", "--stdin-filename", "attention.py", "--format", "json"], buffer.encode(), tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert [(d["path"], d["code"], d["line"]) for d in json.loads(done.stdout)["diagnostics"]] == [("attention.py", "SC101", 19)]
+    saved = lint_stdin(["-", "--stdin-filename", "attention.py"], (tmp_path / "attention.py").read_bytes(), tmp_path)
+    assert saved.returncode == 0, saved.stdout
