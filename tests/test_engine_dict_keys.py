@@ -159,3 +159,40 @@ def test_an_attribute_dict_set_by_item_assignment_and_a_key_the_engine_cannot_re
             line = run.call_node  # the make(...) call of this construction
             built.setdefault(id(line), set()).add(construction.params["out_channels"].dim.value)
     assert sorted(map(sorted, built.values())) == [[32], [32, 64]]
+
+
+def test_a_deleted_key_is_no_longer_in_the_dict():
+    source = """
+    from torch import nn
+    from settings import pick_key
+
+
+    def make(dim, **kwargs):
+        if 'depthwise' in kwargs:
+            return nn.Conv1d(dim, dim, 3, groups=dim)
+        return nn.Conv1d(dim, 2 * dim, 3)
+
+
+    def build(dim):
+        options = dict(depthwise=True, bias=False)
+        del options['depthwise']
+        return make(dim, **options)
+
+
+    def build_unknown(dim):
+        options = dict(depthwise=True, bias=False)
+        del options[pick_key()], options['bias']
+        return make(dim, **options)
+
+
+    plain = build(32)
+    either = build_unknown(32)
+    """
+    module = parse_module(textwrap.dedent(source))
+    facts = analyze(module, textwrap.dedent(source), "model.py")
+    built: dict[str, set[int]] = {}
+    for construction in facts.constructions:
+        run = construction.run
+        if construction.kind == "Conv1d" and run is not None and run.parent is not None and run.parent.inlined:
+            built.setdefault(run.parent.qualname, set()).add(construction.params["out_channels"].dim.value)
+    assert built == {"build": {64}, "build_unknown": {32, 64}}

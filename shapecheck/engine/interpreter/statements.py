@@ -169,6 +169,12 @@ class StatementExecutor:
             frame.returns.append(value)
             frame.exits.append(dict(frame.modes))
             frame.terminated = True
+        elif isinstance(small, cst.Del):
+            targets = small.target.elements if isinstance(small.target, (cst.Tuple, cst.List)) else [small.target]
+            for target in targets:
+                item = target.value if isinstance(target, cst.Element) else target
+                if isinstance(item, cst.Subscript):
+                    dispatch.subscript_delete(self, item, frame)
         elif isinstance(small, cst.Assert):
             self._exec_assert(small, frame)
         elif isinstance(small, cst.Raise):

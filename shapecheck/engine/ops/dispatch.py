@@ -557,6 +557,21 @@ def subscript_assign(interp: "Interpreter", target: cst.Subscript, value: Value,
         frame.env[base_node.value] = replace(current, tags=kept + tuple(t for t in extra if type(t) not in kinds))
 
 
+def subscript_delete(interp: "Interpreter", target: cst.Subscript, frame: "Frame") -> None:
+    """``del kwargs['num_experts']``: a dict of known keys loses that key (any other deletion from
+    it leaves its keys unknown)."""
+    base_node = target.value
+    current = interp.lookup(base_node.value, frame) if isinstance(base_node, cst.Name) else None
+    if not isinstance(current, DictValue):
+        return
+    part = target.slice[0].slice if len(target.slice) == 1 else None
+    key = interp.eval(part.value, frame) if isinstance(part, cst.Index) else None
+    if isinstance(key, ConstValue) and isinstance(key.value, str):
+        frame.env[base_node.value] = DictValue(tuple((k, v) for k, v in current.entries if k != key.value))
+    else:
+        frame.env[base_node.value] = UNKNOWN
+
+
 def _dict_with_item(interp: "Interpreter", mapping: DictValue, target: cst.Subscript, value: Value, frame: "Frame") -> Value:
     """``kwargs['depthwise'] = True``: the dict with that key set; unknown when the key is not a
     string the engine reads (its keys are then no longer all known)."""
