@@ -32,6 +32,7 @@ from shapecheck.engine.ops.base import (
 )
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.dims import Dim, Truth, divides, equal
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -58,7 +59,7 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shapes = [t.shape for t in tensors]
     dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
     if any(s is None or s.variadic for s in shapes) or not shapes:
-        result_shape = None
+        result_shape = _cat_with_unknown_operands(shapes, axis)
         if shapes and all(s is not None for s in shapes) and axis < 0:
             # With a variadic prefix the joined trailing axis is still known, and the other axes
             # are those of the operand that knows most of them (torch requires them equal).
@@ -89,6 +90,21 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                 )
                 return TensorValue(None, dtype, tags, call.node)
     return TensorValue(shapes[0].with_dim(a, total), dtype, tags, call.node)  # type: ignore[union-attr]
+
+
+def _cat_with_unknown_operands(shapes: list[Shape | None], axis: int) -> Shape | None:
+    """``torch.cat([q[:, :, :npt], rotate(q[:, :, npt:])], dim=2)`` with the second operand from a
+    callee the engine cannot see: torch requires every operand to have the rank and the other dims
+    of the one whose shape is known, so the result is that shape with the joined axis of unknown
+    size (``_``)."""
+    known = [s for s in shapes if s is not None and not s.variadic]
+    if not known or any(s is not None and s.variadic for s in shapes):
+        return None
+    first = known[0]
+    a = norm_axis(axis, first.rank)
+    if a is None or any(s.rank != first.rank for s in known):
+        return None
+    return first.with_dim(a, fresh_anonymous())
 
 
 def _stack(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
