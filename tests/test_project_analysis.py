@@ -607,3 +607,91 @@ def test_text_other_than_the_file_on_disk_is_analysed_as_that_module_of_the_proj
     assert str(tmp_path / "helpers.py") in {p for p, _ in in_project.dependencies}
     # Alone, the same text cannot know what the helper did.
     assert linter.lint_source(edited, str(path)).diagnostics == []
+
+
+REGISTRY = """
+    from collections.abc import MutableMapping
+
+
+    class AttentionInterface(MutableMapping):
+        _global_mapping = {}
+
+        def __init__(self):
+            self._local_mapping = {}
+
+        def __getitem__(self, key):
+            if key in self._local_mapping:
+                return self._local_mapping[key]
+            return self._global_mapping[key]
+
+        def __setitem__(self, key, value):
+            self._local_mapping.update({key: value})
+
+        def __delitem__(self, key):
+            del self._local_mapping[key]
+
+        def __iter__(self):
+            return iter({**self._global_mapping, **self._local_mapping})
+
+        def __len__(self):
+            return len(self._global_mapping.keys() | self._local_mapping.keys())
+
+        def get_interface(self, implementation, default):
+            if implementation is not None and implementation != "eager" and implementation not in self:
+                raise KeyError(implementation)
+            return super().get(implementation, default)
+
+        def lookup(self, implementation, default):
+            return self._local_mapping.get(implementation, default)
+
+
+    ALL_ATTENTION_FUNCTIONS = AttentionInterface()
+"""
+
+REGISTERED_ATTENTION = """
+    import torch
+    from torch import nn
+
+    from interfaces import ALL_ATTENTION_FUNCTIONS
+
+
+    def eager_attention_forward(module, query, key, value, scaling):
+        weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+        weights = weights.softmax(dim=-1)
+        return torch.matmul(weights, value).transpose(1, 2)
+
+
+    class Attention(nn.Module):
+        def __init__(self, hidden_size=256, heads=8, implementation="eager"):
+            super().__init__()
+            self.heads, self.head_dim = heads, hidden_size // heads
+            self.scaling = SCALING
+            self.implementation = implementation
+            self.q_proj = nn.Linear(hidden_size, hidden_size)
+            self.k_proj = nn.Linear(hidden_size, hidden_size)
+            self.v_proj = nn.Linear(hidden_size, hidden_size)
+
+        def forward(self, hidden_states):
+            b, t, _ = hidden_states.shape
+            shape = (b, t, -1, self.head_dim)
+            q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+            k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+            v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+            interface = ALL_ATTENTION_FUNCTIONS.LOOKUP(self.implementation, eager_attention_forward)
+            out = interface(self, q, k, v, scaling=self.scaling)
+            return out.reshape(b, t, -1)
+"""
+
+
+@pytest.mark.parametrize("lookup", ["get_interface", "lookup"])
+def test_a_project_table_of_attention_functions_is_followed_to_its_fallback(tmp_path: Path, lookup: str) -> None:
+    """transformers' ``ALL_ATTENTION_FUNCTIONS.get_interface(impl, eager_attention_forward)``, read
+    in its project: the table's entries are not known, so the eager fallback is the implementation
+    followed, as for a table the engine cannot read at all (a file linted alone)."""
+    wrong = REGISTERED_ATTENTION.replace("SCALING", "self.head_dim ** -1").replace("LOOKUP", lookup)
+    write(tmp_path, {"interfaces.py": REGISTRY, "attention.py": wrong})
+    line = next(n for n, text in enumerate(textwrap.dedent(wrong).splitlines(), 1) if "self.scaling =" in text)
+    assert findings(tmp_path / "attention.py") == [("attention.py", "SC102", line)]
+    right = REGISTERED_ATTENTION.replace("SCALING", "self.head_dim ** -0.5").replace("LOOKUP", lookup)
+    write(tmp_path, {"attention.py": right})
+    assert findings(tmp_path / "attention.py") == []

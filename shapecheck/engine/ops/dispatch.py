@@ -257,7 +257,8 @@ def call_super(interp: "Interpreter", receiver: SuperValue, name: str, call: Cal
     base = instance.attrs.get(NN_BASE)
     if isinstance(base, ModuleValue) and name in ("forward", "__call__"):
         return call_module(interp, base, call, frame)
-    return unknown_call(call)
+    # ``super().get(key, default)`` of a project table derived from a library mapping.
+    return registry_fallback(name, call) or unknown_call(call)
 
 
 def _dict_method(receiver: DictValue, name: str, call: Call, frame: "Frame") -> Value:
@@ -277,6 +278,8 @@ def _dict_method(receiver: DictValue, name: str, call: Call, frame: "Frame") -> 
         merged.update({k: v for k, v in call.kwargs.items() if k != "*"})
         frame.env[holder.value] = DictValue(tuple(merged.items()))
         return ConstValue(None)
+    if name == "get" and key is None:
+        return registry_fallback(name, call) or UNKNOWN  # ``table.get(impl, eager)``, impl unknown
     if isinstance(holder, cst.Name):
         frame.env[holder.value] = UNKNOWN  # a change the engine does not follow
     return UNKNOWN
