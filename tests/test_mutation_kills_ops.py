@@ -4545,8 +4545,9 @@ def f(x: Float[Tensor, "b t 4"], m: Bool[Tensor, "b t"], config, key, u: Float[T
 def test_dict_methods_size_comparisons_and_lookups_with_a_fallback() -> None:
     """``_dict_method`` on a dict of known keys (``dict(mask=m)``): ``get`` gives the entry, the default
     or None, ``pop`` the entry (the dict is rebound without it) or its default, else unknown;
-    ``update(k=v)`` adds entries and gives None; ``getattr(d, "pop")(k)`` gives the entry; a key not constant, another method or an update from
-    ``**`` makes the dict unknown. ``_compare_sizes``: ``== != < <= > >=`` on sizes are decided when
+    ``update(k=v)`` adds entries and gives None; ``getattr(d, "pop")(k)`` gives the entry; ``get`` of a
+    key not constant gives unknown and leaves the dict as it was (it only reads); another method or
+    an update from ``**`` makes the dict unknown. ``_compare_sizes``: ``== != < <= > >=`` on sizes are decided when
     both are ints, known or provably (un)equal (``t == t``), unknown otherwise (a float or a bool
     compared, ``t == 4``), or equal on this path (``s == 4`` after an assert). ``registry_fallback``: ``table.get(key, fn)`` and transformers'
     ``get_interface(name, fn)`` are ``fn`` (a call of the result runs it), not with one argument,
@@ -4558,7 +4559,7 @@ def test_dict_methods_size_comparisons_and_lookups_with_a_fallback() -> None:
     assert found == {
         "g1": ("tensor", "(b, t)"), "g2": ("const", None), "g3": ("int", "5"), "g4": ("tensor", "(b, t)"),
         "g5": ("const", None), "g6": "_Unknown", "g7": ("const", None), "g8": ("tensor", "(b, t, 4)"),
-        "g9": ("int", "2"), "g10": "_Unknown", "g11": "_Unknown", "g12": "_Unknown", "g13": "_Unknown",
+        "g9": ("int", "2"), "g10": "_Unknown", "g11": "DictValue", "g12": "_Unknown", "g13": "_Unknown",
         "g14": "_Unknown", "g15": "_Unknown", "g16": ("int", "7"), "g17": ("tensor", "(b, t, 4)"),
         "c1": ("const", True), "c2": ("const", False), "c3": "_Unknown", "c4": ("const", True),
         "c5": ("const", True), "c6": ("const", True), "c7": ("const", False), "c8": ("const", False),
