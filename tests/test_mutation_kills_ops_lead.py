@@ -168,3 +168,108 @@ def attend(q: Float[Tensor, "b h t 64"], k: Float[Tensor, "b h t 64"]):
     assigned = {a.name: a.value for a in run_of(analyze_src(source), "attend").assignments}
     assert (assigned["probs"].dtype, assigned["kept"].dtype, assigned["renormalised"].dtype) == ("int", "float", "float")
     assert _shape(assigned["kept"]) == _shape(assigned["renormalised"]) == "(b, h, t, t)"
+
+
+# ------------------------------------------------------------------ dicts of known keys (twelfth session)
+
+DICT_KEYS = """
+from settings import pick_key
+
+
+def make(dim, **kwargs):
+    if 'depthwise' not in kwargs:
+        return nn.Conv1d(dim, 2 * dim, 3)
+    return nn.Conv1d(dim, dim, 3, groups=dim)
+
+
+def by_int_key(dim):
+    options = {'depthwise': True}
+    if 1 in options:
+        return nn.Conv1d(dim, 3 * dim, 3)
+    return nn.Conv1d(dim, 4 * dim, 3)
+
+
+def by_unknown_key(dim):
+    options = {'depthwise': True}
+    if pick_key() in options:
+        return nn.Conv1d(dim, 5 * dim, 3)
+    return nn.Conv1d(dim, 6 * dim, 3)
+
+
+def tuple_key(dim):
+    options = {}
+    options['depthwise', 'bias'] = True
+    return make(dim, **options)
+
+
+def slices(dim):
+    options = {'depthwise': True}
+    options[1:] = True
+    del options[:1]
+    return make(dim, **options)
+
+
+def deleted_unknown(dim):
+    options = dict(depthwise=True)
+    del options[pick_key()]
+    after = options
+    bias = options.get('bias')
+    return make(dim, bias=bias)
+
+
+class Stem(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        name = 'depthwise'
+        self.cfg = dict(bias=True)
+        self.cfg[name] = True
+        self.conv = make(dim, **self.cfg)
+        self.table = torch.zeros(10, dim)
+        self.table[0] = 1.0
+        self.proj = nn.Linear(self.table.shape[1], dim)
+
+    def forward(self, x):
+        return self.conv(x) + self.table[:, :1]
+
+
+plain = make(8, bias=True)
+depthwise = make(8, depthwise=True)
+a = by_int_key(8)
+b = by_unknown_key(8)
+c = tuple_key(8)
+d = slices(8)
+e = deleted_unknown(8)
+stem = Stem(8)
+"""
+
+
+def test_dicts_of_known_keys_decide_in_and_not_in_only_for_string_keys_they_read():
+    """``'k' not in kwargs`` is the negation of ``in``; an int key or a key the engine cannot read
+    leaves the test undecided (both branches); a tuple key (``d['a', 'b'] = v``), a slice assigned or
+    deleted, or a deleted key it cannot read make the dict's keys unknown; the key of an item set on
+    a dict attribute may be a name (``self.cfg[name] = True``); a tensor attribute written into
+    (``self.table[0] = 1``) stays that tensor."""
+    facts = analyze_src(HEADER + textwrap.dedent(DICT_KEYS))
+    assert facts.internal_errors == []
+    built: dict[str, set[int]] = {}
+    for construction in facts.constructions:
+        outermost = list(construction.run.chain())[-1] if construction.run is not None else None
+        if construction.kind == "Conv1d" and outermost is not None and outermost.inlined:
+            # a call with the module level's numbers: dim is 8
+            built.setdefault(outermost.qualname, set()).add(construction.params["out_channels"].dim.value // 8)
+    assert built == {
+        "make": {1, 2},  # plain (not in: 2*dim) and depthwise (dim), one module-level call each
+        "by_int_key": {3, 4},
+        "by_unknown_key": {5, 6},
+        "tuple_key": {1, 2},
+        "slices": {1, 2},
+        "deleted_unknown": {2},
+        "Stem.__init__": {1},
+    }
+    widths = {
+        c.params["in_features"].dim.value for c in facts.constructions
+        if c.kind == "Linear" and c.run is not None and c.run.qualname == "Stem.__init__" and c.run.inlined
+    }
+    assert widths == {8}  # the table written into is still (10, 8)
+    after = [a.value for run in facts.runs if run.qualname == "deleted_unknown" for a in run.assignments if a.name == "after"]
+    assert after and all(value is UNKNOWN for value in after)  # a Value the engine reads as unknown

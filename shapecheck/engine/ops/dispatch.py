@@ -564,27 +564,34 @@ def subscript_delete(interp: "Interpreter", target: cst.Subscript, frame: "Frame
     """``del kwargs['num_experts']``: a dict of known keys loses that key (any other deletion from
     it leaves its keys unknown)."""
     base_node = target.value
-    current = interp.lookup(base_node.value, frame) if isinstance(base_node, cst.Name) else None
+    if not isinstance(base_node, cst.Name):
+        return
+    current = interp.lookup(base_node.value, frame)
     if not isinstance(current, DictValue):
         return
-    part = target.slice[0].slice if len(target.slice) == 1 else None
-    key = interp.eval(part.value, frame) if isinstance(part, cst.Index) else None
-    if isinstance(key, ConstValue) and isinstance(key.value, str):
-        frame.env[base_node.value] = DictValue(tuple((k, v) for k, v in current.entries if k != key.value))
-    else:
+    key = _string_key(interp, target, frame)
+    if key is None:
         frame.env[base_node.value] = UNKNOWN
+    else:
+        frame.env[base_node.value] = DictValue(tuple((k, v) for k, v in current.entries if k != key))
 
 
 def _dict_with_item(interp: "Interpreter", mapping: DictValue, target: cst.Subscript, value: Value, frame: "Frame") -> Value:
     """``kwargs['depthwise'] = True``: the dict with that key set; unknown when the key is not a
     string the engine reads (its keys are then no longer all known)."""
-    part = target.slice[0].slice if len(target.slice) == 1 else None
-    key = interp.eval(part.value, frame) if isinstance(part, cst.Index) else None
-    if not (isinstance(key, ConstValue) and isinstance(key.value, str)):
+    key = _string_key(interp, target, frame)
+    if key is None:
         return UNKNOWN
-    entries = dict(mapping.entries)
-    entries[key.value] = value
-    return DictValue(tuple(entries.items()))
+    return DictValue(tuple({**dict(mapping.entries), key: value}.items()))
+
+
+def _string_key(interp: "Interpreter", target: cst.Subscript, frame: "Frame") -> str | None:
+    """The key of ``d['k']`` when it is one string the engine reads (not ``d['a', 'b']``, a slice or
+    a name it cannot read)."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    key = interp.eval(target.slice[0].slice.value, frame)
+    return key.value if isinstance(key, ConstValue) and isinstance(key.value, str) else None
 
 
 def _index_key(interp: "Interpreter", target: cst.Subscript, frame: "Frame") -> tuple | None:
