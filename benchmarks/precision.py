@@ -89,8 +89,16 @@ def lint_all(
     selected: set[str] | None,
     crash_log,
     timeout: float,
+    project: bool = False,
 ) -> Run:
+    """With ``project``, each file is linted in its package (imports followed, one ``Workspace`` per
+    corpus, as ``shapecheck lint PACKAGE/`` does); findings the analysis of one file places in
+    another file of the corpus count once, in that file."""
     from shapecheck.linter import lint_source
+    from shapecheck.project import LintContext, Workspace
+
+    by_path = {str(file.path.resolve()): file for files in loaded.values() for file in files}
+    seen: set[tuple[str, int, str]] = set()
 
     def on_alarm(signum, frame):  # noqa: ARG001
         raise FileTimeout(f"more than {timeout:g} s on one file")
@@ -103,6 +111,7 @@ def lint_all(
     done = 0
     for name, files in loaded.items():
         stats = run.stats.setdefault(name, CorpusStats())
+        workspace = Workspace() if project else None
         for file in files:
             done += 1
             if done % 50 == 0 or done == total:
@@ -114,7 +123,8 @@ def lint_all(
                 if use_alarm:
                     signal.setitimer(signal.ITIMER_REAL, timeout)
                 try:
-                    result = lint_source(file.source, file.display, selected)
+                    context = LintContext.for_file(workspace, file.path) if workspace is not None else None
+                    result = lint_source(file.source, file.display, selected, context)
                 finally:
                     if use_alarm:
                         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -133,17 +143,21 @@ def lint_all(
             if result.error is not None:
                 stats.file_errors += 1
                 run.file_errors.append((name, file.display, result.error.message))
-            if result.diagnostics:
+            placed = [(file, diagnostic) for diagnostic in result.diagnostics]
+            placed += [(by_path[d.path], d) for d in result.foreign if d.path in by_path]
+            new = [(f, d) for f, d in placed if (f.display, d.span.line, d.code) not in seen]
+            if new:
                 stats.files_with_findings += 1
-                stats.findings += len(result.diagnostics)
-                source_lines = file.source.splitlines()
-                for diagnostic in result.diagnostics:
+                stats.findings += len(new)
+                for where, diagnostic in new:
+                    seen.add((where.display, diagnostic.span.line, diagnostic.code))
                     line = diagnostic.span.line
+                    source_lines = where.source.splitlines()
                     text = source_lines[line - 1] if 0 < line <= len(source_lines) else ""
                     run.findings.append(
                         Finding(
                             name,
-                            file.display,
+                            where.display,
                             line,
                             diagnostic.code,
                             diagnostic.name,
@@ -191,7 +205,9 @@ def git_head() -> str:
         return "?"
 
 
-def report(run: Run, loaded, rules: list[tuple[str, str]], selected, crash_log_path: Path, seconds: float) -> str:
+def report(
+    run: Run, loaded, rules: list[tuple[str, str]], selected, crash_log_path: Path, seconds: float, project: bool = False
+) -> str:
     out: list[str] = []
     add = out.append
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -199,6 +215,7 @@ def report(run: Run, loaded, rules: list[tuple[str, str]], selected, crash_log_p
     add("")
     add(f"- when: {now}; shapecheck at {git_head()}")
     add(f"- machine: {corpora.describe_machine()}")
+    add("- linted " + ("in their packages, imports followed (--project)" if project else "each file alone, imports opaque"))
     add(f"- rules: {', '.join(code for code, _ in rules) or 'none'}" + ("" if selected is None else " (--select)"))
     versions = ", ".join(
         f"{name} {corpora.CORPORA[name].version}" if name in corpora.CORPORA else f"{name} (--dir)" for name in loaded
@@ -294,6 +311,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="where the full traceback of each crash goes (default: precision-crashes.log in the cache folder)",
     )
     parser.add_argument(
+        "--project",
+        action="store_true",
+        help="lint each file in its package, imports followed (as `shapecheck lint PACKAGE/`), not alone",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         default=60.0,
@@ -317,10 +339,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     crash_log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with crash_log_path.open("w", encoding="utf-8") as crash_log:
-        run = lint_all(loaded, selected, crash_log, args.timeout)
+        run = lint_all(loaded, selected, crash_log, args.timeout, args.project)
     seconds = time.perf_counter() - started
 
-    text = report(run, loaded, rules, selected, crash_log_path, seconds)
+    text = report(run, loaded, rules, selected, crash_log_path, seconds, args.project)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")

@@ -266,3 +266,16 @@ def test_a_finding_in_the_function_of_the_site_counts_as_found_in_function_only(
     assert mutation.enclosing_function(SCALED_AT_PROJECTION, removed[0].line) == (16, 27)
     assert mutation.enclosing_function(SCALED_AT_PROJECTION, 31) == (30, 31)
     assert mutation.enclosing_function(SCALED_AT_PROJECTION, 2) is None
+
+
+def test_precision_in_project_mode_follows_the_imports(bench, tmp_path: Path) -> None:
+    """``--project`` lints each file in its package: the polarity bug of ``bug_mask_polarity`` (a
+    mask built in masks.py, applied in attention.py) is seen only then."""
+    project = BENCHMARKS.parent / "examples" / "projects" / "bug_mask_polarity"
+    alone, together = tmp_path / "alone.md", tmp_path / "project.md"
+    assert bench("precision.py", "--dir", str(project), "--out", str(alone)).returncode == 0
+    assert bench("precision.py", "--dir", str(project), "--project", "--out", str(together)).returncode == 0
+    assert "| SC203 |" not in alone.read_text()
+    report = together.read_text()
+    assert "imports followed (--project)" in report
+    assert "attention.py | 24 | SC203 |" in report
