@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from shapecheck.linter import lint_source
 from shapecheck.runner import LintOptions, run
 
 from test_project_analysis import heads_config_as_a_package
@@ -78,3 +79,43 @@ def test_SC402_a_divisibility_check_in_another_file_is_named(tmp_path: Path) -> 
     assert found.message == (
         "768 is not divisible by 10 (768 % 10 = 8): the heads cannot split the model width (checked in layers.py:7)"
     )
+
+
+OFFSET_TABLE = """
+import torch
+from torch import nn
+
+
+class Embeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.embed_positions = nn.Embedding(ROWS, config.hidden_size)
+        self.norm = nn.LayerNorm(config.max_position_embeddings)
+
+    def forward(self, input_ids):
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device) + OFFSET
+        hidden_states = self.embed_tokens(input_ids) + self.embed_positions(positions)
+        return self.norm(hidden_states)
+"""
+
+
+def test_a_positional_table_with_a_small_offset_serves_the_length_before_the_offset():
+    """A table of ``max_positions + k`` rows (k from 1 to 4: padding, a class token, BART's 2) serves
+    ``max_positions`` positions, so LayerNorm(max_positions) over the features is a sequence length
+    (SC404); a table of ``max_positions + 5`` rows, or ``2 * max_positions - 1`` (a relative-distance
+    table), says nothing about ``max_positions``."""
+    from shapecheck.engine.symbolic.dims import Dim
+
+    def codes(rows: str, offset: str) -> list[str]:
+        source = OFFSET_TABLE.replace("ROWS", rows).replace("OFFSET", offset)
+        return [d.code for d in lint_source(source, "embeddings.py").diagnostics]
+
+    assert codes("config.max_position_embeddings + 1", "1") == ["SC404"]
+    assert codes("config.max_position_embeddings + 4", "4") == ["SC404"]
+    assert codes("config.max_position_embeddings + 5", "5") == []
+    assert codes("2 * config.max_position_embeddings - 1", "0") == []
+    assert codes("config.max_position_embeddings * 2 + 2", "2") == []
+    assert (Dim.sym("n") + 2).constant_term == 2
+    assert Dim.sym("n").constant_term == 0
+    assert Dim.const(7).constant_term == 7

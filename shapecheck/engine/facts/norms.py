@@ -83,7 +83,19 @@ def sequence_lengths(facts: FileFacts) -> list[Dim]:
             tag = result.tag(PositionTag)
             if tag is not None and tag.kind == "table" and tag.full_length is not None and tag.full_length not in lengths:
                 lengths.append(tag.full_length)
+    for length in list(lengths):
+        # A learned positional table with an offset (BART / OPT / MBart: ``max_positions + 2`` rows,
+        # looked up at ``positions + 2``): the length it serves is ``max_positions``.
+        offset = length.constant_term
+        if offset is not None and 0 < offset <= MAX_TABLE_OFFSET:
+            served = length - offset
+            if served.name is not None and served not in lengths:
+                lengths.append(served)
     return lengths
+
+
+#: Rows a positional table keeps before its positions (padding, a class token, BART's 2).
+MAX_TABLE_OFFSET = 4
 
 
 def is_token_sequence(tensor: TensorValue) -> bool:

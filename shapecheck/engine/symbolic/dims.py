@@ -264,6 +264,13 @@ class Dim:
         return None
 
     @property
+    def constant_term(self) -> int | None:
+        """The constant term of the polynomial (``2`` in ``max_positions + 2``, 0 when there is
+        none) when it is an int."""
+        c = self._const_coef()
+        return c if c.__class__ is int else None
+
+    @property
     def name(self) -> str | None:
         """The symbol name when this Dim is exactly one plain symbol, else None."""
         t = self._terms

@@ -69,6 +69,34 @@ class Embeddings(nn.Module):
 
 Embeddings()(torch.randint(0, 100, (2, 16)))
 '''),
+    ("Hugging Face OPT / BART: LayerNorm(config.max_position_embeddings), a positional table with an offset", '''\
+import torch
+from torch import nn
+
+
+class LearnedPositionalEmbedding(nn.Embedding):
+    """OPT / BART: the first two rows are reserved, positions are looked up 2 rows on."""
+
+    def __init__(self, num_embeddings, embedding_dim):
+        self.offset = 2
+        super().__init__(num_embeddings + self.offset, embedding_dim)
+
+    def forward(self, input_ids):
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        return super().forward(positions + self.offset)
+
+
+class Embeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.embed_positions = LearnedPositionalEmbedding(config.max_position_embeddings, config.hidden_size)
+        self.layernorm_embedding = nn.LayerNorm(config.max_position_embeddings)  # <-
+
+    def forward(self, input_ids):
+        hidden_states = self.embed_tokens(input_ids) + self.embed_positions(input_ids)
+        return self.layernorm_embedding(hidden_states)
+'''),
     ("functional: F.layer_norm(x, x.shape[1:]) on token states", '''\
 import torch
 import torch.nn as nn
@@ -170,6 +198,34 @@ class GPT(nn.Module):
         b, t = idx.size()
         pos = torch.arange(0, t, dtype=torch.long)
         return self.ln_f(self.wte(idx) + self.wpe(pos))
+'''),
+    ("Hugging Face OPT / BART: LayerNorm(config.hidden_size) beside a positional table with an offset", '''\
+import torch
+from torch import nn
+
+
+class LearnedPositionalEmbedding(nn.Embedding):
+    """OPT / BART: the first two rows are reserved, positions are looked up 2 rows on."""
+
+    def __init__(self, num_embeddings, embedding_dim):
+        self.offset = 2
+        super().__init__(num_embeddings + self.offset, embedding_dim)
+
+    def forward(self, input_ids):
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        return super().forward(positions + self.offset)
+
+
+class Embeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.embed_positions = LearnedPositionalEmbedding(config.max_position_embeddings, config.hidden_size)
+        self.layernorm_embedding = nn.LayerNorm(config.hidden_size)
+
+    def forward(self, input_ids):
+        hidden_states = self.embed_tokens(input_ids) + self.embed_positions(input_ids)
+        return self.layernorm_embedding(hidden_states)
 '''),
     ("RMSNorm(hidden_size) (Llama)", '''\
 import torch
