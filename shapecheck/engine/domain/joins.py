@@ -16,8 +16,11 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
     ConstValue,
+    EitherFunction,
     EitherModule,
+    FunctionValue,
     IntValue,
+    QualifiedValue,
     Opaque,
     ProbsTag,
     ProjectionTag,
@@ -62,6 +65,8 @@ def join_values(left: Value, right: Value) -> Value:
         return TupleValue(tuple(join_values(a, b) for a, b in zip(left.items, right.items)))
     if is_module_value(left) and is_module_value(right):
         return _either(left, right)
+    if _is_function(left) and _is_function(right):
+        return _either_function(left, right)
     # A list before a loop that appends to it, and after: any number of items like both's.
     if isinstance(left, Repeated) and isinstance(right, Repeated):
         return Repeated(join_values(left.element, right.element))
@@ -75,6 +80,21 @@ def join_values(left: Value, right: Value) -> Value:
     except Exception:  # pragma: no cover - defensive: exotic equality
         return UNKNOWN
     return UNKNOWN
+
+
+def _join_windows(left: SequenceOriginTag, right: SequenceOriginTag) -> SequenceOriginTag:
+    """One window of one sequence on two paths, after the merge: the length both paths agree on
+    (else unknown), cut explicitly only if cut on both paths, moved by an unseen call if on either."""
+    sliced = left.sliced and right.sliced
+    return SequenceOriginTag(
+        left.source,
+        left.offset,
+        left.length if left.length == right.length else None,
+        sliced,
+        left.node if sliced else None,
+        left.axis if left.axis == right.axis else None,
+        left.opaque or right.opaque,
+    )
 
 
 def join_all(values: "Sequence[Value]") -> Value:
@@ -95,6 +115,23 @@ def _either(left: Value, right: Value) -> Value:
     if len(options) > EitherModule.MAX_OPTIONS:
         return UNKNOWN
     return options[0] if len(options) == 1 else EitherModule(tuple(options))
+
+
+def _is_function(value: Value) -> bool:
+    """A function of the analysed code or an imported callee, or a choice of those."""
+    return isinstance(value, (FunctionValue, QualifiedValue, EitherFunction))
+
+
+def _either_function(left: Value, right: Value) -> Value:
+    """The functions two paths put under one name, each once."""
+    options: list[Value] = []
+    for value in (left, right):
+        for option in value.options if isinstance(value, EitherFunction) else (value,):
+            if not any(option is seen or option == seen for seen in options):
+                options.append(option)
+    if len(options) > EitherFunction.MAX_OPTIONS:
+        return UNKNOWN
+    return options[0] if len(options) == 1 else EitherFunction(tuple(options))
 
 
 def _read_from_the_unseen(value: Value) -> bool:
@@ -193,7 +230,15 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
         tag for tag in right.tags if type(tag) is ProbsTag and ProbsTag in kinds and all(tag.node is not kept.node for kept in left.tags if type(kept) is ProbsTag)
     )
     origins = left.tag(SequenceOriginTag), right.tag(SequenceOriginTag)
-    if origins[0] is not None and origins[1] is not None and origins[0] != origins[1]:
+    if (
+        origins[0] is not None and origins[1] is not None and origins[0] != origins[1]
+        and origins[0].source is origins[1].source and origins[0].offset == origins[1].offset
+    ):
+        # One window of one sequence (the tokens on one path, what a layer the engine cannot see
+        # made of them on the other): still that window. Windows at different offsets
+        # (``data[:n]`` or ``data[n:]``) are a sequence of their own, below.
+        tags = tuple(tag for tag in tags if type(tag) is not SequenceOriginTag) + (_join_windows(*origins),)
+    elif origins[0] is not None and origins[1] is not None and origins[0] != origins[1]:
         # ``data = train_data if split == "train" else val_data``: a sequence of its own.
         length = shape.dims[-1] if shape is not None and shape.dims else None
         axis = origins[0].axis if origins[0].axis == origins[1].axis else None

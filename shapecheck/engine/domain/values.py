@@ -534,6 +534,20 @@ class EitherModule(Value):
         return " or ".join(option.describe() for option in self.options)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class EitherFunction(Value):
+    """One of several functions, by a path the engine cannot decide: ``loss_fn = cross_entropy if
+    log_probs_out is False else F.nll_loss``. Calling it runs every option with the caller's
+    arguments and joins their results, as calling an ``EitherModule`` does."""
+
+    options: tuple[Value, ...]
+
+    MAX_OPTIONS = 4
+
+    def describe(self) -> str:
+        return " or ".join(option.describe() for option in self.options)
+
+
 def is_module_value(value: Value) -> bool:
     """A torch layer, an instance of a module class of the analysed code, or a choice of those."""
     return isinstance(value, (ModuleValue, EitherModule)) or (isinstance(value, ObjectValue) and value.cls.is_module)

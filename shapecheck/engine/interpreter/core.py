@@ -33,6 +33,7 @@ from shapecheck.engine.domain.values import (
     FunctionValue,
     IntValue,
     ModuleIdent,
+    EitherFunction,
     EitherModule,
     ModuleValue,
     ObjectValue,
@@ -432,7 +433,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return result
         if isinstance(callee, ModuleValue):
             return dispatch.call_module(self, callee, call, frame)
-        if isinstance(callee, EitherModule):
+        if isinstance(callee, (EitherModule, EitherFunction)):
             return join_all([self.call(option, call, frame) for option in callee.options])
         if isinstance(callee, ObjectValue):
             forward = callee.cls.methods.get("forward") or callee.cls.methods.get("__call__")
@@ -462,7 +463,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                 (None,) * len(callee.args) + call.arg_nodes, call.kwarg_nodes,
             )
             return self.call(callee.function, bound, frame)
-        return dispatch.unknown_call(call)
+        # A layer the engine cannot see (``self.net(inp)`` with ``net`` passed in): its output is
+        # computed from its input's tokens, position by position.
+        return windows.unseen_call_result(self, call, dispatch.unknown_call(call))
 
     def call_lambda(self, function: LambdaValue, call: "base.Call", frame: Frame) -> Value:
         """``lambda t: rearrange(t, ...)`` applied: its body evaluated with the parameters bound,

@@ -62,6 +62,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     elementwise,
     factories,
     joins,
+    library_losses,
     library_masks,
     nn_modules,
     products,
@@ -112,6 +113,9 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
     library = library_masks.library_op(qualname)
     if library is not None:
         return apply(interp, library, call, frame)
+    loss = library_losses.torch_call(qualname, call)
+    if loss is not None:
+        return apply(interp, loss[0], loss[1], frame)
     fallback = registry_fallback(qualname.rsplit(".", 1)[-1], call)
     if fallback is not None:
         return fallback
@@ -216,6 +220,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         result = apply(interp, name, canonical, frame)
     elif name in OPS:
         result = apply(interp, name, call.with_receiver(as_tensor(receiver), receiver_node), frame)
+        if name == "masked_fill" and isinstance(receiver, Opaque):
+            windows.same_tokens(interp, result, receiver, call.node)  # ``ids.masked_fill(...)`` of a parameter
     else:
         result = registry_fallback(name, call) or unknown_call(call.with_receiver(receiver, None))
     if in_place and isinstance(receiver_node, cst.Name) and isinstance(result, TensorValue):

@@ -16,6 +16,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN_TENSOR,
     ConstValue,
     MaskedTag,
+    Opaque,
     PositionTag,
     ProbsTag,
     Scale,
@@ -169,6 +170,7 @@ def _masked_fill(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if source.has(ScoresTag) or source.has(ProbsTag):
         result_tensor = with_mask(result_tensor, MaskedTag(call.node, mask_tensor, fill, True, triangle is not None and triangle.true_is_future is not None)
         )
+    windows.same_tokens(interp, result_tensor, call.arg(0, "input"), call.node)
     return result_tensor
 
 
@@ -199,6 +201,9 @@ def _where(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         triangle = condition.tag(TriangleTag)
         result = with_mask(result, MaskedTag(call.node, condition, filled_value(other), base is tb, triangle is not None and triangle.true_is_future is not None)
         )
+    kept = [value for value in (a, b) if isinstance(value, (TensorValue, Opaque))]
+    if len(kept) == 1:
+        windows.same_tokens(interp, result, kept[0], call.node)  # ``where(ids == ignore, pad, ids)``
     return result
 
 

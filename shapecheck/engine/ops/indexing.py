@@ -165,7 +165,7 @@ def _index_tensor(
 
 def _array_of(interp: "Interpreter", base: Opaque, node: cst.CSTNode) -> TensorValue:
     """The tensor of unknown shape a parameter indexed as an array stands for, the same one each time."""
-    return windows.one_per_value(interp, "_opaque_arrays", base, lambda: TensorValue(None, None, (), node))
+    return windows.array_of(interp, base, node)
 
 
 def _rows_of_a_position_table(base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> PositionTag | None:

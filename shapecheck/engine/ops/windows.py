@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
-from shapecheck.engine.domain.values import TensorValue, Value, dim_of
+from shapecheck.engine.domain.values import UNKNOWN_TENSOR, Opaque, TensorValue, Value, dim_of
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -38,8 +38,47 @@ def one_per_value(interp: "Interpreter", table: str, value: object, make):
 
 
 def source_of(interp: "Interpreter", tensor: TensorValue) -> SequenceSource:
-    """One identity per tensor value: two windows cut from the same ``data`` share it."""
+    """One identity per tensor value: two windows cut from the same ``data`` share it. A tensor that
+    holds the tokens of another with some of them replaced (``same_tokens``) shares the other's."""
+    links = interp.__dict__.get("_same_tokens", {})
+    seen = 0
+    while id(tensor) in links and links[id(tensor)][0] is tensor and seen < 32:
+        tensor, seen = links[id(tensor)][1], seen + 1
     return one_per_value(interp, "_sequence_sources", tensor, lambda: SequenceSource(tensor.node))
+
+
+def array_of(interp: "Interpreter", base: Opaque, node: cst.CSTNode) -> TensorValue:
+    """The tensor of unknown shape a parameter the engine cannot see stands for where it is used as
+    a tensor (indexed, or the tokens a ``where`` / ``masked_fill`` keeps), the same one each time."""
+    return one_per_value(interp, "_opaque_arrays", base, lambda: TensorValue(None, None, (), node))
+
+
+def same_tokens(interp: "Interpreter", result: Value, tokens: Value, node: cst.CSTNode) -> None:
+    """``result`` holds the tokens of ``tokens`` with some replaced (``torch.where(ids == ignore,
+    pad, ids)``, ``ids.masked_fill(~mask, pad)``): a window cut from either is a window of one
+    sequence. Recorded only for tokens not yet known as a window (a known window's tag follows
+    through ``lineage``), ids or a parameter the engine cannot see."""
+    if not isinstance(result, TensorValue) or result is UNKNOWN_TENSOR or result.has(SequenceOriginTag) or result.dtype not in ("int", None):
+        return
+    if isinstance(tokens, Opaque):
+        tokens = array_of(interp, tokens, node)
+    if not isinstance(tokens, TensorValue) or tokens is UNKNOWN_TENSOR or tokens.has(SequenceOriginTag) or tokens.dtype not in ("int", None):
+        return
+    interp.__dict__.setdefault("_same_tokens", {})[id(result)] = (result, tokens)
+
+
+def unseen_call_result(interp: "Interpreter", call: "Call", result: Value) -> Value:
+    """The result of a layer or function the engine cannot see (``self.net(inp)``, a wrapped
+    transformer passed in): computed position by position from its first argument's tokens, as a
+    model of the file is (``tag_model_inputs``), but by code that may have moved them (opaque).
+    Only ids, or inputs of unknown dtype, start a sequence this way."""
+    if not isinstance(result, TensorValue) or result.has(SequenceOriginTag) or not call.args:
+        return result
+    tokens = call.args[0]
+    if not isinstance(tokens, TensorValue) or tokens is UNKNOWN_TENSOR or tokens.has(SequenceOriginTag) or tokens.dtype not in ("int", None):
+        return result
+    tag = SequenceOriginTag(source_of(interp, tokens), Dim.const(0), None, False, None, None, opaque=True)
+    return result.with_tag(tag)
 
 
 def _axes(base: TensorValue, parts: list[Part]) -> list[tuple[int | None, Part]] | None:
@@ -133,6 +172,9 @@ def after_index(
     touched = [(axis, part) for axis, part in axes if not (part[0] == "slice" and _full(part[1]))]
     tag = base.tag(SequenceOriginTag)
     if tag is not None:
+        if tag.axis is None and len(touched) == 1 and _batch_first_time_axis(base, touched[0][0], axes):
+            # ``logits[:, :-1]`` of a layer's output of unknown rank: batch first, a window of time.
+            tag = replace(tag, axis=1)
         moved = _move(base, tag, touched, node)
         if moved is not None and moved.axis is not None and any(kind in ("int", "none") for kind, _ in parts):
             moved = replace(moved, axis=None)
