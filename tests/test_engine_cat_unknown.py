@@ -78,3 +78,44 @@ def test_the_joined_axis_is_of_unknown_size_and_the_others_are_kept():
     assert shapes["y"] == "(2, 4, _, 16)"
     assert shapes["z"] == "(2, 4, 10, _)"
     assert shapes["w"] == "(4, 10, _)"
+
+
+def test_an_elementwise_combination_is_the_output_of_the_one_projection_it_comes_from():
+    """RoPE (``q * cos + rotate_half(q) * sin``, the tables passed in) is still the query
+    projection's output; a product of two projections (``q * k``) is neither's; the two halves of one
+    projection joined by ``rotate_half`` are that projection's; halves of two are not."""
+    from shapecheck.engine import analyze
+    from shapecheck.engine.domain.values import ProjectionTag
+    from shapecheck.parsing import parse_module
+
+    source = """
+    import torch
+    from torch import nn
+
+
+    class Block(nn.Module):
+        def __init__(self, dim=64):
+            super().__init__()
+            self.q_proj = nn.Linear(dim, dim)
+            self.k_proj = nn.Linear(dim, dim)
+
+        def forward(self, x, cos, sin):
+            q, k = self.q_proj(x), self.k_proj(x)
+            half = q.shape[-1] // 2
+            rotated = torch.cat((-q[..., half:], q[..., :half]), dim=-1)
+            roped = q * cos + rotated * sin
+            mixed = q * k
+            crossed = torch.cat((q[..., :half], k[..., half:]), dim=-1)
+            gated = q * torch.sigmoid(x)
+            return roped, mixed, crossed, gated
+    """
+    text = textwrap.dedent(source)
+    facts = analyze(parse_module(text), text, "m.py")
+    run = next(r for r in facts.runs if r.qualname == "Block.forward" and not r.inlined)
+    values = {a.name: a.value for a in run.assignments}
+    label = lambda name: (values[name].tag(ProjectionTag).ident.label if values[name].tag(ProjectionTag) else None)
+    assert label("rotated") == "self.q_proj"
+    assert label("roped") == "self.q_proj"
+    assert label("mixed") is None
+    assert label("crossed") is None
+    assert label("gated") == "self.q_proj"

@@ -21,6 +21,7 @@ from shapecheck.engine.domain.values import (
     Opaque,
     PositionTag,
     ProbsTag,
+    ProjectionTag,
     Scale,
     ScaleTag,
     ScoresTag,
@@ -95,6 +96,17 @@ def _scaling(a: TensorValue, b: TensorValue, left: Value, right: Value, operator
     return None
 
 
+def _one_projection(a: TensorValue, b: TensorValue) -> ProjectionTag | None:
+    """The projection an elementwise combination of two tensors is still the output of: the one
+    both come from, or the one of the side that comes from a projection when the other does not
+    (rotary tables, a gate). Two different projections make neither."""
+    tags = [t.tag(ProjectionTag) for t in (a, b)]
+    present = [tag for tag in tags if tag is not None]
+    if not present or any(tag != present[0] for tag in present):
+        return None
+    return present[0]
+
+
 def tensor_binary(
     interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame"
 ) -> Value:
@@ -122,6 +134,9 @@ def tensor_binary(
     layer = a.tag(LayerOutputTag) or b.tag(LayerOutputTag)
     if layer is not None:
         result = result.with_tag(layer)  # a gated product (SwiGLU) keeps the layer width
+    projection = _one_projection(a, b) if left_tensor and right_tensor else None
+    if projection is not None:
+        result = result.with_tag(projection)  # RoPE: ``q * cos + rotate_half(q) * sin`` is still q
     if operator in ("mul", "truediv"):
         scaled = _scaled_parameter(left, right, a, b, operator)
         if scaled is not None:

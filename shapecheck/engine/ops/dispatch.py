@@ -448,7 +448,9 @@ def unary(interp: "Interpreter", operator: str, value: Value, node: cst.CSTNode,
         if operator == "BitInvert":
             return _negate(value, node)
         if operator == "Minus":
-            return TensorValue(value.shape, value.dtype, lineage(value), node)
+            # ``-x2`` in rotary's ``rotate_half``: still the output of x's projection.
+            projection = value.tag(ProjectionTag)
+            return TensorValue(value.shape, value.dtype, lineage(value) + ((projection,) if projection else ()), node)
         return value
     if operator == "Minus":
         if isinstance(value, IntValue):

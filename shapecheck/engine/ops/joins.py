@@ -11,6 +11,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import Repeated, SplitTuple
 from shapecheck.engine.domain.values import (
+    ProjectionTag,
     TensorValue,
     TupleValue,
     Value,
@@ -55,7 +56,7 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             return TensorValue(Shape((count * shape.dims[0],) + shape.dims[1:]), joined.dtype, joined.tags, call.node)
         return joined
     tensors = [as_tensor(item) for item in items]
-    tags = lineage(*tensors) + keep_scale(*tensors)
+    tags = lineage(*tensors) + keep_scale(*tensors) + _one_projection(tensors)
     shapes = [t.shape for t in tensors]
     dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
     if any(s is None or s.variadic for s in shapes) or not shapes:
@@ -90,6 +91,16 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                 )
                 return TensorValue(None, dtype, tags, call.node)
     return TensorValue(shapes[0].with_dim(a, total), dtype, tags, call.node)  # type: ignore[union-attr]
+
+
+def _one_projection(tensors: list[TensorValue]) -> tuple[ProjectionTag, ...]:
+    """The projection every piece comes from (rotary's ``rotate_half`` joins the two halves of one
+    query): the joined tensor is still its output."""
+    tags = [t.tag(ProjectionTag) for t in tensors]
+    first = tags[0] if tags else None
+    if first is None or any(tag != first for tag in tags):
+        return ()
+    return (first,)
 
 
 def _cat_with_unknown_operands(shapes: list[Shape | None], axis: int) -> Shape | None:

@@ -115,6 +115,42 @@ class SelfAttention(nn.Module):
         probs = nn.functional.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_size), dim=-1)
         return torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(B, T, C)
 '''),
+    ("Hugging Face Llama: keys from q_proj, then RoPE with cos / sin passed in", '''\
+import torch
+from torch import nn
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin):
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.head_dim = hidden_size // num_heads
+        self.scaling = self.head_dim ** -0.5
+        self.q_proj = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.k_proj = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.v_proj = nn.Linear(hidden_size, hidden_size, bias=False)
+
+    def forward(self, hidden_states, position_embeddings):
+        hidden_shape = (*hidden_states.shape[:-1], -1, self.head_dim)
+        query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        key_states = self.q_proj(hidden_states)  # <-
+        key_states = key_states.view(hidden_shape).transpose(1, 2)
+        value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
+        weights = torch.matmul(query_states, key_states.transpose(2, 3)) * self.scaling
+        weights = weights.softmax(dim=-1)
+        return torch.matmul(weights, value_states).transpose(1, 2).reshape(*hidden_states.shape[:-1], -1)
+'''),
     ("functional F.linear with the query weight for the keys, `from torch.nn import functional as G`", '''\
 import math
 
@@ -177,6 +213,41 @@ class SelfAttention(nn.Module):
     def forward(self, x):
         Q, K, V = self.W_Q(x), self.W_K(x), self.W_V(x)
         return F.softmax(Q @ K.transpose(-2, -1) / math.sqrt(self.d_k), dim=-1) @ V
+'''),
+    ("Hugging Face Llama: q_proj and k_proj, then RoPE with cos / sin passed in", '''\
+import torch
+from torch import nn
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin):
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.head_dim = hidden_size // num_heads
+        self.scaling = self.head_dim ** -0.5
+        self.q_proj = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.k_proj = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.v_proj = nn.Linear(hidden_size, hidden_size, bias=False)
+
+    def forward(self, hidden_states, position_embeddings):
+        hidden_shape = (*hidden_states.shape[:-1], -1, self.head_dim)
+        query_states = self.q_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        value_states = self.v_proj(hidden_states).view(hidden_shape).transpose(1, 2)
+        cos, sin = position_embeddings
+        query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)
+        weights = torch.matmul(query_states, key_states.transpose(2, 3)) * self.scaling
+        weights = weights.softmax(dim=-1)
+        return torch.matmul(weights, value_states).transpose(1, 2).reshape(*hidden_states.shape[:-1], -1)
 '''),
     ("nanoGPT fused c_attn split into q, k, v", '''\
 import torch.nn as nn
