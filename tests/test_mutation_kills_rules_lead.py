@@ -119,3 +119,39 @@ def test_a_positional_table_with_a_small_offset_serves_the_length_before_the_off
     assert (Dim.sym("n") + 2).constant_term == 2
     assert Dim.sym("n").constant_term == 0
     assert Dim.const(7).constant_term == 7
+
+
+def test_floor_divisions_lists_each_top_level_quotient_once():
+    from shapecheck.engine.symbolic.dims import Dim
+
+    h, w, ws = Dim.sym("H"), Dim.sym("W"), Dim.sym("ws")
+    assert ((h // ws) * ws + (w // ws)).floor_divisions() == ((h, ws), (w, ws)) or \
+        ((h // ws) * ws + (w // ws)).floor_divisions() == ((w, ws), (h, ws))
+    assert ((h // ws) * (h // ws)).floor_divisions() == ((h, ws),)
+    assert (h % ws).floor_divisions() == ()
+    assert ((h // ws) // 2).floor_divisions() == ((h // ws, Dim.const(2)),)
+    assert h.floor_divisions() == ()
+
+
+SWIN_WINDOWS = """
+import torch
+
+
+def window_reverse(windows, window_size: int, H: int, W: int):
+    C = windows.shape[-1]
+    x = windows.view(-1, H // window_size, W // window_size, window_size, window_size, C)
+    return x.permute(0, 1, 3, 2, 4, 5).view(TARGET)
+"""
+
+
+def test_a_leading_count_of_unknown_value_matches_only_when_the_other_axes_group_exactly():
+    """Swin's ``view(-1, H, W, C)`` after the permute merges axes the permute separated (SC501);
+    ``view(-1, H * W, C)`` merges them too; ``view(-1, C)`` cannot be grouped against the source
+    axis by axis (the leading -1 takes several axes), and a view that keeps the permuted axes apart
+    (``view(-1, H // window_size, window_size, W // window_size, window_size, C)``) merges nothing."""
+    def codes(target: str) -> list[str]:
+        return [d.code for d in lint_source(SWIN_WINDOWS.replace("TARGET", target), "swin.py").diagnostics]
+
+    assert codes("-1, H, W, C") == ["SC501"]
+    assert codes("-1, H * W, C") == ["SC501"]
+    assert codes("-1, H // window_size, window_size, W // window_size, window_size, C") == []

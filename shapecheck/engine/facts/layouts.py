@@ -19,7 +19,7 @@ from shapecheck.engine.domain.joins import is_path_join
 from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, KeyTransposed, LayerOutputTag, Permuted, Reordered
 from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
 from shapecheck.engine.facts.records import OpEvent
-from shapecheck.engine.symbolic.dims import Dim, Truth, equal, product
+from shapecheck.engine.symbolic.dims import Assumptions, Dim, Truth, equal, product
 from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
 
 
@@ -79,6 +79,30 @@ def axis_groups(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: o
     return merges
 
 
+def _leading_groups(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: Assumptions) -> list[Merge] | None:
+    """``axis_groups``, where a leading size of unknown value on both sides (a ``-1`` the engine
+    could only name, Swin's ``view(-1, H, W, C)`` of ``(_, H // ws, ws, ...)``) is the same count
+    when the other axes group exactly: the two sides hold as many elements."""
+    merges = axis_groups(source, result, assumptions)
+    if merges is not None or not source or not result or not (is_anonymous(source[0]) and is_anonymous(result[0])):
+        return merges
+    rest = axis_groups(source[1:], result[1:], assumptions)
+    if rest is None:
+        return None
+    return [Merge(m.first + 1, m.last + 1, m.result_axis + 1) for m in rest]
+
+
+def _windows_divide(assumptions: Assumptions | None, dims: tuple[Dim, ...]) -> Assumptions:
+    """The path's assumptions, plus ``den`` divides ``num`` for every ``num // den`` of the sizes: a
+    view of windows (Swin's ``(B, H // ws, ws, ...)`` merged back to ``(B, H, ...)``) runs only when
+    the windows tile the axis, so where it runs ``(H // ws) * ws`` is ``H``."""
+    extended = assumptions.copy() if assumptions is not None else Assumptions()
+    for dim in dims:
+        for num, den in dim.floor_divisions():
+            extended.add_divisible(num, den)
+    return extended
+
+
 def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
     """A ``view`` whose source was reordered (transpose / permute) and not made contiguous, merging
     axes that are no longer next to each other in memory."""
@@ -90,7 +114,7 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
     dims, target = fixed_dims(source.shape), fixed_dims(result.shape)
     if layout is None or dims is None or target is None or len(dims) != layout.rank:
         return None
-    merges = axis_groups(dims, target, event.assumptions)
+    merges = _leading_groups(dims, target, _windows_divide(event.assumptions, dims + target))
     if merges is None:
         return None
     for merge in merges:

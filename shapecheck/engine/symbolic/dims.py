@@ -295,6 +295,15 @@ class Dim:
             s = self._syms = frozenset(names)
         return s
 
+    def floor_divisions(self) -> tuple[tuple[Dim, Dim], ...]:
+        """``(num, den)`` of each ``num // den`` atom of the polynomial (not those nested in one)."""
+        found: list[tuple[Dim, Dim]] = []
+        for mono, _ in self._terms:
+            for a, _e in mono:
+                if a.__class__ is not str and a.kind == "//" and (a.num, a.den) not in found:
+                    found.append((a.num, a.den))
+        return tuple(found)
+
     def is_integral_form(self) -> bool:
         """True when every term has an int coefficient and no negative exponent."""
         for mono, c in self._terms:

@@ -142,6 +142,22 @@ def merge_heads(x: torch.Tensor, batch: int, seq: int, heads: int, head_dim: int
 out = merge_heads(torch.randn(2 * 4, 10, 16), 2, 10, 4, 16)
 '''),
     ("aliased imports: import torch as th; flatten a transposed image with .view(B, -1)", _ALIASED_BUG),
+    ("timm Swin: window_reverse merges the windows back with .view after permute", '''\
+import torch
+
+
+def window_partition(x, window_size: int):
+    B, H, W, C = x.shape
+    x = x.view(B, H // window_size, window_size, W // window_size, window_size, C)
+    return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, window_size, window_size, C)
+
+
+def window_reverse(windows, window_size: int, H: int, W: int):
+    C = windows.shape[-1]
+    x = windows.view(-1, H // window_size, W // window_size, window_size, window_size, C)
+    x = x.permute(0, 1, 3, 2, 4, 5).view(-1, H, W, C)  # <-
+    return x
+'''),
     ("2-D weight: w.T.view(-1)", '''\
 import torch
 import torch.nn as nn
@@ -236,6 +252,22 @@ def roundtrip(x: torch.Tensor) -> torch.Tensor:
 
 
 roundtrip(torch.randn(2, 5, 4, 16))
+'''),
+    ("timm Swin: window_reverse with .contiguous() before the view", '''\
+import torch
+
+
+def window_partition(x, window_size: int):
+    B, H, W, C = x.shape
+    x = x.view(B, H // window_size, window_size, W // window_size, window_size, C)
+    return x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, window_size, window_size, C)
+
+
+def window_reverse(windows, window_size: int, H: int, W: int):
+    C = windows.shape[-1]
+    x = windows.view(-1, H // window_size, W // window_size, window_size, window_size, C)
+    x = x.permute(0, 1, 3, 2, 4, 5).contiguous().view(-1, H, W, C)
+    return x
 '''),
     ("einops: rearrange instead of transpose + view", '''\
 import torch
