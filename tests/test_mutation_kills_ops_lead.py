@@ -273,3 +273,64 @@ def test_dicts_of_known_keys_decide_in_and_not_in_only_for_string_keys_they_read
     assert widths == {8}  # the table written into is still (10, 8)
     after = [a.value for run in facts.runs if run.qualname == "deleted_unknown" for a in run.assignments if a.name == "after"]
     assert after and all(value is UNKNOWN for value in after)  # a Value the engine reads as unknown
+
+
+TABLE_OF_IMPLEMENTATIONS = """
+from collections.abc import MutableMapping
+
+
+class AttentionInterface(MutableMapping):
+    _global_mapping = {}
+
+    def __init__(self):
+        self._local_mapping = {}
+
+    def __getitem__(self, key):
+        if key in self._local_mapping:
+            return self._local_mapping[key]
+        return self._global_mapping[key]
+
+    def __setitem__(self, key, value):
+        self._local_mapping.update({key: value})
+
+    def __delitem__(self, key):
+        del self._local_mapping[key]
+
+    def __iter__(self):
+        return iter({**self._global_mapping, **self._local_mapping})
+
+    def __len__(self):
+        return len(self._global_mapping.keys() | self._local_mapping.keys())
+
+    def get_interface(self, implementation, default):
+        return super().get(implementation, default)
+
+    def lookup(self, implementation, default):
+        return self._local_mapping.get(implementation, default)
+
+
+ALL_ATTENTION_FUNCTIONS = AttentionInterface()
+
+
+def eager_attention_forward(query, key, value):
+    weights = torch.matmul(query, key.transpose(2, 3)).softmax(dim=-1)
+    return torch.matmul(weights, value)
+
+
+def f(q: Float[Tensor, "b h t d"], k: Float[Tensor, "b h s d"], v: Float[Tensor, "b h s d"], implementation):
+    by_super = ALL_ATTENTION_FUNCTIONS.get_interface(implementation, eager_attention_forward)
+    by_mapping = ALL_ATTENTION_FUNCTIONS.lookup(implementation, eager_attention_forward)
+    y1 = by_super(q, k, v)
+    y2 = by_mapping(q, k, v)
+"""
+
+
+def test_a_table_of_implementations_of_the_file_is_followed_to_its_fallback():
+    """``super().get(impl, eager)`` of a ``MutableMapping`` subclass and ``self._mapping.get(impl,
+    eager)`` with ``impl`` unknown are the eager function (transformers' ``AttentionInterface``)."""
+    facts = analyze_src(HEADER + textwrap.dedent(TABLE_OF_IMPLEMENTATIONS))
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert type(values["by_super"]).__name__ == "FunctionValue"
+    assert type(values["by_mapping"]).__name__ == "FunctionValue"
+    assert _shape(values["y1"]) == "(b, h, t, d)"
+    assert _shape(values["y2"]) == "(b, h, t, d)"

@@ -281,7 +281,7 @@ def _dict_method(receiver: DictValue, name: str, call: Call, frame: "Frame") -> 
         return call.args[1] if len(call.args) > 1 else (ConstValue(None) if name == "get" else UNKNOWN)
     if name == "update" and not call.args and "**" not in call.kwargs and isinstance(holder, cst.Name):
         merged = dict(receiver.entries)
-        merged.update({k: v for k, v in call.kwargs.items() if k != "*"})
+        merged.update(call.kwargs)  # no ``*``: a starred argument would be in call.args
         frame.env[holder.value] = DictValue(tuple(merged.items()))
         return ConstValue(None)
     if name == "get" and key is None:
