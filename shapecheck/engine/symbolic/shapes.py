@@ -25,6 +25,7 @@ from shapecheck.engine.symbolic.dims import (
     as_dim,
     differ_by_head_count,
     leaves_a_fraction_of_the_head_count,
+    widens_a_head_split,
     divides,
     equal,
     exact_div,
@@ -398,6 +399,12 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
                     return ReshapeResult(Shape(dims), None, (total, target))
             return ReshapeResult(Shape(dims))
         if total is None:
+            if src is not None and src.variadic and src.dims:
+                # ``view(b, -1, h, h * (e // h))`` of ``(*, e)``: the sizes after the -1 split the
+                # width ``e`` (they divide it by the head count) into the head count times it.
+                width, split = src.dims[-1], product(dims[infer[0] + 1 :])
+                if widens_a_head_split(width, split, assumptions):
+                    return ReshapeResult(None, None, (width, split))
             return ReshapeResult(None)
         known = product(x for i, x in enumerate(dims) if i != infer[0])
         if known == 0:
