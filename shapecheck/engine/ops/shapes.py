@@ -17,6 +17,7 @@ from shapecheck.engine.domain.tags import (
     LeadingOfUnknownRank,
     Permuted,
     Reordered,
+    WrittenSplit,
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -139,7 +140,10 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         conflict(interp, "reshape", call.node, detail, frame, "view")
     if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
         _unify_numel(frame, source.shape.dims, result.shape.dims)
-    return same_values(source, result.shape)
+    out = same_values(source, result.shape).without(WrittenSplit)
+    if result.conflict is None and result.shape is not None and len(result.shape.dims) >= 3:
+        out = out.with_tag(WrittenSplit(call.node, result.shape.dims[-1]))
+    return out
 
 
 def _size_keyword(call: Call) -> str:

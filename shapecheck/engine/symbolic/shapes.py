@@ -24,6 +24,7 @@ from shapecheck.engine.symbolic.dims import (
     Truth,
     as_dim,
     differ_by_head_count,
+    differ_once_exact,
     leaves_a_fraction_of_the_head_count,
     widens_a_head_split,
     divides,
@@ -395,7 +396,11 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
             if total is not None and total != (target := product(dims)):
                 if equal(total, target, assumptions) is Truth.FALSE:
                     return ReshapeResult(None, (total, target), (total, target))
-                if equal(total, target, assumptions, min_symbol=2) is Truth.FALSE or differ_by_head_count(total, target, assumptions):
+                if (
+                    equal(total, target, assumptions, min_symbol=2) is Truth.FALSE
+                    or differ_by_head_count(total, target, assumptions)
+                    or differ_once_exact(total, target, assumptions)
+                ):
                     return ReshapeResult(Shape(dims), None, (total, target))
             return ReshapeResult(Shape(dims))
         if total is None:
