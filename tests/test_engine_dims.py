@@ -917,21 +917,23 @@ def test_a_negative_bound_is_negative_in_every_term():
 
 def test_the_head_split_mapping_of_floor_divisions():
     """Only ``symbol // (a product of other symbols)`` is made exact, once per numerator (the first
-    one met), whatever comes before it in the same term; its divisors' symbols are the head counts."""
+    one met), whatever comes before it in the same term; its divisors' symbols and its quotient are
+    the head counts (``kv_heads = inner // head_dim`` counts heads too)."""
     from shapecheck.engine.symbolic.dims import _head_split_mapping
 
     q = sym("d_model\u2032quotient")
-    assert _head_split_mapping(d // h) == ({"d_model": h * q}, {"n_heads"})
-    assert _head_split_mapping(t * (d // h)) == ({"d_model": h * q}, {"n_heads"})
-    assert _head_split_mapping(d // h, d // a) == ({"d_model": h * q}, {"n_heads"})  # first one only
-    assert _head_split_mapping(d // (h * a)) == ({"d_model": h * a * q}, {"a", "n_heads"})
+    Q = "d_model\u2032quotient"
+    assert _head_split_mapping(d // h) == ({"d_model": h * q}, {"n_heads", Q})
+    assert _head_split_mapping(t * (d // h)) == ({"d_model": h * q}, {"n_heads", Q})
+    assert _head_split_mapping(d // h, d // a) == ({"d_model": h * q}, {"n_heads", Q})  # first one only
+    assert _head_split_mapping(d // (h * a)) == ({"d_model": h * a * q}, {"a", "n_heads", Q})
     two = _head_split_mapping(d // h, b // c)
-    assert two == ({"d_model": h * q, "b": c * sym("b\u2032quotient")}, {"n_heads", "c"})
+    assert two == ({"d_model": h * q, "b": c * sym("b\u2032quotient")}, {"n_heads", "c", Q, "b\u2032quotient"})
     for nothing in ((d + 1) // h, d // 2, d // (h + 1), d // (d * h), d % h, d * h):
         assert _head_split_mapping(nothing) == ({}, set()), nothing
     # A term whose first // atom is not a head split still has its later one read.
-    assert _head_split_mapping(((a + 1) // h) * (d // h)) == ({"d_model": h * q}, {"n_heads"})
-    assert _head_split_mapping((a // (h + 1)) * (d // h)) == ({"d_model": h * q}, {"n_heads"})
+    assert _head_split_mapping(((a + 1) // h) * (d // h)) == ({"d_model": h * q}, {"n_heads", Q})
+    assert _head_split_mapping((a // (h + 1)) * (d // h)) == ({"d_model": h * q}, {"n_heads", Q})
 
 
 def test_head_count_verdicts_read_both_sides_and_fail_safe():

@@ -1157,7 +1157,8 @@ def test_python_numbers_built_from_sizes() -> None:
         "3", "b", "2*d", "2*d//t", "7", "d"
     )
     assert (dim("lo"), dim("hi"), dim("ab")) == ("3", "5", "3")
-    assert dim("k_root") is dim("k_half") is dim("k_inf") is dim("lo_size") is None  # not an int we can name
+    assert dim("k_root") is dim("k_half") is dim("k_inf") is None  # not an int we can name
+    assert dim("lo_size") == "min(3,d)"  # a size of its own, named by the call (tests/test_engine_rc403.py)
     root = values["r"]
     assert isinstance(root, FloatValue) and str(root.scale.factors) == "((Dim('d'), Fraction(1, 2)),)"
     assert isinstance(values["lg"], FloatValue) and values["lg"].scale.coef == math.log(10000.0)

@@ -243,17 +243,20 @@ def test_scalars_int_of_a_size_to_the_power_0_0_and_of_a_root() -> None:
 
 def test_scalars_min_max_abs_of_a_value_the_engine_cannot_see() -> None:
     """``scalars._minmax``: with an argument that is no int the engine reads, ``min`` / ``abs`` are
-    unknown (the rule does not call ``min`` on None)."""
+    unknown (the rule does not call ``min`` on None). A named value the engine cannot see is read
+    as a size, as ``torch.zeros(n)`` reads it: ``min(n, 3)`` is a size of its own."""
     values, conflicts = _run(
         """
         def f(x: Float[Tensor, "b t d"], n):
             m = min(n, 3)
             a = abs(n)
+            u = min(g(x), 3)
             known = max(2, 3)
         """
     )
     assert conflicts == []
-    assert (values["m"], values["a"]) == (UNKNOWN, UNKNOWN)
+    assert (values["a"], values["u"]) == (UNKNOWN, UNKNOWN)
+    assert isinstance(values["m"], IntValue) and str(values["m"].dim) == "min(3,n)"
     assert isinstance(values["known"], IntValue) and str(values["known"].dim) == "3"
 
 

@@ -88,6 +88,16 @@ class LeadingOfUnknownRank:
 
 
 @dataclass(frozen=True, slots=True)
+class WrittenSplit:
+    """The last axis of this tensor is the last size ``size`` a view or reshape wrote (``node``):
+    a head split's head dim, followed through shape-only ops (transpose, ``contiguous``, casts).
+    Read only while the tensor's last dim is still ``size``."""
+
+    node: cst.CSTNode = field(compare=False)
+    size: Dim
+
+
+@dataclass(frozen=True, slots=True)
 class KeyTransposed:
     """This tensor is ``source`` with its last two axes swapped (``k.transpose(-2, -1)``)."""
 

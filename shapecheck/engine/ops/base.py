@@ -38,6 +38,7 @@ from shapecheck.engine.domain.values import (
     ConstValue,
     IntValue,
     ModuleValue,
+    Opaque,
     PositionTag,
     ProbsTag,
     ProjectionTag,
@@ -376,6 +377,34 @@ def read_size(interp: "Interpreter") -> Dim:
     says nothing about a mismatch with the input (a mask built at this size fits by construction)."""
     dim = fresh(interp, "size")
     interp.facts.read_sizes.add(dim)
+    return dim
+
+
+def read_trailing_size(interp: "Interpreter", sizes: ShapeValue, position: int | None, frame: "Frame") -> Dim:
+    """``x.shape[-k]`` / ``x.size(-k)`` of a local tensor known only by fewer than ``k`` trailing
+    sizes (or not at all): a size read at run time (:func:`read_size`), and ``x`` is refined to
+    ``(*, size, ...)``, so that later views of ``x`` know its width (``inner_dim = key.shape[-1]``
+    then ``key.view(b, -1, heads, inner_dim // heads)``). Sizes counted from the front say nothing
+    about the rank, so they refine nothing."""
+    dim = read_size(interp)
+    source, base = sizes.source, sizes.base
+    if position is None or position >= 0 or sizes.dropped or sizes.extra or not isinstance(source, cst.Name):
+        return dim
+    current = frame.env.get(source.value)
+    if sizes.shape is not None and not sizes.shape.variadic:
+        return dim
+    if current is not base and not (isinstance(base, TensorValue) and base.shape is None and (current is UNKNOWN or isinstance(current, Opaque))):
+        return dim  # a global, or rebound since
+    known = sizes.shape.dims if sizes.shape is not None else ()
+    missing = -position - len(known)
+    if missing < 1:
+        return dim
+    trailing = (dim,) + tuple(fresh_anonymous() for _ in range(missing - 1)) + tuple(known)
+    shape = Shape(trailing, variadic=True)
+    if isinstance(current, TensorValue):
+        frame.env[source.value] = current.with_shape(shape)
+    else:
+        frame.env[source.value] = TensorValue(shape, None, (), source)
     return dim
 
 

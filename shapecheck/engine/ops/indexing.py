@@ -25,7 +25,7 @@ from shapecheck.engine.domain.values import (
     int_of,
 )
 from shapecheck.engine.ops import windows
-from shapecheck.engine.ops.base import _piece, read_size
+from shapecheck.engine.ops.base import _piece, read_trailing_size
 from shapecheck.engine.symbolic.dims import Dim, provably_negative
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -64,7 +64,7 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
             dim = base.shape.dim(position)
             if dim is not None:
                 return IntValue(dim)
-        return IntValue(read_size(interp))
+        return IntValue(read_trailing_size(interp, base, position, frame))
     if isinstance(base, TupleValue):
         if position is not None and -len(base.items) <= position < len(base.items):
             return base.items[position]

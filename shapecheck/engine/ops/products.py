@@ -17,6 +17,7 @@ from shapecheck.engine.domain.tags import (
     LayerOutputTag,
     ParameterTag,
     Reordered,
+    WrittenSplit,
 )
 from shapecheck.engine.domain.values import (
     ConstValue,
@@ -54,7 +55,7 @@ from shapecheck.engine.ops.patterns import einops_call, einops_einsum, einsum
 from shapecheck.engine.symbolic import shapes as shape_ops
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.domain.joins import is_path_join
-from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal, exceeds_by_head_count
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -292,11 +293,37 @@ def _einops(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     q, k, v = call.tensor(0, "query"), call.tensor(1, "key"), call.tensor(2, "value")
+    _head_dims_apart(interp, q, k, frame)
     shape = None
     if q.shape is not None and v.shape is not None and not q.shape.variadic and not v.shape.variadic:
         shape = Shape(q.shape.dims[:-1] + v.shape.dims[-1:])
     out = TensorValue(shape, q.dtype, lineage(q, k, v), call.node).with_tag(AttentionOutputTag(call.node))
     return attended(out, q, call.node).with_tag(KernelLayout(call.node))  # its strides depend on the backend
+
+
+def _head_dims_apart(interp: "Interpreter", q: TensorValue, k: TensorValue, frame: "Frame") -> None:
+    """``scaled_dot_product_attention`` contracts the query's and the key's last dims: when one is
+    the other times a power of the head count (once every floor division is exact) and a head
+    split wrote it (``view(b, -1, h, h * (e // h))``, ``WrittenSplit``), that split used the head
+    count once too often. Reported at the view, as SC403 reports a view whose sizes do not fit."""
+    qd = q.shape.dim(-1) if q.shape is not None else None
+    kd = k.shape.dim(-1) if k.shape is not None else None
+    if qd is None or kd is None or interp.facts.made_up(qd) or interp.facts.made_up(kd):
+        return
+    for wider, width, other, name in ((q, qd, kd, "query"), (k, kd, qd, "key")):
+        split = wider.tag(WrittenSplit)
+        if split is None or split.size != width or not exceeds_by_head_count(width, other, frame.assumptions):
+            continue
+        conflict(
+            interp,
+            "reshape",
+            split.node,
+            f"this view makes the {name}'s head dim {width}, the {'key' if name == 'query' else 'query'}'s "
+            f"{other} times a power of the head count: scaled_dot_product_attention contracts the two",
+            frame,
+            "view",
+        )
+        return
 
 
 def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

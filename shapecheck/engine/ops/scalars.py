@@ -108,12 +108,27 @@ def _range(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 def _minmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     values = [int_of(v) for v in call.args]
+    name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
     if values and None not in values:
-        name = _callee_name(call.node) if isinstance(call.node, cst.Call) else ""
         fn = {"min": min, "max": max, "abs": lambda x: abs(x)}.get(name)
         if fn is not None:
             return IntValue(Dim.const(fn(*values)))  # type: ignore[operator]
+    if name in ("min", "max") and len(call.args) >= 2 and not call.kwargs:
+        return _extreme_size(interp, name, call.args)
     return UNKNOWN
+
+
+def _extreme_size(interp: "Interpreter", name: str, args: tuple[Value, ...]) -> Value:
+    """``max(num_frames, height, width)`` of sizes the code named: a size of its own (a symbol
+    named by the call, the same for the same sizes), so that ``torch.arange(max(...))`` has a
+    length and ``[:height]`` of it is ``height`` rows. Sizes the engine made up give nothing."""
+    dims = [dim_of(arg) if isinstance(arg, (IntValue, Opaque)) else None for arg in args]
+    if any(dim is None or interp.facts.made_up(dim) for dim in dims):
+        return UNKNOWN
+    unique = sorted({str(dim): dim for dim in dims}.items())  # type: ignore[union-attr]
+    if len(unique) == 1:
+        return IntValue(unique[0][1])  # type: ignore[arg-type]
+    return IntValue(Dim.sym(f"{name}({','.join(text for text, _ in unique)})"))
 
 
 def _super(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

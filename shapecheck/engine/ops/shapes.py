@@ -17,6 +17,7 @@ from shapecheck.engine.domain.tags import (
     LeadingOfUnknownRank,
     Permuted,
     Reordered,
+    WrittenSplit,
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -44,7 +45,7 @@ from shapecheck.engine.ops.base import (
     lineage,
     norm_axis,
     register,
-    read_size,
+    read_trailing_size,
     same_values,
     size_args,
     unify,
@@ -94,7 +95,8 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         result.conflict is None
         and getattr(result, "mismatch", None) is not None
         and source.shape is not None
-        and not _unnamed(interp, tuple(source.shape.dims) + tuple(sizes))
+        # of a tensor known by its width only, the sizes before the -1 play no part
+        and not _unnamed(interp, result.mismatch if source.shape.variadic else tuple(source.shape.dims) + tuple(sizes))
     ):
         result = replace(result, conflict=result.mismatch)  # wrong unless a head count is 1
     if result.conflict is not None and source.shape is not None:
@@ -117,7 +119,14 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                 interp.facts.conflicts[before] = replace(interp.facts.conflicts[before], at=origin.node)
             return same_values(source, None)
         written = ", ".join(str(s) for s in sizes)
-        if any(s.is_const and s.value == -1 for s in sizes):
+        if source.shape.variadic:
+            width, split = result.conflict
+            detail = (
+                f"the sizes after the -1 of view({written}) split the width {width} of a tensor of shape "
+                f"{source.shape} into {split} elements, the width times a power of the head count: the -1 "
+                f"would take the rest from the leading dims"
+            )
+        elif any(s.is_const and s.value == -1 for s in sizes):
             total, known = result.conflict
             detail = (
                 f"cannot view a tensor of shape {source.shape} (numel {total}) as ({written}): the other sizes "
@@ -131,7 +140,10 @@ def _view(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         conflict(interp, "reshape", call.node, detail, frame, "view")
     if result.conflict is None and source.shape is not None and not source.shape.variadic and result.shape is not None:
         _unify_numel(frame, source.shape.dims, result.shape.dims)
-    return same_values(source, result.shape)
+    out = same_values(source, result.shape).without(WrittenSplit)
+    if result.conflict is None and result.shape is not None and len(result.shape.dims) >= 3:
+        out = out.with_tag(WrittenSplit(call.node, result.shape.dims[-1]))
+    return out
 
 
 def _size_keyword(call: Call) -> str:
@@ -641,10 +653,11 @@ def _size(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         receiver = call.arg_nodes[0] if call.arg_nodes else None
         return ShapeValue(source.shape, receiver, source)
     axis = int_of(call.arg(1, "dim"))
-    if axis is None or source.shape is None:
-        return IntValue(read_size(interp))
-    dim = source.shape.dim(axis)
-    return IntValue(dim) if dim is not None else IntValue(read_size(interp))
+    dim = source.shape.dim(axis) if axis is not None and source.shape is not None else None
+    if dim is not None:
+        return IntValue(dim)
+    receiver = call.arg_nodes[0] if call.arg_nodes else None
+    return IntValue(read_trailing_size(interp, ShapeValue(source.shape, receiver, source), axis, frame))
 
 
 def _rank(interp: "Interpreter", call: Call, frame: "Frame") -> Value:

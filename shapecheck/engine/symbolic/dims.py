@@ -47,6 +47,9 @@ __all__ = [
     "const",
     "divides",
     "leaves_a_fraction_of_the_head_count",
+    "exceeds_by_head_count",
+    "differ_once_exact",
+    "widens_a_head_split",
     "equal",
     "exact_div",
     "product",
@@ -1156,32 +1159,107 @@ def differ_by_head_count(a: DimLike, b: DimLike, assumptions: Assumptions | None
     a factor ``h``: a head split that used the head count once too often (or too few). Any other
     ratio (a constant, a size of its own) says nothing here. Like ``equal(..., min_symbol=2)``,
     very likely a bug and never certain."""
+    return exceeds_by_head_count(a, b, assumptions) or exceeds_by_head_count(b, a, assumptions)
+
+
+def differ_once_exact(a: DimLike, b: DimLike, assumptions: Assumptions | None = None) -> bool:
+    """Do a and b differ for every symbol >= 2 once every floor division of a symbol by others is
+    exact (``equal(..., min_symbol=2)`` of the two after :func:`_head_split_mapping`)? ``b * h * t *
+    (e // h)`` vs ``b * h * t * t * (e // h)``: a factor ``t``. A constant ratio (``3``: a fused
+    projection met on the other branch of a standalone run) is not judged. Very likely a bug, never
+    certain."""
     a, b = as_dim(a), as_dim(b)
     if assumptions is not None:
         a, b = assumptions.simplify(a), assumptions.simplify(b)
-    mapping, divisors = _head_split_mapping(a, b)
+    mapping, _ = _head_split_mapping(a, b)
     if not mapping:
         return False
     try:
-        a, b = a.substitute(mapping), b.substitute(mapping)
+        a, b = _substitute_closed(a, mapping), _substitute_closed(b, mapping)
+        if len(a._terms) == 1 and len(b._terms) == 1 and a._terms[0][0] == b._terms[0][0]:
+            return False  # the same monomial: a constant ratio (3/2, gcvit's kv of a qkv layer)
         for larger, smaller in ((a, b), (b, a)):
             ratio = _try_exact_div(larger, smaller) if smaller._terms else None
-            if ratio is None or ratio == 1 or len(ratio._terms) != 1:
-                continue
-            mono, coef = ratio._terms[0]
-            if coef == 1 and mono and all(atom.__class__ is str and atom in divisors and e > 0 for atom, e in mono):
-                return True
+            if ratio is not None and ratio.is_const:
+                return False
+        return equal(a, b, assumptions, min_symbol=2) is Truth.FALSE
     except (ArithmeticError, ValueError):
         return False
-    return False
+
+
+def exceeds_by_head_count(larger: DimLike, smaller: DimLike, assumptions: Assumptions | None = None) -> bool:
+    """``larger`` is ``smaller`` times a power of a head count, once every floor division of a
+    symbol by others is exact (:func:`differ_by_head_count`, one way). A head count is a divisor of
+    such a division (``e // h``: ``h``) or its quotient (``kv_heads = inner // head_dim``: the count
+    of heads of ``head_dim`` in ``inner``)."""
+    a, b = as_dim(larger), as_dim(smaller)
+    if assumptions is not None:
+        a, b = assumptions.simplify(a), assumptions.simplify(b)
+    mapping, counts = _head_split_mapping(a, b)
+    if not mapping:
+        return False
+    try:
+        a, b = _substitute_closed(a, mapping), _substitute_closed(b, mapping)
+        ratio = _try_exact_div(a, b) if b._terms else None
+        if ratio is None or ratio == 1 or len(ratio._terms) != 1:
+            return False
+        mono, coef = ratio._terms[0]
+        return coef == 1 and bool(mono) and all(atom.__class__ is str and atom in counts and e > 0 for atom, e in mono)
+    except (ArithmeticError, ValueError):
+        return False
+
+
+def widens_a_head_split(width: DimLike, split: DimLike, assumptions: Assumptions | None = None) -> bool:
+    """Sizes ``split`` written to split a width that multiply to the width times a power of a
+    factor of the width itself, once every floor division of a symbol by others is exact:
+    ``(h, h * (e // h))`` or ``(h, h * d)`` of a width ``e = h * d``. The split uses the head count
+    once too often. A factor that is not one of the width's (``(h, d)`` of a head dim ``d``, of
+    unknown rank) may come from the leading dims (a ``(b * t * h, d)`` tensor), and a constant may
+    be a fused projection's count: neither is judged. Very likely a bug, never certain."""
+    w, k = as_dim(width), as_dim(split)
+    if assumptions is not None:
+        w, k = assumptions.simplify(w), assumptions.simplify(k)
+    mapping, _ = _head_split_mapping(w, k)
+    try:
+        if mapping:
+            w, k = _substitute_closed(w, mapping), _substitute_closed(k, mapping)
+        ratio = _try_exact_div(k, w) if w._terms else None
+        if ratio is None or ratio == 1 or len(ratio._terms) != 1:
+            return False
+        mono, coef = ratio._terms[0]
+        if coef != 1 or not mono or not all(atom.__class__ is str and e > 0 for atom, e in mono):
+            return False
+        return all(_try_exact_div(w, _sym(atom)) is not None for atom, _e in mono)
+    except (ArithmeticError, ValueError):
+        return False
+
+
+def _divisors_of_widths(assumptions: Assumptions | None) -> set[str]:
+    """Head counts the path has checked: ``b`` of each fact ``a % b == 0`` between two sizes of
+    their own (``if config.hidden_size % config.num_attention_heads != 0: raise``). Facts between
+    products (what a solved ``-1`` records, ``b * h * s * d`` by ``b * h * block * d``) name no
+    head count."""
+    if assumptions is None:
+        return set()
+    return {b.name for a, b in assumptions.divisibility if a.name is not None and b.name is not None}  # type: ignore[misc]
+
+
+def _substitute_closed(dim: Dim, mapping: dict[str, Dim]) -> Dim:
+    """``dim`` with the head-split mapping applied until no mapped symbol is left (a mapping's
+    value may hold another mapped division: ``inner -> q * (qd // h)`` with ``qd -> h * q'``)."""
+    for _ in range(4):
+        if not (dim.symbols() & mapping.keys()):
+            return dim
+        dim = dim.substitute(mapping)
+    return dim
 
 
 def _head_split_mapping(*dims: Dim) -> tuple[dict[str, Dim], set[str]]:
     """For each floor division ``e // h`` of a symbol by a product of others in ``dims``: ``e`` as
-    ``h * e'quotient`` (the division exact, as a head split needs), and the divisors' symbols (the
-    head counts)."""
+    ``h * e'quotient`` (the division exact, as a head split needs), and the head counts: the
+    divisors' symbols and the quotients."""
     mapping: dict[str, Dim] = {}
-    divisors: set[str] = set()
+    counts: set[str] = set()
     for dim in dims:
         for mono, _ in dim._terms:
             for atom, _e in mono:
@@ -1192,27 +1270,32 @@ def _head_split_mapping(*dims: Dim) -> tuple[dict[str, Dim], set[str]]:
                     continue
                 if denominator.is_const or not denominator.is_integral_form() or len(denominator._terms) != 1:
                     continue
-                mapping[numerator] = denominator * _sym(f"{numerator}\u2032quotient")
-                divisors |= denominator.symbols()
-    return mapping, divisors
+                quotient = f"{numerator}\u2032quotient"
+                mapping[numerator] = denominator * _sym(quotient)
+                counts |= denominator.symbols() | {quotient}
+    return mapping, counts
 
 
 def leaves_a_fraction_of_the_head_count(total: DimLike, known: DimLike, assumptions: Assumptions | None = None) -> bool:
     """Would a view's ``-1`` be ``total / known`` with a head count left in the denominator, once
     every floor division of a symbol by others is exact? ``view(b, -1, h, h * (e // h))`` of
     ``(b, t, e)`` leaves ``t / h``: the head count used once too often, the sequence axis cut by it.
+    A head count is a divisor or quotient of such a division, or a size the path checked divides a
+    width (:func:`_divisors_of_widths`: BigBird's ``view(b, -1, h, h * d)`` after the config check).
     Like :func:`differ_by_head_count`, very likely a bug and never certain."""
     total, known = as_dim(total), as_dim(known)
     if assumptions is not None:
         total, known = assumptions.simplify(total), assumptions.simplify(known)
-    mapping, divisors = _head_split_mapping(total, known)
-    if not mapping:
+    mapping, counts = _head_split_mapping(total, known)
+    counts |= _divisors_of_widths(assumptions)
+    if not counts:
         return False
     try:
-        total, known = total.substitute(mapping), known.substitute(mapping)
-        if not known._terms or _try_exact_div(total, known) is not None:
+        if mapping:
+            total, known = _substitute_closed(total, mapping), _substitute_closed(known, mapping)
+        if not known._terms or _divides(known, total, assumptions) is Truth.TRUE:
             return False
-        return any(_try_exact_div(total * _sym(h), known) is not None for h in divisors)
+        return any(_try_exact_div(total * _sym(h), known) is not None for h in counts)
     except (ArithmeticError, ValueError):
         return False
 
@@ -1257,6 +1340,11 @@ def _divides(b: Dim, a: Dim, assumptions: Assumptions | None) -> Truth:
                 return Truth.TRUE if split[1] % bv == 0 else Truth.FALSE
         if assumptions is not None and assumptions._known_divides(b, a):
             return Truth.TRUE
+        if a.is_integral_form() and b.is_integral_form():
+            # k * a divides k * b exactly when a divides b (k >= 1): ``b * h * s`` by ``b * s``
+            a2, b2 = _cancel(a, b)
+            if a2 is not a and b2 is not b:
+                return _divides(b2, a2, assumptions)
     except DimTooComplex:
         pass
     return Truth.UNKNOWN

@@ -24,7 +24,9 @@ from shapecheck.engine.symbolic.dims import (
     Truth,
     as_dim,
     differ_by_head_count,
+    differ_once_exact,
     leaves_a_fraction_of_the_head_count,
+    widens_a_head_split,
     divides,
     equal,
     exact_div,
@@ -394,10 +396,20 @@ def reshape(src: Shape | None, sizes: Sequence[DimLike], assumptions: Assumption
             if total is not None and total != (target := product(dims)):
                 if equal(total, target, assumptions) is Truth.FALSE:
                     return ReshapeResult(None, (total, target), (total, target))
-                if equal(total, target, assumptions, min_symbol=2) is Truth.FALSE or differ_by_head_count(total, target, assumptions):
+                if (
+                    equal(total, target, assumptions, min_symbol=2) is Truth.FALSE
+                    or differ_by_head_count(total, target, assumptions)
+                    or differ_once_exact(total, target, assumptions)
+                ):
                     return ReshapeResult(Shape(dims), None, (total, target))
             return ReshapeResult(Shape(dims))
         if total is None:
+            if src is not None and src.variadic and src.dims:
+                # ``view(b, -1, h, h * (e // h))`` of ``(*, e)``: the sizes after the -1 split the
+                # width ``e`` (they divide it by the head count) into the head count times it.
+                width, split = src.dims[-1], product(dims[infer[0] + 1 :])
+                if widens_a_head_split(width, split, assumptions):
+                    return ReshapeResult(None, None, (width, split))
             return ReshapeResult(None)
         known = product(x for i, x in enumerate(dims) if i != infer[0])
         if known == 0:

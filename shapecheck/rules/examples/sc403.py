@@ -176,6 +176,24 @@ class SeqAttention(nn.Module):
         key_states = key_states.view(batch_size, -1, self.num_attn_heads, self.head_dim * self.num_attn_heads)  # <-
         return key_states.transpose(1, 2)
 '''),
+    ("diffusers processor: attn imported, width read off the key, key split as (heads, head_dim * heads)", '''\
+import torch
+import torch.nn.functional as F
+from ..attention_processor import Attention
+
+
+class AttnProcessor2_0:
+    def __call__(self, attn: Attention, hidden_states: torch.Tensor) -> torch.Tensor:
+        batch_size = hidden_states.shape[0]
+        query, key, value = attn.to_q(hidden_states), attn.to_k(hidden_states), attn.to_v(hidden_states)
+        inner_dim = key.shape[-1]
+        head_dim = inner_dim // attn.heads
+        query = query.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        key = key.view(batch_size, -1, attn.heads, head_dim * attn.heads).transpose(1, 2)  # <-
+        value = value.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        out = F.scaled_dot_product_attention(query, key, value)
+        return out.transpose(1, 2).reshape(batch_size, -1, attn.heads * head_dim)
+'''),
 ]
 
 VALID = [
@@ -337,5 +355,23 @@ class BlockSparse(nn.Module):
         b, t, _ = hidden_states.size()
         q = self.query(hidden_states).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
         return q.reshape(b, self.num_heads, -1, self.block_size, self.head_dim)
+'''),
+    ("diffusers processor: attn imported, width read off the key, split into (heads, inner_dim // heads)", '''\
+import torch
+import torch.nn.functional as F
+from ..attention_processor import Attention
+
+
+class AttnProcessor2_0:
+    def __call__(self, attn: Attention, hidden_states: torch.Tensor) -> torch.Tensor:
+        batch_size = hidden_states.shape[0]
+        query, key, value = attn.to_q(hidden_states), attn.to_k(hidden_states), attn.to_v(hidden_states)
+        inner_dim = key.shape[-1]
+        head_dim = inner_dim // attn.heads
+        query = query.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        key = key.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        value = value.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)
+        out = F.scaled_dot_product_attention(query, key, value)
+        return out.transpose(1, 2).reshape(batch_size, -1, attn.heads * head_dim)
 '''),
 ]
