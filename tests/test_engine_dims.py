@@ -1119,3 +1119,20 @@ def test_a_product_of_two_32_term_dims_that_collapses_to_32_terms():
         plus, minus, squares = plus * (1 + x), minus * (1 - x), squares * (1 - x**2)
     assert len(plus._terms) == len(minus._terms) == len(squares._terms) == 32
     assert plus * minus == squares
+
+
+def test_constant_term_and_floor_divisions():
+    """``constant_term``: the int term of the polynomial (``2`` of ``n + 2``, 0 without one);
+    ``floor_divisions``: ``(num, den)`` of each top-level ``num // den``, once, not those nested
+    in one or the ``%`` atoms."""
+    n, h, w, ws = Dim.sym("n"), Dim.sym("H"), Dim.sym("W"), Dim.sym("ws")
+    assert (n + 2).constant_term == 2
+    assert (2 * n - 1).constant_term == -1
+    assert n.constant_term == 0
+    assert Dim.const(7).constant_term == 7
+    assert set((h // ws * ws + w // ws).floor_divisions()) == {(h, ws), (w, ws)}
+    assert len((h // ws * ws + w // ws).floor_divisions()) == 2
+    assert (h // ws * (h // ws)).floor_divisions() == ((h, ws),)
+    assert ((h // ws) // 2).floor_divisions() == ((h // ws, Dim.const(2)),)
+    assert (h % ws).floor_divisions() == ()
+    assert h.floor_divisions() == ()

@@ -334,3 +334,27 @@ def test_a_table_of_implementations_of_the_file_is_followed_to_its_fallback():
     assert type(values["by_mapping"]).__name__ == "FunctionValue"
     assert _shape(values["y1"]) == "(b, h, t, d)"
     assert _shape(values["y2"]) == "(b, h, t, d)"
+
+
+CATS_WITH_UNKNOWN = """
+from helpers import rotate
+
+
+def f(v: Float[Tensor, "*batch 3"], w: Float[Tensor, "b 3 4"]):
+    x = torch.randn(2, 3)
+    with_variadic = torch.cat([x, v, rotate(x)], dim=0)
+    ranks_differ = torch.cat([x, w, rotate(x)], dim=0)
+    out_of_range = torch.cat([x, rotate(x)], dim=5)
+"""
+
+
+def test_a_cat_with_an_unknown_operand_takes_the_fully_known_shape_only_when_it_can():
+    """Beside an operand known only by its trailing dims, the fully known one still gives the rank
+    (torch requires one rank): ``(_, 3)``; known operands of two ranks (torch raises) or an axis out
+    of range give an unknown shape, without an internal error."""
+    facts = analyze_src(HEADER + textwrap.dedent(CATS_WITH_UNKNOWN))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "f").assignments}
+    assert _shape(values["with_variadic"]) == "(_, 3)"
+    assert _shape(values["ranks_differ"]) is None
+    assert _shape(values["out_of_range"]) is None

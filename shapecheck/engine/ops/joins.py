@@ -96,8 +96,8 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def _one_projection(tensors: list[TensorValue]) -> tuple[ProjectionTag, ...]:
     """The projection every piece comes from (rotary's ``rotate_half`` joins the two halves of one
     query): the joined tensor is still its output."""
-    tags = [t.tag(ProjectionTag) for t in tensors]
-    first = tags[0] if tags else None
+    tags = [t.tag(ProjectionTag) for t in tensors]  # at least one: torch.cat([]) was handled before
+    first = tags[0]
     if first is None or any(tag != first for tag in tags):
         return ()
     return (first,)
@@ -105,11 +105,11 @@ def _one_projection(tensors: list[TensorValue]) -> tuple[ProjectionTag, ...]:
 
 def _cat_with_unknown_operands(shapes: list[Shape | None], axis: int) -> Shape | None:
     """``torch.cat([q[:, :, :npt], rotate(q[:, :, npt:])], dim=2)`` with the second operand from a
-    callee the engine cannot see: torch requires every operand to have the rank and the other dims
-    of the one whose shape is known, so the result is that shape with the joined axis of unknown
-    size (``_``)."""
+    callee the engine cannot see (or known only by its trailing dims): torch requires every operand
+    to have the rank and the other dims of the one whose shape is fully known, so the result is that
+    shape with the joined axis of unknown size (``_``)."""
     known = [s for s in shapes if s is not None and not s.variadic]
-    if not known or any(s is not None and s.variadic for s in shapes):
+    if not known:
         return None
     first = known[0]
     a = norm_axis(axis, first.rank)
