@@ -57,6 +57,9 @@ def test_a_query_rotated_by_an_unseen_helper_keeps_its_head_layout_up_to_the_sco
 
 
 def test_the_joined_axis_is_of_unknown_size_and_the_others_are_kept():
+    """Along an axis before the last: that axis unknown, the others kept; along the last (the
+    features): unknown, as before (the width could not be checked, and the leading dims it kept met
+    path-insensitive joins in real code: Qwen2.5-Omni's doubled classifier-free-guidance batch)."""
     from shapecheck.engine import analyze
     from shapecheck.parsing import parse_module
 
@@ -76,8 +79,8 @@ def test_the_joined_axis_is_of_unknown_size_and_the_others_are_kept():
     facts = analyze(parse_module(text), text, "m.py")
     shapes = {a.name: str(a.value.shape) for run in facts.runs for a in run.assignments if a.name in ("y", "z", "w")}
     assert shapes["y"] == "(2, 4, _, 16)"
-    assert shapes["z"] == "(2, 4, 10, _)"
-    assert shapes["w"] == "(4, 10, _)"
+    assert shapes["z"] == "None"  # joined along the features: nothing downstream can be checked
+    assert shapes["w"] == "None"
 
 
 def test_an_elementwise_combination_is_the_output_of_the_one_projection_it_comes_from():

@@ -2485,8 +2485,8 @@ def test_einops_patterns_shapes_conflicts_and_the_last_two_axes_swapped() -> Non
 def test_cat_of_variadic_unknown_mixed_and_single_operands() -> None:
     """``torch.cat`` on a negative axis of operands known only by their trailing dims adds that axis
     (``(*, t, 4)`` and ``(*, t, 6)`` on -1: ``(*, t, 10)``; on -2 too); on axis 0 of them the shape is
-    unknown; with an operand of unknown shape beside a known one, the known one's shape with the
-    joined axis of unknown size (torch requires the other dims equal); one operand is itself; operands of two dtypes
+    unknown; with an operand of unknown shape beside a known one, joined along the last axis (the
+    features), unknown too (along another axis: ``test_engine_cat_unknown.py``); one operand is itself; operands of two dtypes
     give no dtype (torch promotes int and float to float: never the first's ``int``); an axis out of
     range gives an unknown shape keeping dtype and provenance; a size other than the cat axis known
     only by ``assert`` (d == 12 against 5) is a ``cat`` conflict at the call (torch raises). Shapes
@@ -2522,7 +2522,7 @@ def test_cat_of_variadic_unknown_mixed_and_single_operands() -> None:
         "hidden": (None, "float", True),  # (*, 4) twice on -2: the axis is in the unknown prefix
         "second": ("(*, 8, d)", "float", False),
         "first": (None, "float", False),
-        "mixed_unknown": ("(2, _)", None, True),
+        "mixed_unknown": (None, None, True),
         "single": ("(2, 3)", "float", False),
         "promoted": ("(4, 3)", None, False),
         "same_int": ("(2, 6)", "int", False),
@@ -3630,7 +3630,7 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         "r1": ("(*, b, t, 12)", "float", maybe("x + u")),
         "r2": ("(*, b, t, 12)", "float", maybe("u + x")),
         "r3": ("(*, b, t, 12)", "float", maybe("x - u")),
-        "r4": ("(b, h, t, 8)", "float"),  # a tensor of unknown shape: no scale of a number
+        "r4": ("(b, h, t, 8)", "float", ("position", "unknown", "q * ut", None, False)),  # a tensor of unknown shape: no scale of a number
         "r5": (None, "float"),
         "r6": (None, "float", "ScoresTag", ("masked", "sc + torch.ones(5, 5)", None, None, False)),
         "r7": (None, "float"),

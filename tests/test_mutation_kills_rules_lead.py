@@ -138,3 +138,50 @@ def test_a_leading_count_of_unknown_value_matches_only_when_the_other_axes_group
     assert codes("-1, H, W, C") == ["SC501"]
     assert codes("-1, H * W, C") == ["SC501"]
     assert codes("-1, H // window_size, window_size, W // window_size, window_size, C") == []
+
+
+ROTARY_PASSED_IN = """
+import torch
+from torch import nn
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+    cos, sin = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=100, d=64, heads=4):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.heads, self.head_dim = heads, d // heads
+        self.q_proj = nn.Linear(d, d)
+        self.k_proj = nn.Linear(d, d)
+        self.v_proj = nn.Linear(d, d)
+
+    def forward(self, input_ids, position_embeddings):
+        x = self.tok(input_ids)
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        cos, sin = position_embeddings
+        ROPE
+        w = (q @ k.transpose(-2, -1) * self.head_dim ** -0.5).softmax(dim=-1)
+        return (w @ v).transpose(1, 2).reshape(b, t, -1)
+"""
+
+
+def test_rotary_tables_passed_in_and_unsqueezed_may_carry_positions():
+    """``q * cos`` with ``cos`` an unseen tuple's item, unsqueezed (a tensor the engine knows nothing
+    of): the queries may carry positions, so SC303 stays silent (NeoMMe's partial RoPE); without the
+    rotary step the same encoder is reported."""
+    with_rope = ROTARY_PASSED_IN.replace("ROPE", "q, k = apply_rotary_pos_emb(q, k, cos, sin)")
+    without = ROTARY_PASSED_IN.replace("ROPE", "pass")
+    assert [d.code for d in lint_source(with_rope, "encoder.py").diagnostics] == []
+    assert [d.code for d in lint_source(without, "encoder.py").diagnostics] == ["SC303"]

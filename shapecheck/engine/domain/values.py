@@ -274,7 +274,7 @@ class ProjectionTag:
     """This tensor is (a slice of) the output of one projection module or parameter."""
 
     ident: ModuleIdent
-    part: tuple[int, ...] = ()  # which piece of a fused projection (split / chunk / unbind index)
+    part: tuple[int | str, ...] = ()  # which piece of a fused projection (split / chunk / unbind index, or a feature slice by its text)
     source: "Value | None" = field(default=None, compare=False)  # the input tensor it projected
     node: "cst.CSTNode | None" = field(default=None, compare=False)  # the projecting call
 

@@ -96,6 +96,12 @@ def _scaling(a: TensorValue, b: TensorValue, left: Value, right: Value, operator
     return None
 
 
+def _blank(tensor: TensorValue) -> bool:
+    """A tensor of unknown shape that carries nothing the engine knows (computed from an unseen value
+    by ops that keep no provenance)."""
+    return tensor.shape is None and not tensor.tags
+
+
 def _one_projection(a: TensorValue, b: TensorValue) -> ProjectionTag | None:
     """The projection an elementwise combination of two tensors is still the output of: the one
     both come from, or the one of the side that comes from a projection when the other does not
@@ -125,6 +131,10 @@ def tensor_binary(
                 # embedding, ``(n, tiles, 1, d)`` added to patches, or one token's embedding
                 # gating every position) is a bias or a gain, not the tokens.
                 result = result.without(TokenEmbeddingTag)
+    if operator == "mul" and not result.has(PositionTag) and any(_blank(t) for t in (a, b) if isinstance(t, TensorValue)):
+        # Times a tensor the engine knows nothing of (``q_rot * cos`` with ``cos`` from rotary tables
+        # passed in, unsqueezed): that may carry positions, as an unseen value may.
+        result = result.with_tag(PositionTag(node, "unknown"))
     if operator in ("add", "sub") and not result.has(PositionTag) and any(unseen(v) for v in (left, right)):
         # Added to something the engine cannot see (a parameter, an unknown call's result): that
         # may carry positions (a positional table passed in, a relative bias), so say "maybe".

@@ -182,6 +182,20 @@ def _rows_of_a_position_table(base: TensorValue, parts: list[tuple[str, object]]
     return PositionTag(node, "learned", parameter.shape.dims[rows_axis], sliced=True)
 
 
+def _feature_slice(base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> str | None:
+    """The text of a slice that cuts the last (feature) axis, ``qkv[..., a:b]`` or ``x[:, :, a:b]`` of a
+    rank-3 tensor; None for any other index."""
+    if not parts or parts[-1][0] != "slice" or not _restricts(parts[-1][1]) or not isinstance(node, cst.Subscript):  # type: ignore[arg-type]
+        return None
+    if len(node.slice) != len(parts):
+        return None
+    on_last = ("ellipsis", None) in parts[:-1] or (
+        base.shape is not None and not base.shape.variadic and len(parts) == base.shape.rank
+        and all(kind in ("slice", "int") for kind, _ in parts)
+    )
+    return cst.Module([]).code_for_node(node.slice[-1].slice) if on_last else None
+
+
 def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str, object]], node: cst.CSTNode) -> Value:
     restricted = any(kind == "slice" and _restricts(value) for kind, value in parts)  # type: ignore[arg-type]
     tags = base.tags
@@ -194,6 +208,11 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
             replace(tag, part=tag.part + tuple(-1 if p is None else p for p in picked)) if isinstance(tag, ProjectionTag) else tag
             for tag in tags
         )
+    piece = _feature_slice(base, parts, node)
+    if piece is not None:
+        # ``qkv[..., :q_size]`` / ``qkv[..., q_size:q_size + kv_size]``: pieces of one fused projection
+        # cut along its features, each its own (the slice's text names it).
+        tags = tuple(replace(tag, part=tag.part + (piece,), node=node) if isinstance(tag, ProjectionTag) else tag for tag in tags)
     if parts and parts[0][0] == "slice" and _restricts(parts[0][1]) and isinstance(node, cst.Subscript):  # type: ignore[arg-type]
         # ``in_proj_weight[:d]`` / ``[d:2 * d]``: rows of a fused weight, each its own projection.
         rows = cst.Module([]).code_for_node(node.slice[0])

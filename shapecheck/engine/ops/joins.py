@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -98,9 +99,15 @@ def _one_projection(tensors: list[TensorValue]) -> tuple[ProjectionTag, ...]:
     query): the joined tensor is still its output."""
     tags = [t.tag(ProjectionTag) for t in tensors]  # at least one: torch.cat([]) was handled before
     first = tags[0]
-    if first is None or any(tag != first for tag in tags):
+    if first is None or any(tag is None or tag.ident is not first.ident for tag in tags):
         return ()
-    return (first,)
+    if all(tag == first for tag in tags):
+        return (first,)
+    # Pieces cut along the features of one piece of it (``x[..., :h]``, ``x[..., h:]``), joined back.
+    whole = first.part[:-1] if first.part and isinstance(first.part[-1], str) else None
+    if whole is None or any(not tag.part or not isinstance(tag.part[-1], str) or tag.part[:-1] != whole for tag in tags):
+        return ()
+    return (replace(first, part=whole),)
 
 
 def _cat_with_unknown_operands(shapes: list[Shape | None], axis: int) -> Shape | None:
@@ -113,7 +120,10 @@ def _cat_with_unknown_operands(shapes: list[Shape | None], axis: int) -> Shape |
         return None
     first = known[0]
     a = norm_axis(axis, first.rank)
-    if a is None or any(s.rank != first.rank for s in known):
+    if a is None or a == first.rank - 1 or any(s.rank != first.rank for s in known):
+        # Joined along the features, the width is unknown and nothing downstream can be checked
+        # against it; the leading dims it would keep have met path-insensitive joins (a batch
+        # doubled for classifier-free guidance on one path only) where the precision run saw them.
         return None
     return first.with_dim(a, fresh_anonymous())
 

@@ -151,6 +151,37 @@ class LlamaAttention(nn.Module):
         weights = weights.softmax(dim=-1)
         return torch.matmul(weights, value_states).transpose(1, 2).reshape(*hidden_states.shape[:-1], -1)
 '''),
+    ("Phi-3: fused qkv_proj, the keys sliced from the query's range, then RoPE", '''\
+import torch
+from torch import nn
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Phi3Attention(nn.Module):
+    def __init__(self, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, hidden_size // num_heads
+        self.qkv_proj = nn.Linear(hidden_size, 3 * hidden_size, bias=False)
+
+    def forward(self, hidden_states, cos, sin):
+        b, t, _ = hidden_states.shape
+        qkv = self.qkv_proj(hidden_states)
+        query_pos = self.num_heads * self.head_dim
+        query_states = qkv[..., :query_pos]
+        key_states = qkv[..., :query_pos]  # <-
+        value_states = qkv[..., 2 * query_pos :]
+        query_states = query_states.view(b, t, -1, self.head_dim).transpose(1, 2)
+        key_states = key_states.view(b, t, -1, self.head_dim).transpose(1, 2)
+        value_states = value_states.view(b, t, -1, self.head_dim).transpose(1, 2)
+        query_states = query_states * cos + rotate_half(query_states) * sin
+        key_states = key_states * cos + rotate_half(key_states) * sin
+        weights = (query_states @ key_states.transpose(-2, -1) * self.head_dim ** -0.5).softmax(dim=-1)
+        return (weights @ value_states).transpose(1, 2).reshape(b, t, -1)
+'''),
     ("functional F.linear with the query weight for the keys, `from torch.nn import functional as G`", '''\
 import math
 
@@ -248,6 +279,37 @@ class LlamaAttention(nn.Module):
         weights = torch.matmul(query_states, key_states.transpose(2, 3)) * self.scaling
         weights = weights.softmax(dim=-1)
         return torch.matmul(weights, value_states).transpose(1, 2).reshape(*hidden_states.shape[:-1], -1)
+'''),
+    ("Phi-3: fused qkv_proj sliced along its features into q, k, v, then RoPE", '''\
+import torch
+from torch import nn
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Phi3Attention(nn.Module):
+    def __init__(self, hidden_size=64, num_heads=4):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, hidden_size // num_heads
+        self.qkv_proj = nn.Linear(hidden_size, 3 * hidden_size, bias=False)
+
+    def forward(self, hidden_states, cos, sin):
+        b, t, _ = hidden_states.shape
+        qkv = self.qkv_proj(hidden_states)
+        query_pos = self.num_heads * self.head_dim
+        query_states = qkv[..., :query_pos]
+        key_states = qkv[..., query_pos : 2 * query_pos]
+        value_states = qkv[..., 2 * query_pos :]
+        query_states = query_states.view(b, t, -1, self.head_dim).transpose(1, 2)
+        key_states = key_states.view(b, t, -1, self.head_dim).transpose(1, 2)
+        value_states = value_states.view(b, t, -1, self.head_dim).transpose(1, 2)
+        query_states = query_states * cos + rotate_half(query_states) * sin
+        key_states = key_states * cos + rotate_half(key_states) * sin
+        weights = (query_states @ key_states.transpose(-2, -1) * self.head_dim ** -0.5).softmax(dim=-1)
+        return (weights @ value_states).transpose(1, 2).reshape(b, t, -1)
 '''),
     ("nanoGPT fused c_attn split into q, k, v", '''\
 import torch.nn as nn
