@@ -1,0 +1,108 @@
+"""Kill tests for the mutants that survived the ``--only`` runs of helper session ``mut27`` (issue 13):
+the engine functions changed by the rc403 and rc603 branches (``symbolic/dims.py``'s head-split
+predicates, ``ops/library_losses.py``, ``ops/windows.py``, and the functions they touched elsewhere)."""
+
+from __future__ import annotations
+
+from shapecheck.engine.symbolic.dims import (
+    Assumptions,
+    _substitute_closed,
+    differ_by_head_count,
+    differ_once_exact,
+    leaves_a_fraction_of_the_head_count,
+    sym,
+    widens_a_head_split,
+)
+
+b, t, s, e, h, d, w, n = (sym(name) for name in ("b", "t", "s", "e", "h", "d", "w", "n"))
+
+
+# --- symbolic/dims.py: the head-split predicates of SC403 ------------------------------------------
+
+
+def test_differ_by_head_count_reads_both_sides_with_the_path_facts() -> None:
+    """``n_head == h`` known on the path: ``n_head * h * (e // h)`` is ``e`` times the head count."""
+    facts = Assumptions()
+    facts.add_equal(n, h)
+    assert differ_by_head_count(n * h * (e // h), e, facts)
+    assert differ_by_head_count(e, n * h * (e // h), facts)
+    assert not differ_by_head_count(n * h * (e // h), e)  # without the fact, n is a size of its own
+
+
+def test_differ_once_exact_without_path_facts() -> None:
+    """``(b, t, e)`` viewed as ``(b, t, h, t * (e // h))``: the sizes multiply to ``b*t*e`` and
+    ``b*t*t*e`` once ``e = h * q``, a factor ``t``; the division on either side alone is mapped."""
+    assert differ_once_exact(b * t * e, b * t * h * t * (e // h))
+    assert differ_once_exact(b * t * h * t * (e // h), b * t * e)
+
+
+def test_differ_once_exact_needs_a_head_split() -> None:
+    """Without a floor division there is nothing to make exact: not judged (``equal`` says the rest)."""
+    assert not differ_once_exact(2 * t, 3 * t)
+    assert not differ_once_exact(b * t, b * t * s)
+
+
+def test_differ_once_exact_leaves_a_constant_ratio_of_several_terms() -> None:
+    """``3 * (t + 1) * h * (e // h)`` against ``(t + 1) * h * (e // h)``: a fused projection's 3, not
+    a size of its own, also when the sizes are sums (a position table of ``t + 1`` rows)."""
+    assert not differ_once_exact(3 * (t + 1) * h * (e // h), (t + 1) * h * (e // h))
+    assert not differ_once_exact((t + 1) * h * (e // h), 3 * (t + 1) * h * (e // h))
+
+
+def test_differ_once_exact_is_for_every_size_from_two() -> None:
+    """``h * t * t * q`` against ``2 * t * h * q`` are equal when ``t == 2``: not a difference for every
+    size >= 2, so not judged."""
+    assert not differ_once_exact(h * t * t * (e // h), 2 * t * e)
+    assert differ_once_exact(h * t * t * (e // h), t * e)
+
+
+def test_differ_once_exact_keeps_the_path_equalities() -> None:
+    """A path that asserted ``t * s == s`` (one step: ``t`` is 1) knows ``t*s + h*q`` and ``s + h*q``
+    are equal: they are not judged to differ."""
+    facts = Assumptions()
+    facts.add_equal(t * s, s)
+    assert not differ_once_exact(t * s + h * (e // h), s + e, facts)
+    assert differ_once_exact(t * s + h * (e // h), s + e)
+
+
+def test_head_split_predicates_give_up_on_dims_too_complex() -> None:
+    """``e ** 16 * h`` with ``e = h * q`` has an exponent beyond the algebra's cap: no verdict."""
+    assert not differ_once_exact(h * e**16, e // h)
+    assert not widens_a_head_split(h * e**16, e // h)
+
+
+def test_widens_a_head_split_without_path_facts() -> None:
+    assert widens_a_head_split(e, h * (e // h) * h)
+    assert not widens_a_head_split(e, t)  # t is no multiple of e: no ratio at all
+
+
+def test_widens_a_head_split_of_a_width_written_as_heads_times_head_dim() -> None:
+    """A width known as ``h * (e // h)`` split into ``(h, e)``: the head count used once too often;
+    the division is on the width's side only."""
+    assert widens_a_head_split(h * (e // h), h * e)
+
+
+def test_widens_a_head_split_judges_one_factor_only() -> None:
+    """A ratio of two terms (``h + t``) or with a constant (``3 * h``, a fused projection's count)
+    is not judged."""
+    assert not widens_a_head_split(e, (e // h) * h * (h + t))
+    assert not widens_a_head_split(e, 3 * h * h * (e // h))
+
+
+def test_a_checked_divisor_of_a_product_is_no_head_count() -> None:
+    """The path knows ``w`` divides ``t * d`` (a view into windows solved a ``-1``): a fact between a
+    product and a size names no head count, so a ``-1`` of ``(b * t * d) / (b * w * d)`` is not
+    judged a fraction of a head count."""
+    facts = Assumptions()
+    facts.add_divisible(t * d, w)
+    assert not leaves_a_fraction_of_the_head_count(b * t * d, b * w * d, facts)
+    checked = Assumptions()
+    checked.add_divisible(e, h)  # if hidden_size % num_heads != 0: raise
+    assert leaves_a_fraction_of_the_head_count(b * t * e, b * h * e, checked)
+
+
+def test_the_head_split_mapping_is_applied_four_times_at_most() -> None:
+    """A cycle (``e // h`` and ``h // e`` in one pair of dims) never closes: the mapping is applied
+    four times, then the dim is left as it is."""
+    q1, q2 = sym("q1"), sym("q2")
+    assert _substitute_closed(e, {"e": h * q1, "h": e * q2}) == e * q1**2 * q2**2
