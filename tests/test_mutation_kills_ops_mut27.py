@@ -106,3 +106,67 @@ def test_the_head_split_mapping_is_applied_four_times_at_most() -> None:
     four times, then the dim is left as it is."""
     q1, q2 = sym("q1"), sym("q2")
     assert _substitute_closed(e, {"e": h * q1, "h": e * q2}) == e * q1**2 * q2**2
+
+
+# --- ops/library_losses.py: torch_einops_utils.cross_entropy read as torch's cross-entropy ----------
+
+import textwrap  # noqa: E402
+
+import libcst as cst  # noqa: E402
+
+from shapecheck.engine import analyze  # noqa: E402
+from shapecheck.engine.domain.values import ConstValue, int_of  # noqa: E402
+
+LIBRARY_LOSS_CALLS = """
+import torch
+from functools import partial
+from torch_einops_utils import cross_entropy
+
+
+def losses(logits: torch.Tensor, target: torch.Tensor, pad_id: int = 0):
+    a = cross_entropy(logits, target, -1, 'none')
+    b = cross_entropy(logits, target, -100, 'mean', 1)
+    c = cross_entropy(logits=logits, target=target, class_dim=1)
+    loss_fn = partial(cross_entropy, ignore_index=pad_id, class_dim=1)
+    d = loss_fn(logits, target)
+    e = cross_entropy(logits, target, -100, 'mean', 2)
+    return a, b, c, d, e
+"""
+
+
+def _library_loss_events() -> tuple[cst.Module, dict]:
+    source = textwrap.dedent(LIBRARY_LOSS_CALLS)
+    module = cst.parse_module(source)
+    facts = analyze(module, source, "example.py")
+    return module, {module.code_for_node(event.node): event for event in facts.events_of("cross_entropy")}
+
+
+def test_library_cross_entropy_events_carry_torchs_arguments() -> None:
+    """Each call is a cross_entropy event with torch's arguments: the positional ignore_index and
+    reduction by keyword (values and nodes), class_dim 1 (positional, by keyword, bound by
+    ``partial``) gone, class_dim 2 no event at all."""
+    module, events = _library_loss_events()
+    assert sorted(events) == [
+        "cross_entropy(logits, target, -1, 'none')",
+        "cross_entropy(logits, target, -100, 'mean', 1)",
+        "cross_entropy(logits=logits, target=target, class_dim=1)",
+        "loss_fn(logits, target)",
+    ]
+    a = events["cross_entropy(logits, target, -1, 'none')"]
+    assert int_of(a.kwargs["ignore_index"]) == -1 and a.kwargs["reduction"] == ConstValue("none")
+    assert {k: module.code_for_node(v) for k, v in a.kwarg_nodes.items()} == {"ignore_index": "-1", "reduction": "'none'"}
+    assert [module.code_for_node(n) for n in a.arg_nodes] == ["logits", "target"]
+    b = events["cross_entropy(logits, target, -100, 'mean', 1)"]
+    assert set(b.kwargs) == {"ignore_index", "reduction"} and int_of(b.kwargs["ignore_index"]) == -100
+    assert set(b.kwarg_nodes) == {"ignore_index", "reduction"}
+    assert [module.code_for_node(n) for n in b.arg_nodes] == ["logits", "target"]
+
+
+def test_library_cross_entropy_by_keyword_is_torchs_input_and_target() -> None:
+    module, events = _library_loss_events()
+    c = events["cross_entropy(logits=logits, target=target, class_dim=1)"]
+    assert set(c.kwargs) == {"input", "target"} and c.args == ()
+    assert c.tensor(0, "input") is c.kwargs["input"] and c.kwargs["input"] is not c.kwargs["target"]
+    assert {k: module.code_for_node(v) for k, v in c.kwarg_nodes.items()} == {"input": "logits", "target": "target"}
+    d = events["loss_fn(logits, target)"]
+    assert set(d.kwargs) == {"ignore_index"} and d.kwarg_nodes == {}
