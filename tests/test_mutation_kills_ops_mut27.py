@@ -170,3 +170,129 @@ def test_library_cross_entropy_by_keyword_is_torchs_input_and_target() -> None:
     assert {k: module.code_for_node(v) for k, v in c.kwarg_nodes.items()} == {"input": "logits", "target": "target"}
     d = events["loss_fn(logits, target)"]
     assert set(d.kwargs) == {"ignore_index"} and d.kwarg_nodes == {}
+
+
+# --- ops/windows.py: ids given to a layer the engine cannot see -----------------------------------
+
+from shapecheck.linter import lint_source  # noqa: E402
+
+
+def _sc603_lines(source: str) -> list[int]:
+    result = lint_source(textwrap.dedent(source), "example.py", {"SC603"})
+    return sorted(d.line for d in result.diagnostics if d.code == "SC603")
+
+
+def _marked(source: str) -> list[int]:
+    return [i for i, line in enumerate(textwrap.dedent(source).splitlines(), start=1) if line.rstrip().endswith("# <-")]
+
+
+UNSEEN_NET_OF_INT_IDS = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Wrapper(nn.Module):
+    def __init__(self, net, ignore_index=-100, pad_value=0):
+        super().__init__()
+        self.net = net
+        self.ignore_index = ignore_index
+        self.pad_value = pad_value
+
+    def forward(self, x):
+        x = x.long()
+        inp, target = x, {target}
+        inp = {replace}
+        logits = self.net(inp)
+        logits = logits[:, :-1]
+        return F.cross_entropy(logits.transpose(1, 2), target, ignore_index=self.ignore_index)
+"""
+
+
+def test_int_ids_given_to_an_unseen_layer_start_a_sequence() -> None:
+    """The ids are known to be integers (``x.long()``), not only of unknown dtype: given to the unseen
+    network as they are, or with some replaced by ``where`` / ``masked_fill``, its output is computed
+    from them."""
+    for replace in (
+        "inp",
+        "torch.where(inp == self.ignore_index, self.pad_value, inp)",
+        "inp.masked_fill(inp == self.ignore_index, self.pad_value)",
+    ):
+        bug = UNSEEN_NET_OF_INT_IDS.format(target="x[:, :-1]  # <-", replace=replace)
+        assert _sc603_lines(bug) == _marked(bug), replace
+        assert _sc603_lines(UNSEEN_NET_OF_INT_IDS.format(target="x[:, 1:]", replace=replace)) == [], replace
+
+
+def test_an_unseen_layer_given_a_prompt_first_keeps_the_window_of_its_tokens() -> None:
+    """``self.net(prompt, inp)``: the first argument is not the window; the output keeps the window
+    of ``inp`` (offset 0 of ``seq``), not a sequence of the prompt's own (a tensor of unknown
+    dtype, which alone would start one)."""
+    source = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class PrefixLM(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, prompt: torch.Tensor, seq: torch.Tensor):
+            inp, target = seq[:, :-1], {target}
+            logits = self.net(prompt, inp)
+            return F.cross_entropy(logits.transpose(1, 2), target)
+    """
+    bug = source.format(target="seq[:, :-1]  # <-")
+    assert _sc603_lines(bug) == _marked(bug)
+    assert _sc603_lines(source.format(target="seq[:, 1:]")) == []
+
+
+UNKNOWN_BATCH = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Wrapper(nn.Module):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, batch):
+        {body}
+"""
+
+
+def test_an_unseen_layer_given_a_tensor_the_engine_knows_nothing_of_starts_no_sequence() -> None:
+    """``batch.input_ids.clone()`` and ``batch.labels.clone()`` are both a tensor the engine knows
+    nothing of (one value for all such tensors): the network's output on one is not compared with a
+    window of the other."""
+    body = """logits = self.net(batch.input_ids.clone())
+        labels = batch.labels.clone()
+        return F.cross_entropy(logits[:, :-1].transpose(1, 2), labels[:, :-1])"""
+    assert _sc603_lines(UNKNOWN_BATCH.format(body=body)) == []
+
+
+def test_windows_of_two_tensors_the_engine_knows_nothing_of_are_two_sequences() -> None:
+    """A bug found by the mutants of ``unseen_call_result``: windows cut from ``batch.input_ids.clone()``
+    and from ``batch.labels.clone()`` were windows of one sequence (the shared unknown tensor), so
+    SC603 said the labels were the inputs. As with separate ``input_ids`` and ``labels`` parameters,
+    the engine cannot tell that labels are the ids."""
+    body = """inp = batch.input_ids.clone()[:, :-1]
+        labels = batch.labels.clone()[:, :-1]
+        logits = self.net(inp)
+        return F.cross_entropy(logits.transpose(1, 2), labels)"""
+    assert _sc603_lines(UNKNOWN_BATCH.format(body=body)) == []
+
+
+def test_ids_replaced_in_two_tensors_the_engine_knows_nothing_of_are_two_sequences() -> None:
+    """``masked_fill`` keeps the tokens of its input, but not of a tensor the engine knows nothing of
+    (``batch.input_ids.clone()``: one value for all such tensors): the inputs and the labels below
+    are not one sequence."""
+    body = """inp = batch.input_ids.clone().masked_fill(batch.mask, 0)
+        labels = batch.labels.clone().masked_fill(batch.mask, -100)
+        logits = self.net(inp)
+        return F.cross_entropy(logits[:, :-1].transpose(1, 2), labels[:, :-1])"""
+    assert _sc603_lines(UNKNOWN_BATCH.format(body=body)) == []
+
