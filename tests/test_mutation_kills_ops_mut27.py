@@ -296,3 +296,98 @@ def test_ids_replaced_in_two_tensors_the_engine_knows_nothing_of_are_two_sequenc
         return F.cross_entropy(logits[:, :-1].transpose(1, 2), labels[:, :-1])"""
     assert _sc603_lines(UNKNOWN_BATCH.format(body=body)) == []
 
+
+
+# --- ops/products.py: _head_dims_apart (SDPA contracts a query and a key split differently) --------
+
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_engine_rc403 import SANA  # noqa: E402
+
+from shapecheck.engine.domain.tags import AttentionOutputTag  # noqa: E402
+from shapecheck.engine.domain.values import TensorValue  # noqa: E402
+
+
+def _conflicts(source: str) -> list[tuple[str, str, str]]:
+    source = textwrap.dedent(source)
+    facts = analyze(cst.parse_module(source), source, "attention.py")
+    assert facts.internal_errors == []
+    return [(c.kind, c.op, c.detail) for c in facts.conflicts]
+
+
+def test_a_query_split_sdpa_cannot_contract_is_a_view_conflict_naming_the_query() -> None:
+    assert _conflicts(SANA.format(query_sizes="head_dim * attn.heads")) == [(
+        "reshape", "view",
+        "this view makes the query's head dim attn.heads*(inner_dim//attn.heads), the key's inner_dim//attn.heads "
+        "times a power of the head count: scaled_dot_product_attention contracts the two",
+    )]
+
+
+def test_a_key_split_sdpa_cannot_contract_is_a_view_conflict_naming_the_key() -> None:
+    """The width is read off the query this time, and the key is split with the head count twice
+    (torch: SDPA of a ``(2, 4, 3, 8)`` query and a ``(2, 4, 3, 32)`` key raises)."""
+    source = SANA.format(query_sizes="head_dim").replace("inner_dim = key.shape[-1]", "inner_dim = query.shape[-1]").replace(
+        "key = key.view(batch_size, -1, attn.heads, head_dim)", "key = key.view(batch_size, -1, attn.heads, head_dim * attn.heads)"
+    )
+    assert _conflicts(source) == [(
+        "reshape", "view",
+        "this view makes the key's head dim attn.heads*(inner_dim//attn.heads), the query's inner_dim//attn.heads "
+        "times a power of the head count: scaled_dot_product_attention contracts the two",
+    )]
+
+
+def test_sdpa_of_tensors_of_unknown_shape_is_an_attention_output() -> None:
+    source = textwrap.dedent(
+        """
+        import torch
+        import torch.nn.functional as F
+
+
+        def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, k_known: torch.Tensor):
+            k_known = k_known.view(2, 4, 3, 8)
+            a = F.scaled_dot_product_attention(q, k, v)
+            b = F.scaled_dot_product_attention(k_known, k, v)
+            c = F.scaled_dot_product_attention(q, k_known, v)
+            return a, b, c
+        """
+    )
+    facts = analyze(cst.parse_module(source), source, "attention.py")
+    assert facts.internal_errors == []
+    results = [event.result for event in facts.events_of("scaled_dot_product_attention")]
+    assert len(results) == 3 and all(isinstance(r, TensorValue) and r.has(AttentionOutputTag) for r in results)
+
+
+from test_engine_rc403 import PROCESSOR  # noqa: E402
+
+from engine_snippets import findings_on_lines  # noqa: E402
+
+CHECK = "        head_dim = inner_dim // attn.heads\n"
+CHECKED = "        if inner_dim % attn.heads != 0:\n            raise ValueError('heads must divide the width')\n" + CHECK
+
+
+def test_a_head_split_with_the_head_count_twice_after_the_config_check_is_sc403() -> None:
+    """A bug found by the mutants of ``_head_dims_apart``: after ``if inner_dim % attn.heads != 0:
+    raise``, ``inner_dim // attn.heads`` is the exact quotient (no floor division left to map), and
+    neither the view of ``(*, inner_dim)`` nor SDPA's contraction judged the split any more."""
+    key_bug = PROCESSOR.format(key_sizes="head_dim * attn.heads").replace(CHECK, CHECKED)
+    assert findings_on_lines(key_bug) == [("SC403", "key = key.view(batch_size, -1, attn.heads, head_dim * attn.heads).transpose(1, 2)")]
+    assert findings_on_lines(PROCESSOR.format(key_sizes="head_dim").replace(CHECK, CHECKED)) == []
+    query_bug = SANA.format(query_sizes="head_dim * attn.heads").replace(CHECK, CHECKED)
+    assert findings_on_lines(query_bug) == [("SC403", "query = query.view(batch_size, -1, attn.heads, head_dim * attn.heads).transpose(1, 2)")]
+    assert findings_on_lines(SANA.format(query_sizes="head_dim").replace(CHECK, CHECKED)) == []
+
+
+def test_exceeds_by_head_count_with_a_checked_divisor() -> None:
+    """``e % h == 0`` known: ``h * (e // h)`` is ``e`` and ``e // h`` an exact quotient; ``e`` is still
+    the head dim times the head count."""
+    from shapecheck.engine.symbolic.dims import exceeds_by_head_count
+
+    facts = Assumptions()
+    facts.add_divisible(e, h)
+    assert exceeds_by_head_count(h * (e // h), e // h, facts)
+    assert not exceeds_by_head_count(e // h, h * (e // h), facts)
+    assert not exceeds_by_head_count(t * (e // h), e // h, facts)  # t is no head count
+    assert widens_a_head_split(e, h * h * (e // h), facts)
+    assert not widens_a_head_split(e, t * h * (e // h), facts)  # t is no factor of the width
