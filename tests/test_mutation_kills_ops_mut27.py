@@ -217,6 +217,7 @@ def test_int_ids_given_to_an_unseen_layer_start_a_sequence() -> None:
         "inp",
         "torch.where(inp == self.ignore_index, self.pad_value, inp)",
         "inp.masked_fill(inp == self.ignore_index, self.pad_value)",
+        "torch.masked_fill(input=inp, mask=inp == self.ignore_index, value=self.pad_value)",
     ):
         bug = UNSEEN_NET_OF_INT_IDS.format(target="x[:, :-1]  # <-", replace=replace)
         assert _sc603_lines(bug) == _marked(bug), replace
@@ -391,3 +392,119 @@ def test_exceeds_by_head_count_with_a_checked_divisor() -> None:
     assert not exceeds_by_head_count(t * (e // h), e // h, facts)  # t is no head count
     assert widens_a_head_split(e, h * h * (e // h), facts)
     assert not widens_a_head_split(e, t * h * (e // h), facts)  # t is no factor of the width
+
+
+def test_logits_of_an_unseen_layer_cut_from_position_one_move_their_window() -> None:
+    """``logits[:, 1:]`` of the output of a layer the engine cannot see (rank unknown, batch first):
+    the window moves to offset 1, the offset of ``x[:, 1:]``: the same positions, SC603."""
+    source = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class Wrapper(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x: torch.Tensor):
+            logits = self.net(x)
+            logits = logits[:, 1:]
+            return F.cross_entropy(logits.transpose(1, 2), {target}
+    """
+    bug = source.format(target="x[:, 1:])  # <-")
+    assert _sc603_lines(bug) == _marked(bug)
+    assert _sc603_lines(source.format(target="x[:, 2:])")) == []
+
+
+# --- symbolic/shapes.py reshape: the conflicts its head-split checks give (_view's messages) -----
+
+from test_engine_rc403 import BIGBIRD  # noqa: E402
+
+
+def test_the_view_of_a_width_split_with_the_head_count_twice_is_a_likely_conflict() -> None:
+    """The view itself is judged (the sizes after the -1 widen the width), with and without the
+    config check; not SDPA's contraction after it."""
+    detail = (
+        "the sizes after the -1 of view(batch_size, -1, attn.heads, {sizes}) split the width inner_dim of a tensor of "
+        "shape (*, inner_dim) into {split} elements, the width times a power of the head count: the -1 would take "
+        "the rest from the leading dims"
+    )
+    assert _conflicts(PROCESSOR.format(key_sizes="head_dim * attn.heads")) == [(
+        "reshape", "view", detail.format(sizes="attn.heads*(inner_dim//attn.heads)", split="attn.heads**2*(inner_dim//attn.heads)")
+    )]
+    assert _conflicts(PROCESSOR.format(key_sizes="head_dim * attn.heads").replace(CHECK, CHECKED)) == [(
+        "reshape", "view", detail.format(sizes="inner_dim", split="attn.heads*inner_dim")
+    )]
+
+
+def test_a_minus_one_cut_by_a_checked_head_count_is_a_likely_conflict() -> None:
+    assert _conflicts(BIGBIRD.format(query_sizes="self.attention_head_size * self.num_attention_heads")) == [(
+        "reshape", "view",
+        "cannot view a tensor of shape (batch_size, seqlen, config.hidden_size) (numel batch_size*config.hidden_size*seqlen) "
+        "as (batch_size, -1, config.num_attention_heads, config.hidden_size): the other sizes multiply to "
+        "batch_size*config.hidden_size*config.num_attention_heads, so the -1 would be "
+        "(batch_size*config.hidden_size*seqlen) / (batch_size*config.hidden_size*config.num_attention_heads)",
+    )]
+
+
+# --- ops/base.py read_trailing_size: reading x.shape[-k] of a tensor of unknown shape ---------------
+
+from engine_snippets import standalone_shapes  # noqa: E402
+
+READ_SIZES = """
+import torch
+import torch.nn.functional as F
+
+
+def head(x: torch.Tensor, w: torch.Tensor):
+    y = F.gelu(x)
+    {body}
+    probe = y
+    return probe
+"""
+
+
+def _probe(body: str) -> list[str]:
+    return standalone_shapes(READ_SIZES.format(body=body), "head", "probe")
+
+
+def test_sizes_read_from_the_end_refine_a_tensor_of_unknown_shape_in_order() -> None:
+    """``y.shape[-1]`` then ``y.shape[-2]``: ``(*, inner)`` then ``(*, seq, inner)`` (the known
+    trailing size kept, one anonymous size only where none was read)."""
+    assert _probe("inner = y.shape[-1]\n    seq = y.shape[-2]") == ["(*, seq, inner)"]
+    assert _probe("seq = y.shape[-2]") == ["(*, seq, _)"]
+    assert _probe("inner = y.shape[-1]\n    seq = y.size(-3)") == ["(*, seq, _, inner)"]
+
+
+def test_sizes_read_from_a_shape_cut_or_extended_refine_nothing() -> None:
+    """``y.shape[:-1][-1]`` is the second size from the end, ``(y.shape + (4,))[-1]`` is 4: neither
+    says what ``y``'s last size is."""
+    assert _probe("lead = y.shape[:-1]\n    seq = lead[-1]") == []
+    assert _probe("both = y.shape + (4,)\n    h = both[-1]") == []
+
+
+def test_a_size_read_after_the_name_was_rebound_refines_nothing() -> None:
+    assert _probe("sizes = y.shape\n    y = F.gelu(w)\n    inner = sizes[-1]") == []
+
+
+# --- ops/shapes.py _view ---------------------------------------------------------------------------
+
+
+def test_a_three_dim_head_split_sdpa_cannot_contract_is_a_view_conflict() -> None:
+    """SDPA takes ``(b * h, t, d)`` tensors too: a query viewed as ``(b * h, -1, h * (e // h))``
+    against a key ``(b * h, -1, e // h)`` (torch: SDPA of ``(8, 3, 32)`` and ``(8, 3, 8)`` raises)."""
+    source = SANA.format(query_sizes="head_dim * attn.heads")
+    for before, after in (
+        ("query.view(batch_size, -1, attn.heads, head_dim * attn.heads).transpose(1, 2)", "query.view(batch_size * attn.heads, -1, head_dim * attn.heads)"),
+        ("key.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)", "key.view(batch_size * attn.heads, -1, head_dim)"),
+        ("value.view(batch_size, -1, attn.heads, head_dim).transpose(1, 2)", "value.view(batch_size * attn.heads, -1, head_dim)"),
+    ):
+        source = source.replace(before, after)
+    assert _conflicts(source) == [(
+        "reshape", "view",
+        "this view makes the query's head dim attn.heads*(inner_dim//attn.heads), the key's inner_dim//attn.heads "
+        "times a power of the head count: scaled_dot_product_attention contracts the two",
+    )]
+
