@@ -508,3 +508,20 @@ def test_a_three_dim_head_split_sdpa_cannot_contract_is_a_view_conflict() -> Non
         "times a power of the head count: scaled_dot_product_attention contracts the two",
     )]
 
+
+
+def test_a_view_that_ran_teaches_the_element_count_to_the_next() -> None:
+    """``x.view(B, T, h, d)`` of ``(B, T, C)`` ran, so ``C == h * d``; a second view of ``x`` as
+    ``(B, T, h, h * d)`` then holds ``h`` times too many elements (torch, B=2 T=3 h=4 d=8: the first
+    view of a ``(2, 3, 32)`` tensor runs, the second raises)."""
+    source = """
+    import torch
+
+
+    def split(x: torch.Tensor, h: int, d: int):
+        B, T, C = x.shape
+        q = x.view(B, T, h, d)
+        k = x.view(B, T, h, h * d)
+        return q, k
+    """
+    assert findings_on_lines(source) == [("SC403", "k = x.view(B, T, h, h * d)")]
