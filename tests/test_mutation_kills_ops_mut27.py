@@ -301,10 +301,6 @@ def test_ids_replaced_in_two_tensors_the_engine_knows_nothing_of_are_two_sequenc
 
 # --- ops/products.py: _head_dims_apart (SDPA contracts a query and a key split differently) --------
 
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).parent))
 from test_engine_rc403 import SANA  # noqa: E402
 
 from shapecheck.engine.domain.tags import AttentionOutputTag  # noqa: E402
