@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parent.parent
 #: execute the mutated function). Test files that do not exist are left out.
 ENGINE_TESTS = {
     "symbolic/shapes": ["tests/test_engine_shapes.py", "tests/test_mutation_kills_shapes.py"],
-    "symbolic/dims": ["tests/test_engine_dims.py"],
+    "symbolic/dims": ["tests/test_engine_dims.py", "tests/test_engine_rc403.py", "tests/test_mutation_kills_ops_mut27.py"],
     "symbolic/annotations": ["tests/test_engine_annotations.py"],
     "ops": [
         "tests/test_engine_ops.py", "tests/test_engine_idioms.py", "tests/test_engine_layouts.py",

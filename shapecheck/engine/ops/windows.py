@@ -179,7 +179,9 @@ def after_index(
         if moved is not None and moved.axis is not None and any(kind in ("int", "none") for kind, _ in parts):
             moved = replace(moved, axis=None)
         return tags + ((moved,) if moved is not None else ())
-    if len(touched) != 1 or touched[0][1][0] != "slice" or base.dtype not in ("int", None):
+    if len(touched) != 1 or touched[0][1][0] != "slice" or base.dtype not in ("int", None) or base is UNKNOWN_TENSOR:
+        # ``UNKNOWN_TENSOR`` stands for any tensor the engine knows nothing of (``batch.input_ids.clone()``
+        # and ``batch.labels.clone()`` alike): windows cut from it are of no one sequence.
         return tags
     axis, (_, bounds) = touched[0]
     if not (_is_last_axis(base, axis, len(axes)) or _batch_first_time_axis(base, axis, axes)):

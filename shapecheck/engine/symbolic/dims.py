@@ -1191,15 +1191,19 @@ def exceeds_by_head_count(larger: DimLike, smaller: DimLike, assumptions: Assump
     """``larger`` is ``smaller`` times a power of a head count, once every floor division of a
     symbol by others is exact (:func:`differ_by_head_count`, one way). A head count is a divisor of
     such a division (``e // h``: ``h``) or its quotient (``kv_heads = inner // head_dim``: the count
-    of heads of ``head_dim`` in ``inner``)."""
+    of heads of ``head_dim`` in ``inner``), or a size the path checked divides a width
+    (:func:`_divisors_of_widths`: after ``if inner % heads != 0: raise``, ``inner // heads`` is the
+    exact quotient, no floor division is left to map)."""
     a, b = as_dim(larger), as_dim(smaller)
     if assumptions is not None:
         a, b = assumptions.simplify(a), assumptions.simplify(b)
     mapping, counts = _head_split_mapping(a, b)
-    if not mapping:
+    counts |= _divisors_of_widths(assumptions)
+    if not counts:
         return False
     try:
-        a, b = _substitute_closed(a, mapping), _substitute_closed(b, mapping)
+        if mapping:
+            a, b = _substitute_closed(a, mapping), _substitute_closed(b, mapping)
         ratio = _try_exact_div(a, b) if b._terms else None
         if ratio is None or ratio == 1 or len(ratio._terms) != 1:
             return False
@@ -1229,7 +1233,8 @@ def widens_a_head_split(width: DimLike, split: DimLike, assumptions: Assumptions
         mono, coef = ratio._terms[0]
         if coef != 1 or not mono or not all(atom.__class__ is str and e > 0 for atom, e in mono):
             return False
-        return all(_try_exact_div(w, _sym(atom)) is not None for atom, _e in mono)
+        # a factor of the width: structurally, or by a check of the path (``e % h == 0``)
+        return all(_divides(_sym(atom), w, assumptions) is Truth.TRUE for atom, _e in mono)
     except (ArithmeticError, ValueError):
         return False
 
