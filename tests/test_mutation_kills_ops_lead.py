@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import textwrap
 
+import libcst as cst
+
 from shapecheck.engine.domain.values import UNKNOWN
 from shapecheck.linter import lint_source
 
@@ -358,3 +360,45 @@ def test_a_cat_with_an_unknown_operand_takes_the_fully_known_shape_only_when_it_
     assert _shape(values["with_variadic"]) == "(_, 3)"
     assert _shape(values["ranks_differ"]) is None
     assert _shape(values["out_of_range"]) is None
+
+
+FEATURE_SLICES = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x: Float[Tensor, "b t 8"], idx):
+        qkv = self.qkv(x)
+        q = qkv[..., :8]
+        k = qkv[..., 8:16]
+        full = qkv[:, :, 8:16]
+        rows = qkv[:, 1:]
+        whole = qkv[..., :]
+        picked = qkv[0, :, 8:16]
+        widened = qkv[:, None, 8:16]
+        by_tuple = qkv[idx]
+        last_int = qkv[..., 3]
+        return q, k
+"""
+
+
+def test_a_slice_along_a_fused_projections_features_is_a_piece_named_by_its_text():
+    """``_feature_slice``: ``qkv[..., a:b]`` and ``qkv[:, :, a:b]`` (all axes written) cut the
+    features: a piece named by the slice's text, the slice its node; a slice of another axis, an
+    unrestricted ``:``, an inserted axis, an index the engine cannot split into parts or an int at
+    the end are not pieces of it."""
+    from shapecheck.engine.domain.values import ProjectionTag
+
+    facts = analyze_src(HEADER + textwrap.dedent(FEATURE_SLICES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    parts = {name: values[name].tag(ProjectionTag).part for name in values if hasattr(values[name], "tag") and values[name].tag(ProjectionTag)}
+    assert parts["q"] == (":8",) and parts["k"] == ("8:16",)
+    assert parts["full"] == ("8:16",) and parts["picked"] == (0, "8:16")
+    assert parts["rows"] == () and parts["whole"] == () and parts["widened"] == ()
+    assert parts["last_int"] == (3,)
+    assert all(not isinstance(p, str) for p in parts.get("by_tuple", ()))  # an index of unknown parts: no slice piece
+    nodes = {name: values[name].tag(ProjectionTag).node for name in ("q", "k", "rows")}
+    assert isinstance(nodes["q"], cst.Subscript) and isinstance(nodes["k"], cst.Subscript)
+    assert not isinstance(nodes["rows"], cst.Subscript)
