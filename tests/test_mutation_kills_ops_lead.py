@@ -402,3 +402,41 @@ def test_a_slice_along_a_fused_projections_features_is_a_piece_named_by_its_text
     nodes = {name: values[name].tag(ProjectionTag).node for name in ("q", "k", "rows")}
     assert isinstance(nodes["q"], cst.Subscript) and isinstance(nodes["k"], cst.Subscript)
     assert not isinstance(nodes["rows"], cst.Subscript)
+
+
+JOINED_PIECES = """
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+
+    def forward(self, x: Float[Tensor, "b t 8"]):
+        q = self.qkv(x)
+        same = torch.cat([q, q], dim=-1)
+        head = q[..., :4]
+        twice = torch.cat([head, head], dim=-1)
+        whole_and_piece = torch.cat([q, head], dim=-1)
+        piece_and_whole = torch.cat([head, q], dim=-1)
+        stacked = self.qkv(x).view(x.shape[0], x.shape[1], 3, 8)
+        first = stacked[:, :, 0]
+        second = stacked[:, :, 1]
+        halves = torch.cat([first[..., 4:], first[..., :4]], dim=-1)
+        crossed = torch.cat([first[..., :4], second[..., 4:]], dim=-1)
+        mixed = torch.cat([head, first], dim=-1)
+"""
+
+
+def test_pieces_of_one_projection_joined_back_are_that_projection():
+    """``joins._one_projection``: a cat of equal pieces keeps their piece; of the feature slices of
+    one piece (``first[..., 4:]``, ``first[..., :4]``), that piece (``(0,)``); of a projection and a
+    slice of it, of slices of two pieces, or of a slice and an int-picked piece, no projection."""
+    from shapecheck.engine.domain.values import ProjectionTag
+
+    facts = analyze_src(HEADER + textwrap.dedent(JOINED_PIECES))
+    assert facts.internal_errors == []
+    values = {a.name: a.value for a in run_of(facts, "M.forward").assignments}
+    part = lambda name: values[name].tag(ProjectionTag).part if values[name].tag(ProjectionTag) else None
+    assert part("same") == () and part("twice") == (":4",)
+    assert part("whole_and_piece") is None and part("piece_and_whole") is None
+    assert part("first") == (0,) and part("halves") == (0,)
+    assert part("crossed") is None and part("mixed") is None
