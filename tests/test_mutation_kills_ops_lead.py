@@ -16,6 +16,7 @@ from shapecheck.engine.domain.values import UNKNOWN
 from shapecheck.linter import lint_source
 
 from test_engine_ops import HEADER, _shape, analyze_src, run_of
+from test_project_analysis import REGISTRY  # transformers' AttentionInterface, written from scratch
 
 LAYERS = HEADER + """
 class Base(nn.Module):
@@ -277,41 +278,8 @@ def test_dicts_of_known_keys_decide_in_and_not_in_only_for_string_keys_they_read
     assert after and all(value is UNKNOWN for value in after)  # a Value the engine reads as unknown
 
 
-TABLE_OF_IMPLEMENTATIONS = """
-from collections.abc import MutableMapping
+TABLE_OF_IMPLEMENTATIONS = textwrap.dedent(REGISTRY) + """
 
-
-class AttentionInterface(MutableMapping):
-    _global_mapping = {}
-
-    def __init__(self):
-        self._local_mapping = {}
-
-    def __getitem__(self, key):
-        if key in self._local_mapping:
-            return self._local_mapping[key]
-        return self._global_mapping[key]
-
-    def __setitem__(self, key, value):
-        self._local_mapping.update({key: value})
-
-    def __delitem__(self, key):
-        del self._local_mapping[key]
-
-    def __iter__(self):
-        return iter({**self._global_mapping, **self._local_mapping})
-
-    def __len__(self):
-        return len(self._global_mapping.keys() | self._local_mapping.keys())
-
-    def get_interface(self, implementation, default):
-        return super().get(implementation, default)
-
-    def lookup(self, implementation, default):
-        return self._local_mapping.get(implementation, default)
-
-
-ALL_ATTENTION_FUNCTIONS = AttentionInterface()
 
 
 def eager_attention_forward(query, key, value):
