@@ -1187,6 +1187,25 @@ def differ_once_exact(a: DimLike, b: DimLike, assumptions: Assumptions | None = 
         return False
 
 
+def _with_exact_head_splits(
+    a: DimLike, b: DimLike, assumptions: Assumptions | None
+) -> tuple[Dim, Dim, set[str]] | None:
+    """``a`` and ``b`` simplified on the path, with every floor division of a symbol by others made
+    exact (:func:`_head_split_mapping`), and the head counts that leaves: the divisors and quotients
+    of those divisions and the sizes the path checked divide a width (:func:`_divisors_of_widths`).
+    None when there is no head count."""
+    a, b = as_dim(a), as_dim(b)
+    if assumptions is not None:
+        a, b = assumptions.simplify(a), assumptions.simplify(b)
+    mapping, counts = _head_split_mapping(a, b)
+    counts |= _divisors_of_widths(assumptions)
+    if not counts:
+        return None
+    if mapping:
+        a, b = _substitute_closed(a, mapping), _substitute_closed(b, mapping)
+    return a, b, counts
+
+
 def exceeds_by_head_count(larger: DimLike, smaller: DimLike, assumptions: Assumptions | None = None) -> bool:
     """``larger`` is ``smaller`` times a power of a head count, once every floor division of a
     symbol by others is exact (:func:`differ_by_head_count`, one way). A head count is a divisor of
@@ -1194,16 +1213,11 @@ def exceeds_by_head_count(larger: DimLike, smaller: DimLike, assumptions: Assump
     of heads of ``head_dim`` in ``inner``), or a size the path checked divides a width
     (:func:`_divisors_of_widths`: after ``if inner % heads != 0: raise``, ``inner // heads`` is the
     exact quotient, no floor division is left to map)."""
-    a, b = as_dim(larger), as_dim(smaller)
-    if assumptions is not None:
-        a, b = assumptions.simplify(a), assumptions.simplify(b)
-    mapping, counts = _head_split_mapping(a, b)
-    counts |= _divisors_of_widths(assumptions)
-    if not counts:
-        return False
     try:
-        if mapping:
-            a, b = _substitute_closed(a, mapping), _substitute_closed(b, mapping)
+        split = _with_exact_head_splits(larger, smaller, assumptions)
+        if split is None:
+            return False
+        a, b, counts = split
         ratio = _try_exact_div(a, b) if b._terms else None
         if ratio is None or ratio == 1 or len(ratio._terms) != 1:
             return False
@@ -1288,16 +1302,11 @@ def leaves_a_fraction_of_the_head_count(total: DimLike, known: DimLike, assumpti
     A head count is a divisor or quotient of such a division, or a size the path checked divides a
     width (:func:`_divisors_of_widths`: BigBird's ``view(b, -1, h, h * d)`` after the config check).
     Like :func:`differ_by_head_count`, very likely a bug and never certain."""
-    total, known = as_dim(total), as_dim(known)
-    if assumptions is not None:
-        total, known = assumptions.simplify(total), assumptions.simplify(known)
-    mapping, counts = _head_split_mapping(total, known)
-    counts |= _divisors_of_widths(assumptions)
-    if not counts:
-        return False
     try:
-        if mapping:
-            total, known = _substitute_closed(total, mapping), _substitute_closed(known, mapping)
+        split = _with_exact_head_splits(total, known, assumptions)
+        if split is None:
+            return False
+        total, known, counts = split
         if not known._terms or _divides(known, total, assumptions) is Truth.TRUE:
             return False
         return any(_try_exact_div(total * _sym(h), known) is not None for h in counts)
