@@ -302,6 +302,9 @@ class ScaleTag:
     # When ``factor`` is None: the product of the factors the code wrote and the engine could read
     # (``q = self.q_norm(q) * dim_head ** -1`` wrote dim_head ** -1 after a norm's own gain).
     written: Scale | None = field(default=None, compare=False)
+    # The code multiplied or divided this very tensor by a scalar (``q * scale`` with ``scale`` a
+    # value the engine cannot read), as opposed to a sum that merely mixed a scaled value in.
+    explicit: bool = field(default=False, compare=False)
 
     @property
     def readable(self) -> Scale | None:

@@ -172,7 +172,7 @@ def tensor_binary(
             kept = replace(tensor, shape=shape, dtype=dtype, node=node)
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
-            return kept.with_tag(ScaleTag(factor, node, origin, written))
+            return kept.with_tag(ScaleTag(factor, node, origin, written, explicit=True))
         if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape):
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
             # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled",
@@ -180,10 +180,11 @@ def tensor_binary(
             result = result.with_tag(ScaleTag(None, node))
         elif left_tensor and right_tensor and any(_written_scale(t) for t in (a, b)):
             # A scaled tensor times or over another tensor (``q * d ** -0.5`` then ``/ temperature``
-            # or ``* self.temp.exp()``): still scaled, by a factor no longer known. Only a factor
-            # the code wrote counts: hidden states "maybe scaled" by a residual that added an
-            # attention output are not a scaled query, and an RMSNorm of them sets no scale.
-            result = result.with_tag(ScaleTag(None, node))
+            # or ``* self.temp.exp()``, or a rotary table): still scaled, by a factor no longer
+            # known. Only a scale the code wrote counts: hidden states "maybe scaled" by a residual
+            # that added an attention output are not a scaled query, and an RMSNorm of them sets no
+            # scale.
+            result = result.with_tag(ScaleTag(None, node, explicit=True))
 
     scores_side = a if a.has(ScoresTag) else (b if b.has(ScoresTag) else None)
     if scores_side is not None and operator in ("add", "sub"):
@@ -365,8 +366,10 @@ def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _written_scale(tensor: TensorValue) -> bool:
+    """Scaled by a factor the code wrote on this tensor: readable, or an explicit product with a
+    scalar the engine cannot read (``q * scale``, ``scale = default(self.scale, d ** -0.5)``)."""
     tag = tensor.tag(ScaleTag)
-    return tag is not None and tag.readable is not None
+    return tag is not None and (tag.readable is not None or tag.explicit)
 
 
 def _times(a: Scale | None, b: Scale | None) -> Scale | None:

@@ -160,8 +160,10 @@ def keep_scale(*tensors: TensorValue) -> tuple[object, ...]:
     if not present:
         return ()
     factors = {t.factor for t in present}
-    factor = present[0].factor if len(factors) == 1 and len(present) == len(tags) else None
-    return (ScaleTag(factor, present[0].node, present[0].origin if factor is not None else None),)
+    agree = len(present) == len(tags)
+    factor = present[0].factor if len(factors) == 1 and agree else None
+    explicit = agree and all(t.explicit for t in present)
+    return (ScaleTag(factor, present[0].node, present[0].origin if factor is not None else None, explicit=explicit),)
 
 
 def dims_from(values: tuple[Value, ...]) -> list[Dim] | None:

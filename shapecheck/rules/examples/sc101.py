@@ -400,4 +400,31 @@ def gate_scores(q: Float[Tensor, "b t 1"], k: Float[Tensor, "b s 1"]) -> Float[T
     scores = q @ k.transpose(-2, -1)
     return scores.softmax(dim=-1)
 '''),
+    ("local-attention style: q times a scale the engine cannot read, then an xpos table", '''\
+import torch
+from torch import nn
+
+
+def default(value, fallback):
+    return value if value is not None else fallback
+
+
+class WindowAttention(nn.Module):
+    def __init__(self, dim_head, scale=None):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, q, k, v, freqs):
+        b, h, n, dim_head = q.shape
+        scale = default(self.scale, dim_head ** -0.5)
+        q = q * scale
+        xpos = torch.ones(1)
+        q = q * freqs.cos() * xpos
+        sim = torch.einsum("b h i d, b h j d -> b h i j", q, k)
+        return sim.softmax(dim=-1) @ v
+
+
+attn = WindowAttention(64)
+out = attn(torch.randn(2, 4, 8, 64), torch.randn(2, 4, 8, 64), torch.randn(2, 4, 8, 64), torch.randn(8, 64))
+'''),
 ]
