@@ -104,6 +104,8 @@ class Frame:
     #: inside a loop body run once for any number of iterations (not unrolled): a list appended to
     #: here holds any number of such items
     in_loop: bool = False
+    #: the ``T | None = None`` parameters' tensors (by annotation node) this path has used as objects
+    not_none: set[int] = field(default_factory=set)
 
     def fork(self) -> "Frame":
         return Frame(
@@ -118,6 +120,7 @@ class Frame:
             self.grad,
             self.exits,
             self.in_loop,
+            set(self.not_none),
         )
 
 
@@ -386,13 +389,16 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return None
         return self.standalone_instances.get(value.info.qualname)
 
-    def maybe_none(self, value: Value) -> bool:
+    def maybe_none(self, value: Value, frame: Frame | None = None) -> bool:
         """``value`` is still the tensor a ``T | None = None`` parameter's annotation gave it (in
         this run or passed on from the run that bound it), or the size an ``int | None = None``
-        parameter gave: it may be None."""
+        parameter gave: it may be None. Not where ``frame`` has seen it used as an object on every
+        path (``mask.reshape(...)``: it would have raised)."""
         if isinstance(value, IntValue):
             return value.dim.name is not None and value.dim.name in self.optional_sizes
-        return isinstance(value, TensorValue) and id(value.node) in self.optional_annotations
+        if not isinstance(value, TensorValue) or id(value.node) not in self.optional_annotations:
+            return False
+        return frame is None or id(value.node) not in frame.not_none
 
     # ------------------------------------------------------------------ project names
 

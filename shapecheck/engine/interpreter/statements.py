@@ -132,6 +132,16 @@ class StatementExecutor:
             frame.env[statement.name.value] = ClassValue(info)
 
     def exec_small(self, small: cst.BaseSmallStatement, frame: Frame) -> None:
+        used = [frame.env[name] for name in used_unconditionally(small) if name in frame.env]
+        self._exec_small(small, frame)
+        for value in used:
+            if self.maybe_none(value, frame):
+                # ``mask.reshape(...)`` ran on every path through this statement: from here on the
+                # ``T | None = None`` parameter is not None (it would have raised), nor what was
+                # computed from it.
+                frame.not_none.add(id(value.node))
+
+    def _exec_small(self, small: cst.BaseSmallStatement, frame: Frame) -> None:
         if isinstance(small, cst.Assign):
             target = small.targets[0].target if len(small.targets) == 1 else None
             self.pending_name = target.value if isinstance(target, cst.Name) else None
@@ -317,7 +327,7 @@ class StatementExecutor:
             owner = self.eval(test.left.value, frame)
             if (id(owner), test.left.attr.value) in self.optional_attributes:
                 return None  # a layer built on one path only (``self.qkv = ... if fused else None``)
-        if self.maybe_none(value):
+        if self.maybe_none(value, frame):
             return None  # ``mask: Tensor | None = None`` read standalone: callers may leave it out
         return isinstance(comparison.operator, cst.IsNot)
 
@@ -344,6 +354,7 @@ class StatementExecutor:
         frame.env.clear()
         frame.env.update(merged)
         frame.modes = live[0].modes if len(live) == 1 else modes.join(branch.modes for branch in live)
+        frame.not_none = set.intersection(*(branch.not_none for branch in live))
         if len(live) == 1:
             frame.assumptions = live[0].assumptions
 
@@ -652,3 +663,34 @@ def _repeated(current: Value, added: tuple[Value, ...]) -> Value:
     items = (current.element,) if isinstance(current, Repeated) else current.items  # type: ignore[union-attr]
     values = items + added
     return Repeated(join_all(values)) if values else current
+
+
+#: Expressions whose parts may not run every time the expression does: only their first part (the
+#: test of a conditional expression, the left side of ``and`` / ``or``) surely runs.
+_CONDITIONAL_PARTS = {
+    cst.IfExp: ("test",),
+    cst.BooleanOperation: ("left",),
+}
+_NEVER_SURELY_RUN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def used_unconditionally(small: cst.BaseSmallStatement) -> set[str]:
+    """The names whose attribute the statement reads on every path through it (``mask.reshape(...)``,
+    ``x.shape``): the statement raises if one of them is None."""
+    if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return)):
+        return set()
+    found: set[str] = set()
+    pending: list[cst.CSTNode] = [small.value] if small.value is not None else []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, _NEVER_SURELY_RUN):
+            continue
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            found.add(node.value.value)
+        parts = _CONDITIONAL_PARTS.get(type(node))
+        if parts is not None:
+            pending.extend(getattr(node, part) for part in parts)
+        else:
+            pending.extend(node.children)
+    return found
+

@@ -467,7 +467,7 @@ _ELEMENTWISE_COMPARISONS = {"Equal", "NotEqual", "LessThan", "GreaterThan", "Les
 
 def compare(interp: "Interpreter", operator: str, left: Value, right: Value, node: cst.CSTNode, frame: "Frame") -> Value:
     if operator in ("Is", "IsNot"):
-        same = None if interp.maybe_none(left) or interp.maybe_none(right) else _is_none(left, right)
+        same = None if interp.maybe_none(left, frame) or interp.maybe_none(right, frame) else _is_none(left, right)
         return ConstValue(same if operator == "Is" else not same) if same is not None else UNKNOWN
     if operator in _ELEMENTWISE_COMPARISONS and (
         (isinstance(left, Opaque) and is_scalar(right)) or (isinstance(right, Opaque) and is_scalar(left))
