@@ -132,7 +132,10 @@ class StatementExecutor:
             frame.env[statement.name.value] = ClassValue(info)
 
     def exec_small(self, small: cst.BaseSmallStatement, frame: Frame) -> None:
-        used = [frame.env[name] for name in used_unconditionally(small) if name in frame.env]
+        names = self.used_names.get(small)
+        if names is None:
+            names = self.used_names[small] = used_unconditionally(small)
+        used = [frame.env[name] for name in names if name in frame.env]
         self._exec_small(small, frame)
         for value in used:
             if self.maybe_none(value, frame):
@@ -674,11 +677,11 @@ _CONDITIONAL_PARTS = {
 _NEVER_SURELY_RUN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
-def used_unconditionally(small: cst.BaseSmallStatement) -> set[str]:
+def used_unconditionally(small: cst.BaseSmallStatement) -> frozenset[str]:
     """The names whose attribute the statement reads on every path through it (``mask.reshape(...)``,
     ``x.shape``): the statement raises if one of them is None."""
     if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return)):
-        return set()
+        return frozenset()
     found: set[str] = set()
     pending: list[cst.CSTNode] = [small.value] if small.value is not None else []
     while pending:
@@ -692,5 +695,5 @@ def used_unconditionally(small: cst.BaseSmallStatement) -> set[str]:
             pending.extend(getattr(node, part) for part in parts)
         else:
             pending.extend(node.children)
-    return found
+    return frozenset(found)
 
