@@ -228,3 +228,47 @@ def test_a_layer_or_none_chosen_by_a_conditional_expression_is_the_layer():
     assert standalone_shapes(source, "LatentAttention.forward", "probe") == [
         "(batch_size, seq_length, config.head_dim*config.num_attention_heads)"
     ]
+
+
+TIMM_EAGER = """
+import torch
+import torch.nn as nn
+from timm.layers import maybe_add_mask
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=64, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        head_dim = dim // num_heads
+        self.scale = head_dim ** {exponent}
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, attn_mask=None):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, C // self.num_heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        q = {query}
+        attn = q @ k.transpose(-2, -1)
+        attn = maybe_add_mask(attn, attn_mask)
+        attn = attn.softmax(dim=-1)
+        x = (attn @ v).transpose(1, 2).reshape(B, N, C)
+        return self.proj(x)
+"""
+
+
+def test_timm_scores_through_maybe_add_mask_scaled_by_one_over_d_k_are_sc102():
+    found = findings_on_lines(TIMM_EAGER.format(exponent="-1", query="q * self.scale"))
+    assert ("SC102", "self.scale = head_dim ** -1") in found
+
+
+def test_timm_scores_through_maybe_add_mask_unscaled_are_sc101():
+    found = findings_on_lines(TIMM_EAGER.format(exponent="-0.5", query="q"))
+    assert ("SC101", "attn = q @ k.transpose(-2, -1)") in found
+
+
+def test_timm_scores_through_maybe_add_mask_scaled_right_are_clean():
+    assert findings_on_lines(TIMM_EAGER.format(exponent="-0.5", query="q * self.scale")) == []
+    source = TIMM_EAGER.format(exponent="-0.5", query="q * self.scale").replace("maybe_add_mask(attn, attn_mask)", "maybe_add_mask(attn)")
+    assert findings_on_lines(source) == []
