@@ -52,7 +52,7 @@ class WrongAttentionScale(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         events = [e for e in attention_softmaxes(facts) if e.tensor(0, "input").has(ScaleTag)]
-        for event in in_every_context(events, lambda e: _wrongly_scaled(e, facts)):
+        for event in in_every_context(events, lambda e: _wrongly_scaled(e, facts), _lands):
             problem = _problem(event)
             scale = event.tensor(0, "input").tag(ScaleTag)
             # Reported where the factor was written (``self.scale = dim_head ** -1``): that is the
@@ -61,6 +61,12 @@ class WrongAttentionScale(Rule):
         sdpa = [e for e in facts.events_of("scaled_dot_product_attention") if given(e, 6, "scale")]
         for event in in_every_context(sdpa, lambda e: _sdpa_problem(e) is not None):
             yield Report(event.kwarg_nodes.get("scale") or event.node, _sdpa_problem(event), hint=HINT)
+
+
+def _lands(event: OpEvent) -> object:
+    """Where this context's finding lands: where its factor was written, else where applied."""
+    scale = event.tensor(0, "input").tag(ScaleTag)
+    return scale.origin or scale.node
 
 
 def _sdpa_problem(event: OpEvent) -> str | None:

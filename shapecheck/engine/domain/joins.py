@@ -47,6 +47,13 @@ def join_values(left: Value, right: Value) -> Value:
         return left
     if isinstance(right, TensorValue) and _is_none(left):
         return right
+    # An optional layer (``self.q_proj = None if lora else nn.Linear(...)``): the code that calls
+    # it runs only where it is set (``if self.q_lora_rank is None: self.q_proj(x)``), so it is the
+    # layer, as a layer set to None by an ``if`` statement on the other path is.
+    if is_module_value(left) and _is_none(right):
+        return left
+    if is_module_value(right) and _is_none(left):
+        return right
     # ``key_states = cache.layers[i].keys`` on one path (read out of an object the engine cannot
     # see), ``self.k_proj(x).view(...)`` on the other: the name holds one kind of tensor, and the
     # path the engine can follow says which.

@@ -37,11 +37,25 @@ def by_node(events: Iterable[OpEvent]) -> dict[cst.CSTNode, list[OpEvent]]:
     return table
 
 
-def in_every_context(events: Iterable[OpEvent], predicate: Callable[[OpEvent], "bool | None"]) -> Iterator[OpEvent]:
+def in_every_context(
+    events: Iterable[OpEvent],
+    predicate: Callable[[OpEvent], "bool | None"],
+    lands: "Callable[[OpEvent], object] | None" = None,
+) -> Iterator[OpEvent]:
     """For each node: the first event for which ``predicate`` is True, provided no context of that
     node answers False. ``None`` means the context cannot tell (a standalone helper that does not
-    know what its caller passes) and does not count either way."""
-    for group in by_node(events).values():
+    know what its caller passes) and does not count either way.
+
+    ``lands`` (optional) says where the finding of a context lands when that is not the event's
+    node (SC102 reports where the factor was written): contexts are then grouped by both, so that
+    a helper shared by several callers (transformers' ``eager_attention_forward``, given each
+    class's ``self.scaling``) is judged per caller, and one caller's right factor does not clear
+    another's wrong one. The contexts that land on one place must still all agree."""
+    groups: dict[object, list[OpEvent]] = {}
+    for event in events:
+        place = lands(event) if lands is not None else None
+        groups.setdefault((event.node, place), []).append(event)
+    for group in groups.values():
         verdicts = [(predicate(event), event) for event in group]
         if any(verdict is False for verdict, _ in verdicts):
             continue

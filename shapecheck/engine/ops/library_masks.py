@@ -9,7 +9,13 @@ seeing token embeddings that reach attention with no positional encoding.
 
 The causal builders (``create_causal_mask`` and its kinds) stay unknown calls: a causal mask does
 tell positions apart, and its layout (boolean or additive, which side is True) depends on the
-attention implementation. Registered in ``ops.OPS`` on import.
+attention implementation.
+
+timm's ``maybe_add_mask(scores, attn_mask=None)`` (``timm/layers/attention.py``, read in timm
+1.0.31: ``return scores if attn_mask is None else scores + attn_mask``) is that addition: the
+scores stay scores, met by an additive mask, so what reaches the softmax after it is still judged
+(SC101 / SC102 on EVA's and ViT's eager paths). Before, it was an unknown call, "maybe scaled".
+Registered in ``ops.OPS`` on import.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shapecheck.engine.domain.tags import PaddingTag
-from shapecheck.engine.domain.values import TensorValue, Value
-from shapecheck.engine.ops.base import Call, register
+from shapecheck.engine.domain.values import ConstValue, TensorValue, Value
+from shapecheck.engine.ops.arithmetic import tensor_binary
+from shapecheck.engine.ops.base import Call, register, unknown_call
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -32,17 +39,26 @@ MASK_BUILDERS = {
 }
 
 
+#: timm's helpers, by their absolute names and relative to the package (``from ..layers import``).
+TIMM_HELPERS = {
+    "layers.maybe_add_mask": "timm.maybe_add_mask",
+    "layers.attention.maybe_add_mask": "timm.maybe_add_mask",
+}
+
+
 def library_op(qualname: str) -> str | None:
     """The op of a transformers mask builder named ``qualname``: imported absolutely
     (``transformers.masking_utils.create_bidirectional_mask``) or relatively from inside the package
     (``...masking_utils.create_bidirectional_mask``)."""
+    if qualname.startswith("timm."):
+        return TIMM_HELPERS.get(qualname[len("timm.") :])
     if qualname.startswith("transformers."):
         local = qualname[len("transformers.") :]
     elif qualname.startswith("."):
         local = qualname.lstrip(".")
     else:
         return None
-    return MASK_BUILDERS.get(local)
+    return MASK_BUILDERS.get(local) or TIMM_HELPERS.get(local)
 
 
 def _padding_mask(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
@@ -51,4 +67,15 @@ def _padding_mask(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(None, None, (PaddingTag(call.node),), call.node)
 
 
+def _maybe_add_mask(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``scores if attn_mask is None else scores + attn_mask`` (the mask left out is None)."""
+    scores, mask = call.arg(0, "scores"), call.arg(1, "attn_mask")
+    if not isinstance(scores, TensorValue):
+        return unknown_call(call)
+    if not call.has_arg(1, "attn_mask") or (isinstance(mask, ConstValue) and mask.value is None):
+        return scores
+    return tensor_binary(interp, "add", scores, mask, call.node, frame)
+
+
 register(_padding_mask, "transformers.padding_mask")
+register(_maybe_add_mask, "timm.maybe_add_mask")
