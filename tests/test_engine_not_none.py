@@ -42,8 +42,32 @@ def test_a_method_call_proves_the_parameter_is_not_none():
     assert _codes("total = torch.sum(mask.reshape(b, -1), dim=1)\n") == []
 
 
+def test_a_chained_method_call_proves_it():
+    assert _codes("total = mask.float().sum()\n") == []
+
+
 def test_an_attribute_read_proves_it_too():
     assert _codes("rows = mask.shape[0]\n") == []
+
+
+def test_an_operand_of_arithmetic_always_runs():
+    assert _codes("total = 1 + mask.sum()\n") == []
+
+
+def test_a_negated_use_always_runs():
+    assert _codes("total = -mask.sum()\n") == []
+
+
+def test_a_comparison_always_runs_both_sides():
+    assert _codes("same = n == mask.size(1)\n") == []
+
+
+def test_an_element_of_a_tuple_always_runs():
+    assert _codes("rows, cols = n, mask.size(0)\n") == []
+
+
+def test_an_index_always_runs():
+    assert _codes("first = x[mask.long()]\n") == []
 
 
 def test_the_left_side_of_and_always_runs():

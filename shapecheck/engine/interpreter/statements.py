@@ -668,13 +668,29 @@ def _repeated(current: Value, added: tuple[Value, ...]) -> Value:
     return Repeated(join_all(values)) if values else current
 
 
-#: Expressions whose parts may not run every time the expression does: only their first part (the
-#: test of a conditional expression, the left side of ``and`` / ``or``) surely runs.
-_CONDITIONAL_PARTS = {
-    cst.IfExp: ("test",),
-    cst.BooleanOperation: ("left",),
-}
-_NEVER_SURELY_RUN = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+def _surely_run_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The sub-expressions that run every time ``node`` does. Only the test of a conditional
+    expression and the left side of ``and`` / ``or`` surely run; a lambda's or a comprehension's
+    body may never run. Kinds not listed here are not looked into (nothing proven there)."""
+    if isinstance(node, cst.Call):
+        return [node.func, *(arg.value for arg in node.args)]
+    if isinstance(node, cst.Attribute):
+        return [node.value]
+    if isinstance(node, cst.Subscript):
+        return [node.value, *(element.slice.value for element in node.slice if isinstance(element.slice, cst.Index))]
+    if isinstance(node, cst.BinaryOperation):
+        return [node.left, node.right]
+    if isinstance(node, cst.UnaryOperation):
+        return [node.expression]
+    if isinstance(node, cst.Comparison):
+        return [node.left, *(target.comparator for target in node.comparisons)]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [element.value for element in node.elements]
+    if isinstance(node, cst.IfExp):
+        return [node.test]
+    if isinstance(node, cst.BooleanOperation):
+        return [node.left]
+    return []
 
 
 def used_unconditionally(small: cst.BaseSmallStatement) -> frozenset[str]:
@@ -686,14 +702,7 @@ def used_unconditionally(small: cst.BaseSmallStatement) -> frozenset[str]:
     pending: list[cst.CSTNode] = [small.value] if small.value is not None else []
     while pending:
         node = pending.pop()
-        if isinstance(node, _NEVER_SURELY_RUN):
-            continue
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             found.add(node.value.value)
-        parts = _CONDITIONAL_PARTS.get(type(node))
-        if parts is not None:
-            pending.extend(getattr(node, part) for part in parts)
-        else:
-            pending.extend(node.children)
+        pending.extend(_surely_run_parts(node))
     return frozenset(found)
-
