@@ -74,6 +74,12 @@ MAX_INLINE_DEPTH = 6
 #: code with its own arguments, so this bounds the work an import adds to a file (the imported
 #: module's own lint analyses it in full).
 MAX_FOREIGN_DEPTH = 4
+#: The file's module-level functions (factories, registered variants: timm has 1,382) run after its
+#: classes; the first calling contexts of a function of another project module are followed from
+#: them, and later ones are opaque, as in per-file lint. Without this bound, each of timm's variants
+#: rebuilds its model through ``build_model_with_cfg`` with the variant's arguments (7x the file's
+#: own analysis on ``vision_transformer.py``).
+MAX_FOREIGN_CONTEXTS = 8
 
 
 class Budget:
@@ -147,6 +153,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.invented: set[str] = facts.invented_sizes  # names of the sizes fresh_name made up
         self.depth_limit = MAX_INLINE_DEPTH
         self.nested_classes: set[str] = set()  # classes instantiated by another class of the file
+        #: When set: how many more calling contexts each function of another module may be followed
+        #: in (``MAX_FOREIGN_CONTEXTS``), by function node; None: no bound (the classes' analysis).
+        self.foreign_contexts: dict[cst.FunctionDef, int] | None = None
         # (id of an object, attribute) set to None on one path and to a tensor or layer on another:
         # ``if self.qkv is not None:`` stays undecided for them (see statements._none_test).
         self.optional_attributes: set[tuple[int, str]] = set()
@@ -524,10 +533,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if self.budget.steps < 200:
             forget_modes(frame, call, passed_only=False)
             return dispatch.unknown_call(call)
-        if frame.depth >= MAX_FOREIGN_DEPTH and self.graph is not None:
+        if self.graph is not None:
             scope = self.graph.home.get(node)
             if scope is not None and scope.source.path != self.own_path:
-                return dispatch.unknown_call(call)
+                if frame.depth >= MAX_FOREIGN_DEPTH or not self._foreign_context_left(node):
+                    return dispatch.unknown_call(call)
         # ``self.fn(self.norm(x), **kwargs)``: a wrapper delegating to its child is followed; the
         # parameters ``**kwargs`` may fill are unknown, never their defaults.
         kwargs = {name: value for name, value in call.kwargs.items() if name != "**"}
@@ -548,6 +558,17 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             parent=frame.run if frame.run.node is not None else None, call_node=call.node, caller=frame,
         )
         return result
+
+    def _foreign_context_left(self, node: cst.FunctionDef) -> bool:
+        """Whether this function of another module may be followed in one more calling context
+        (and count it)."""
+        if self.foreign_contexts is None:
+            return True
+        left = self.foreign_contexts.get(node, MAX_FOREIGN_CONTEXTS)
+        if left <= 0:
+            return False
+        self.foreign_contexts[node] = left - 1
+        return True
 
     def instantiate(self, info: ClassInfo, call: "base.Call", frame: Frame) -> Value:
         self.facts.instantiations.append((call.node, info))

@@ -71,6 +71,7 @@ def _analyze(
         _analyze_methods(interpreter, info, instances[info.qualname])
     interpreter.depth_limit = MAX_INLINE_DEPTH
     _analyze_tensor_methods_of_plain_classes(interpreter)
+    interpreter.foreign_contexts = {}  # MAX_FOREIGN_CONTEXTS: many variants, few contexts each
     for value in list(interpreter.globals.values()):
         if isinstance(value, FunctionValue) and value.owner is None:
             bindings = interpreter.bind_parameters(value.node, (), {}, standalone=True, skip_self=False)

@@ -1,0 +1,63 @@
+"""How many calling contexts a function of another project module is followed in.
+
+The file's classes follow every call into the project with the caller's arguments. Its module-level
+functions (factories, registered model variants: timm has 1,382 of them, each rebuilding its model
+through ``build_model_with_cfg``) run after the classes, and follow a function of another module in
+its first ``MAX_FOREIGN_CONTEXTS`` calling contexts only; later calls are opaque, as in per-file lint.
+That bounds what following imports costs (issue 9: timm's whole-package lint fell from 4.1x to 2.6x
+the per-file sum). These tests pin the decision: what a later variant gets wrong is not reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shapecheck.engine.interpreter.core import MAX_FOREIGN_CONTEXTS
+from shapecheck.runner import LintOptions, run
+
+LAYERS = """\
+import torch
+
+
+def project(x, width):
+    weight = torch.zeros(width, 16)
+    return x @ weight
+"""
+
+
+def _variants(bad: int, count: int) -> str:
+    lines = ["import torch", "", "from layers import project", ""]
+    for index in range(1, count + 1):
+        width = 5 if index == bad else 8
+        lines += ["", f"def variant_{index}():", f"    return project(torch.zeros(2, 8), {width})", ""]
+    return "\n".join(lines)
+
+
+def _class(bad: int, count: int) -> str:
+    lines = ["import torch", "from torch import nn", "", "from layers import project", "", "", "class Heads(nn.Module):", "    def forward(self, x):"]
+    for index in range(1, count + 1):
+        width = 5 if index == bad else 8
+        lines.append(f"        x{index} = project(torch.zeros(2, 8), {width})")
+    lines.append("        return x")
+    return "\n".join(lines) + "\n"
+
+
+def _codes(root: Path, model: str) -> list[str]:
+    (root / "layers.py").write_text(LAYERS)
+    (root / "model.py").write_text(model)
+    report = run(LintOptions(paths=[str(root)], isolated=True, cache=False)).report
+    return [d.code for d in report.diagnostics]
+
+
+def test_the_first_contexts_of_module_level_functions_are_followed(tmp_path: Path) -> None:
+    count = MAX_FOREIGN_CONTEXTS + 1
+    assert _codes(tmp_path, _variants(bad=1, count=count)) == ["SC505"]
+    assert _codes(tmp_path, _variants(bad=MAX_FOREIGN_CONTEXTS, count=count)) == ["SC505"]
+
+
+def test_later_contexts_of_module_level_functions_are_opaque(tmp_path: Path) -> None:
+    assert _codes(tmp_path, _variants(bad=MAX_FOREIGN_CONTEXTS + 1, count=MAX_FOREIGN_CONTEXTS + 1)) == []
+
+
+def test_classes_follow_every_context(tmp_path: Path) -> None:
+    count = MAX_FOREIGN_CONTEXTS + 1
+    assert _codes(tmp_path, _class(bad=count, count=count)) == ["SC505"]
