@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from shapecheck.diagnostics import Severity
-from shapecheck.engine.domain.values import ModuleValue, ProbsTag, ScoresTag
+from shapecheck.engine.domain.values import ModuleValue
 from shapecheck.engine.facts.layouts import causes
 from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites, sequence_lengths
 from shapecheck.engine.facts.records import FileFacts
@@ -57,7 +57,7 @@ class LayernormWrongDim(Rule):
         for site in layer_norm_sites(facts):
             if site.node in reported:
                 continue
-            problem = _problem(site) or _sequence_length(site, lengths) or _length_on_tokens(site, lengths, facts)
+            problem = _problem(site) or _sequence_length(site, lengths)
             if problem is None:
                 continue
             reported.add(site.node)
@@ -139,29 +139,6 @@ def _axis_named(shape, normalized, assumptions) -> str:
             label = " (the sequence axis)" if axis == 1 and shape.rank == 3 else ""
             return f"; {normalized[0]} is the size of axis {axis}{label}"
     return ""
-
-
-def _length_on_tokens(site: LayerNormSite, lengths: list, facts: FileFacts) -> _Problem | None:
-    """``LayerNorm(max_len)`` applied to token states whose shape the engine does not know (ids of
-    unknown rank looked up, Hugging Face embeddings run standalone): the normalized size is the
-    row count of the model's positional table, a length the code named, and what it normalizes
-    is tokens (by provenance), whose last axis is their features."""
-    shape, normalized = site.input.shape, site.normalized
-    if (shape is not None and shape.dims) or normalized is None or len(normalized) != 1:
-        return None
-    size = normalized[0]
-    if size.is_const or facts.made_up(size) or not is_token_sequence(site.input):
-        return None
-    if site.input.has(ScoresTag) or site.input.has(ProbsTag):
-        return None  # attention weights: their last axis is the keys' positions
-    if not any(equal(size, length, site.event.assumptions) is Truth.TRUE for length in lengths if not facts.made_up(length)):  # type: ignore[arg-type]
-        return None
-    name = "F.layer_norm" if site.functional else "LayerNorm"
-    return _Problem(
-        f"{name} normalized_shape ({size},) is a sequence length (the size of a positional table or lookup), "
-        f"not the feature dim of the token states it normalizes: expected {name}(<feature dim>)",
-        "normalize over the feature dim: LayerNorm(d_model)",
-    )
 
 
 def _sequence_length(site: LayerNormSite, lengths: list) -> _Problem | None:
