@@ -48,10 +48,16 @@ class HeadsSplitWithoutTranspose(Rule):
     def check(self, facts: FileFacts) -> Iterator[Report]:
         for event in in_every_context(facts.events_of("view", "reshape"), _verdict):
             source, result = heads_split_without_transpose(event)  # type: ignore[misc]  # the verdict found it
-            time, heads = source.dims[1], result.dims[1]
+            heads = result.dims[1]
+            if source.variadic or source.rank != 3:
+                time = result.dims[2]
+                what = f"{source} (features {source.dims[-1]} = heads x head_dim last)"
+            else:
+                time = source.dims[1]
+                what = f"{source} (batch, time={time}, features)"
             yield Report(
                 event.node,
-                f"{event.op} of {source} (batch, time={time}, features) straight to {result} (batch, heads={heads}, "
+                f"{event.op} of {what} straight to {result} (batch, heads={heads}, "
                 f"time, head_dim): the features of each token are not laid out head-first, so the heads get "
                 f"scrambled rows; expected (batch, {time}, {heads}, head_dim) then transpose(1, 2)",
                 hint="split then transpose: x.view(b, t, h, d_k).transpose(1, 2)",

@@ -84,12 +84,21 @@ def _leading_groups(source: tuple[Dim, ...], result: tuple[Dim, ...], assumption
     could only name, Swin's ``view(-1, H, W, C)`` of ``(_, H // ws, ws, ...)``) is the same count
     when the other axes group exactly: the two sides hold as many elements."""
     merges = axis_groups(source, result, assumptions)
-    if merges is not None or not source or not result or not (is_anonymous(source[0]) and is_anonymous(result[0])):
+    if merges is not None or not source or not result:
         return merges
-    rest = axis_groups(source[1:], result[1:], assumptions)
-    if rest is None:
-        return None
-    return [Merge(m.first + 1, m.last + 1, m.result_axis + 1) for m in rest]
+    if is_anonymous(source[0]) and is_anonymous(result[0]):
+        rest = _trailing_groups(source[1:], result[1:], assumptions)
+        return None if rest is None else [Merge(m.first + 1, m.last + 1, m.result_axis + 1) for m in rest]
+    return _trailing_groups(source, result, assumptions)
+
+
+def _trailing_groups(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: Assumptions) -> list[Merge] | None:
+    """``axis_groups``, where a last size of unknown value on both sides (the channels a window
+    reverse keeps with ``view(B, H, W, -1)``) is the same count when the other axes group exactly."""
+    merges = axis_groups(source, result, assumptions)
+    if merges is not None or len(source) < 2 or len(result) < 2 or not (is_anonymous(source[-1]) and is_anonymous(result[-1])):
+        return merges
+    return axis_groups(source[:-1], result[:-1], assumptions)
 
 
 def _windows_divide(assumptions: Assumptions | None, dims: tuple[Dim, ...]) -> Assumptions:
@@ -139,6 +148,8 @@ def heads_split_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None:
         return None
     source, result = event.tensor(0), event.result_tensor
     dims, target = fixed_dims(source.shape, 3), fixed_dims(result.shape, 4)
+    if target is not None and not source.has(Permuted) and _width_split_apart(source.shape, target, event.assumptions):
+        return source.shape, result.shape  # type: ignore[return-value]
     if dims is None or target is None or not is_attention_data(source) or source.has(Permuted):
         return None
     assumptions = event.assumptions
@@ -151,6 +162,25 @@ def heads_split_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None:
     if not _is(heads * head_dim, d, assumptions):
         return None
     return source.shape, result.shape  # type: ignore[return-value]
+
+
+def _width_split_apart(shape: Shape | None, target: tuple[Dim, ...], assumptions: Assumptions | None) -> bool:
+    """``(*, e)`` viewed as ``(b, h, X, e // h)``: the last axis, whatever the rank before it (a
+    projection by a layer the engine cannot see, known only by the width read off it), is split
+    into ``h`` and ``d`` with ``h * d == e`` once every floor division is exact, and a third axis of
+    a size other than 1 (the tokens, often a ``-1``) sits between them. In memory the ``h * d``
+    features of a token are adjacent, so the head axis placed before the tokens takes its rows
+    from several tokens: a head split without the transpose, whatever the data."""
+    if shape is None or not shape.dims or len(target) != 4:
+        return False
+    width = shape.dims[-1]
+    heads, between, head_dim = target[1:]
+    if any(_one(d) for d in (heads, between, head_dim)) or is_anonymous(width) or is_path_join(width):
+        return False
+    exact = _windows_divide(assumptions, (width,) + target)
+    if _is(heads, between, exact) or _is(between, head_dim, exact):
+        return False
+    return _is(heads * head_dim, width, exact) and not is_anonymous(heads) and not is_anonymous(head_dim)
 
 
 def heads_merged_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None:
@@ -170,7 +200,9 @@ def heads_merged_without_transpose(event: OpEvent) -> tuple[Shape, Shape] | None
         return None
     if _one(heads) or _one(head_dim) or _is(heads, t, assumptions) or _one(t):
         return None
-    if not _is(width, heads * head_dim, assumptions):
+    # The reshape ran: batch and time kept, so the width holds the other two axes (``reshape(B, N,
+    # C)`` with ``C`` read off the input) unless it provably does not (another path's sizes).
+    if equal(width, heads * head_dim, _windows_divide(assumptions, (width, heads, head_dim))) is Truth.FALSE:  # type: ignore[arg-type]
         return None
     return source.shape, result.shape  # type: ignore[return-value]
 

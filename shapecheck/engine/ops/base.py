@@ -387,9 +387,22 @@ def read_trailing_size(interp: "Interpreter", sizes: ShapeValue, position: int |
     sizes (or not at all): a size read at run time (:func:`read_size`), and ``x`` is refined to
     ``(*, size, ...)``, so that later views of ``x`` know its width (``inner_dim = key.shape[-1]``
     then ``key.view(b, -1, heads, inner_dim // heads)``). Sizes counted from the front say nothing
-    about the rank, so they refine nothing."""
-    dim = read_size(interp)
+    about the rank, so they refine nothing; but one tensor's size at one position is one size, the
+    same each time it is read (``reshape(B, x.shape[1], h, d)`` then ``reshape(B, x.shape[1], e)``)."""
     source, base = sizes.source, sizes.base
+    front = position is not None and position >= 0 and not sizes.dropped and not sizes.extra
+    bound = frame.env.get(source.value) if isinstance(source, cst.Name) else None
+    # The tensor read: the value the name is bound to (a parameter the engine cannot see is an
+    # ``Opaque``, the same object however often it is read, until the name is bound again).
+    owner = bound if bound is not None and (bound is base or isinstance(bound, Opaque)) else None
+    if front and isinstance(base, TensorValue) and owner is not None:
+        known = interp.front_sizes.get((id(owner), position))
+        if known is not None and known[0] is owner:
+            return known[1]
+        dim = read_size(interp)
+        interp.front_sizes[(id(owner), position)] = (owner, dim)
+        return dim
+    dim = read_size(interp)
     if position is None or position >= 0 or sizes.dropped or sizes.extra or not isinstance(source, cst.Name):
         return dim
     current = frame.env.get(source.value)
