@@ -16,7 +16,10 @@ class ResidualShapeMismatch(Rule):
 
     ## What it does
     Reports `a + b` / `a - b` between tensors whose inferred shapes provably cannot broadcast,
-    such as `x + sublayer(x)` where the sublayer returns a different feature size.
+    such as `x + sublayer(x)` where the sublayer returns a different feature size. When the
+    sublayer's output comes straight from an `nn.Linear` that takes the residual's width and gives
+    another, the finding lands on that Linear's constructor, where the fix goes (its
+    `out_features`); otherwise on the addition.
 
     ## Why is this bad?
     It crashes: `RuntimeError: The size of tensor a (512) must match the size of tensor b (2048)`.

@@ -30,12 +30,14 @@ from shapecheck.engine.domain.values import (
     TriangleTag,
     Value,
     as_tensor,
+    dim_of,
     is_scalar,
     scale_of,
     with_mask,
 )
 from shapecheck.engine.ops.base import Call, _callee_name, broadcast_with_unknown, conflict, keep_scale, lineage, promoted, register, unseen
 from shapecheck.engine.symbolic import shapes as shape_ops
+from shapecheck.engine.symbolic.dims import Truth, equal
 from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -292,6 +294,8 @@ def _result_shape(
                 frame,
                 operator,
             )
+            if kind == "broadcast" and problem[0] == -1:
+                _at_the_layer_out_of_width(interp, a, b, frame)
         return result.shape
     tensor = a if left_tensor else b
     other = right if left_tensor else left
@@ -363,6 +367,51 @@ def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     if operator is None:
         return UNKNOWN
     return tensor_compare(interp, operator, call.args[0] if call.args else UNKNOWN, call.arg(1, "other"), call.node, frame)
+
+
+def _at_the_layer_out_of_width(interp: "Interpreter", a: TensorValue, b: TensorValue, frame: "Frame") -> None:
+    """A residual ``x + self.proj(x)`` whose widths differ, where exactly one side is the output of
+    a Linear the file built that takes the other side's width and gives another (``in_features``
+    is the residual's width, ``out_features`` is not): the layer changes the stream's width, so
+    the fix goes to its constructor, and the last conflict points there. A square layer added to
+    a residual of another width (``features + self.out(h)``) leaves the residual suspect: reported
+    at the addition."""
+    layers = [_linear_out(interp, t) for t in (a, b)]
+    if sum(layer is not None for layer in layers) != 1:
+        return
+    index = 0 if layers[0] is not None else 1
+    site, label, width, fed = layers[index]  # type: ignore[misc]
+    other = (b if index == 0 else a).shape.dim(-1)  # type: ignore[union-attr]
+    if equal(other, fed, frame.assumptions) is not Truth.TRUE:
+        return
+    run = frame.run
+    who = f"`{run.qualname}`" if run is not None and run.qualname else "the code"
+    recorded = interp.facts.conflicts[-1]
+    interp.facts.conflicts[-1] = replace(
+        recorded,
+        at=site,
+        detail=f"{label} outputs {width} features, and {who} adds them to a residual of {other} features "
+        f"({recorded.detail})",
+        hint=f"build {label} with out_features={other}, or add it to a tensor of width {width}",
+    )
+
+
+def _linear_out(interp: "Interpreter", tensor: TensorValue) -> "tuple[cst.CSTNode, str, object, object] | None":
+    """(where it was built, its label, its width, its in_features) when ``tensor`` is, at its last
+    axis, the output of an ``nn.Linear`` the file built (its ``out_features``)."""
+    tag = tensor.tag(ProjectionTag)
+    if tag is None or tensor.shape is None or not tensor.has(LayerOutputTag):
+        return None
+    from shapecheck.engine.ops.nn_modules import layer_built  # nn_modules registers after this module
+
+    built = layer_built(interp, tag.ident)
+    if built is None:
+        return None  # a product with a parameter: no layer built
+    width = dim_of(built[1].params.get("out_features"))
+    last = tensor.shape.dim(-1)
+    if width is None or last is None or width != last:
+        return None
+    return built[0], tensor.tag(LayerOutputTag).label, width, dim_of(built[1].params.get("in_features"))
 
 
 def _written_scale(tensor: TensorValue) -> bool:

@@ -398,13 +398,20 @@ def _conv_size(size: Dim, kernel: Dim | None, stride: Dim | None, padding: Value
 def _sizes_written(interp: "Interpreter", module: ModuleValue) -> cst.CSTNode | None:
     """Where a layer's sizes were written: its constructor call, or, when a helper function built it
     from its own arguments (``make_proj(d_in, d_out)``), the outermost call that passed them."""
+    built = layer_built(interp, module.ident)
+    return built[0] if built is not None else module.node
+
+
+def layer_built(interp: "Interpreter", ident: object) -> "tuple[cst.CSTNode, ModuleConstruction] | None":
+    """Where the layer of this identity had its sizes written (see ``_sizes_written``), and its
+    construction; None when the file did not construct it."""
     for built in reversed(interp.facts.constructions):
-        if built.ident == module.ident:
+        if built.ident == ident:
             site, run = built.node, built.run
             while run is not None and run.inlined and run.instance is None and run.cls is None and passes_arguments(run.call_node):
                 site, run = run.call_node, run.parent
-            return site
-    return module.node
+            return site, built
+    return None
 
 
 def _applied_in(frame: "Frame") -> str:
