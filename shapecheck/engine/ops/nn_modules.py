@@ -161,6 +161,7 @@ def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, fr
     previous: ModuleValue | None = None
     broken = [False]
     for index, item in enumerate(items):
+        item = _torch_layer(item)
         if not isinstance(item, ModuleValue):
             previous = None
             continue
@@ -184,6 +185,16 @@ def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, fr
         else:
             previous = None
     return broken[0]
+
+
+def _torch_layer(item: Value) -> Value:
+    """A subclass of a torch.nn layer (whisper's ``class Linear(nn.Linear)`` with its own forward) is
+    that layer as its base was built (``super().__init__`` or the inherited constructor): its
+    ``in_features`` and ``out_features`` are the base's."""
+    from shapecheck.engine.ops.dispatch import NN_BASE  # dispatch imports this module
+
+    base = item.attrs.get(NN_BASE) if isinstance(item, ObjectValue) else None
+    return base if isinstance(base, ModuleValue) else item
 
 
 def forward(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:

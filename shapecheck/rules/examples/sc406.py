@@ -122,6 +122,29 @@ class BertFFN(nn.Module):
         hidden_states = self.intermediate_act_fn(self.intermediate_dense(hidden_states))
         return self.output_dense(hidden_states)
 '''),
+    ("whisper-style Linear subclass with its own forward, in a Sequential", '''\
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+class Linear(nn.Linear):
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight.to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, n_state: int):
+        super().__init__()
+        n_mlp = n_state * 4
+        self.mlp = nn.Sequential(
+            Linear(n_state, n_mlp),
+            nn.GELU(),
+            Linear(n_mlp * 2, n_state),  # <-
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.mlp(x)
+'''),
 ]
 
 VALID = [
@@ -220,6 +243,25 @@ class Probe(nn.Module):
 
     def forward(self, x):
         return self.net(x)
+'''),
+    ("whisper-style Linear subclass with its own forward, chained right", '''\
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+class Linear(nn.Linear):
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight.to(x.dtype), None if self.bias is None else self.bias.to(x.dtype))
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, n_state: int):
+        super().__init__()
+        n_mlp = n_state * 4
+        self.mlp = nn.Sequential(Linear(n_state, n_mlp), nn.GELU(), Linear(n_mlp, n_state))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.mlp(x)
 '''),
 ]
 
