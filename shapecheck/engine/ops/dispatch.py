@@ -62,6 +62,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     elementwise,
     factories,
     joins,
+    library_layers,
     library_losses,
     library_masks,
     nn_modules,
@@ -100,6 +101,9 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
     special = QUALIFIED.get(qualname)
     if special is not None:
         return apply(interp, special, call, frame)
+    layers = library_layers.torch_call(qualname, call)
+    if layers is not None:
+        return call_qualified(interp, layers[0], layers[1], frame)
     for prefix in TORCH_PREFIXES:
         if qualname.startswith(prefix):
             name = qualname[len(prefix) :]

@@ -145,6 +145,25 @@ class ResidualBlock(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         return x + self.mlp(x)
 '''),
+    ("lucidrains style: torch_einops_utils' Sequential, which leaves out None", '''\
+from torch import nn
+from torch_einops_utils.nn import Sequential
+
+
+class NextEmbedPredictor(nn.Module):
+    def __init__(self, dim=512, use_norm=False):
+        super().__init__()
+        self.net = Sequential(
+            nn.LayerNorm(dim * 2) if use_norm else None,
+            nn.Linear(dim * 2, dim * 2),
+            nn.LeakyReLU(),
+            None,
+            nn.Linear(dim * 4, dim),  # <-
+        )
+
+    def forward(self, x):
+        return self.net(x)
+'''),
 ]
 
 VALID = [
@@ -262,6 +281,25 @@ class ResidualBlock(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return x + self.mlp(x)
+'''),
+    ("lucidrains style: torch_einops_utils' Sequential with a None left out, chained right", '''\
+from torch import nn
+from torch_einops_utils.nn import Sequential
+
+
+class NextEmbedPredictor(nn.Module):
+    def __init__(self, dim=512, use_norm=False):
+        super().__init__()
+        self.net = Sequential(
+            nn.LayerNorm(dim * 2) if use_norm else None,
+            nn.Linear(dim * 2, dim * 2),
+            None,
+            nn.LeakyReLU(),
+            nn.Linear(dim * 2, dim),
+        )
+
+    def forward(self, x):
+        return self.net(x)
 '''),
 ]
 
