@@ -98,7 +98,16 @@ def _made_to_broadcast(table: TensorValue, other: TensorValue) -> bool:
     concatenating this table along the features is a bug; a table meant to be concatenated is
     expanded to the batch first (``pos.expand(b, -1, -1)``), which this is not."""
     shape = table.shape
-    if shape is None or shape.variadic:
+    if shape is None:
+        # Resampled by a function the engine cannot see (``resample_abs_pos_embed(self.pos_embed,
+        # new_size)``): still the parameter, with the batch axis of 1 it was declared with.
+        parameter = table.tag(ParameterTag)
+        declared = parameter.shape if parameter is not None and parameter.per_position else None
+        if declared is None or declared.variadic or declared.rank is None or declared.rank < 3:
+            return False
+        first = declared.dims[0]
+        return first.is_const and first.value == 1
+    if shape.variadic:
         return False
     if other.shape is not None and not other.shape.variadic and shape.rank < other.shape.rank:
         return True

@@ -1,0 +1,101 @@
+"""Names a function binds and never reads: dead stores.
+
+A value assigned to a local name that no code of the function reads again (not later, not in a loop,
+not in a nested function or comprehension) reaches nothing. Rules ask which of the values the engine
+computed at such an assignment were dropped (SC303: positional embeddings computed and never added).
+This is a fact of the function's text, the same in every run of it; what the value was is the run's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from shapecheck.engine.facts.records import Assignment, FileFacts, FunctionRun
+
+#: Calls that read a function's locals by name: a function that makes one has no dead stores we can tell.
+_READS_LOCALS = frozenset({"locals", "vars", "eval", "exec"})
+
+
+class _Names(cst.CSTVisitor):
+    """Every ``Name`` of a function, and which of them are plain assignment targets (stores). A name
+    anywhere else counts as a read, so doubt always makes a name read: ``x += 1``, ``del x``, a
+    ``with ... as x``, a keyword of ``global`` / ``nonlocal``."""
+
+    def __init__(self) -> None:
+        self.stores: set[int] = set()
+        self.names: list[cst.Name] = []
+        self.opaque = False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._store(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._store(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._store(node.target)
+
+    def _store(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.stores.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._store(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._store(target.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # ``self.pos_emb``: the attribute's name is no local
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # ``f(pos_emb=...)``: the keyword is no local
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in _READS_LOCALS:
+            self.opaque = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+
+_CACHE: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+
+
+def unread_names(function: cst.FunctionDef) -> frozenset[str]:
+    """The local names ``function`` assigns (plainly: ``x = ...``, ``a, b = ...``, ``for x in``) and
+    never reads anywhere in its body. Empty when the function reads its locals by name
+    (``locals()``, ``vars()``, ``eval``)."""
+    cached = _CACHE.get(id(function))
+    if cached is not None and cached[0] is function:
+        return cached[1]
+    visitor = _Names()
+    function.body.visit(visitor)
+    if visitor.opaque:
+        result: frozenset[str] = frozenset()
+    else:
+        stored = {name.value for name in visitor.names if id(name) in visitor.stores}
+        read = {name.value for name in visitor.names if id(name) not in visitor.stores}
+        result = frozenset(stored - read)
+    if len(_CACHE) > 4096:
+        _CACHE.clear()
+    _CACHE[id(function)] = (function, result)
+    return result
+
+
+def dead_stores(facts: FileFacts) -> Iterator[tuple[FunctionRun, Assignment]]:
+    """Every assignment of a run to a local name its function never reads, with the value the run
+    computed there (one per run: a function run standalone and inlined gives one each)."""
+    for run in facts.runs:
+        if not isinstance(run.node, cst.FunctionDef):
+            continue
+        unread = unread_names(run.node)
+        if not unread:
+            continue
+        for assignment in run.assignments:
+            if assignment.name in unread:
+                yield run, assignment

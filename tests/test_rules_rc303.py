@@ -1,0 +1,255 @@
+"""Positions dropped where the stream reaches code the engine cannot see (SC303), and a positional
+table resampled by an unseen helper, then concatenated (SC301).
+
+SC303 on real code: in a Hugging Face ``*Embeddings.forward`` (or a ViT's, an audio model's) the
+positional embeddings are computed beside the tokens and added to them; the encoder that takes the
+sum is another class, often built in another file, so the engine never sees the tokens reach
+attention. When the sum leaves the positions out, what remains is a local name bound to a
+positional table (a lookup with position ids, a sinusoidal buffer, a learned per-position parameter
+cut to the sequence) that the function never reads (``engine/facts/unread.py``: a dead store). That
+is the bug, wherever the stream goes: SC303 reports the assignment. Names never read are a fact of the
+function's text (any read anywhere, a closure's included, keeps a name alive; ``locals()`` keeps
+them all); what was bound is each run's value, and it must be positions alone in every run that
+knows it.
+
+SC301: timm's ``_pos_embed`` takes ``self.pos_embed`` as it is on one path and
+``resample_abs_pos_embed(self.pos_embed, new_size)`` (an unseen helper) on the other; after the merge
+the table's shape is unknown, but it is still the parameter declared ``(1, N, d)``, made to be
+broadcast-added. Concatenated to the features (``dim=-1``), it is the same bug as the table itself
+concatenated. (The unseen helper's result alone keeps no ``ParameterTag`` and is not judged.)
+Torch: ``torch.cat([torch.randn(2, 5, 8), torch.randn(1, 5, 8)], dim=-1)`` raises ("Sizes of tensors must
+match except in dimension 2"): a table with a batch axis of 1 cannot be concatenated to a batch of tokens.
+"""
+
+from __future__ import annotations
+
+from engine_snippets import findings_on_lines
+
+HF_EMBEDDINGS = """
+import torch
+from torch import nn
+from .encoder import Encoder
+
+
+class Embeddings(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size)
+        self.register_buffer(
+            "position_ids", torch.arange(config.max_position_embeddings).expand((1, -1)), persistent=False
+        )
+
+    def forward(self, input_ids, token_type_ids):
+        seq_length = input_ids.size(1)
+        position_ids = self.position_ids[:, :seq_length]
+        inputs_embeds = self.word_embeddings(input_ids)
+        token_type_embeddings = self.token_type_embeddings(token_type_ids)
+        position_embeddings = self.position_embeddings(position_ids)
+        embeddings = {SUM}
+        return self.LayerNorm(embeddings)
+
+
+class Model(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.embeddings = Embeddings(config)
+        self.encoder = Encoder(config)
+
+    def forward(self, input_ids, token_type_ids):
+        return self.encoder(self.embeddings(input_ids, token_type_ids))
+"""
+
+DROPPED = ("SC303", "position_embeddings = self.position_embeddings(position_ids)")
+
+
+def test_hf_embeddings_that_leave_the_positions_out_of_the_sum_are_sc303():
+    found = findings_on_lines(HF_EMBEDDINGS.replace("{SUM}", "inputs_embeds + token_type_embeddings"))
+    assert DROPPED in found
+
+
+def test_hf_embeddings_that_add_the_positions_are_clean():
+    source = HF_EMBEDDINGS.replace("{SUM}", "inputs_embeds + token_type_embeddings + position_embeddings")
+    assert [code for code, _ in findings_on_lines(source)] == []
+
+
+def test_positions_read_in_a_closure_or_later_in_a_loop_are_not_dropped():
+    closure = HF_EMBEDDINGS.replace(
+        "        embeddings = {SUM}\n",
+        "        add = lambda t: t + position_embeddings\n        embeddings = add(inputs_embeds)\n",
+    )
+    assert "SC303" not in [code for code, _ in findings_on_lines(closure)]
+
+
+def test_a_function_reading_its_locals_by_name_is_not_judged():
+    source = HF_EMBEDDINGS.replace("{SUM}", 'inputs_embeds + locals()["position_embeddings"]')
+    assert "SC303" not in [code for code, _ in findings_on_lines(source)]
+
+
+def test_unused_non_positional_values_and_position_ids_are_not_sc303():
+    source = HF_EMBEDDINGS.replace("{SUM}", "inputs_embeds + position_embeddings").replace(
+        "        seq_length = input_ids.size(1)\n",
+        "        seq_length = input_ids.size(1)\n        unused_ids = torch.arange(seq_length)\n",
+    )
+    # token_type_embeddings (a token-type lookup) and unused_ids (position ids, not an embedding)
+    # are dead too: neither is a positional table.
+    assert [code for code, _ in findings_on_lines(source)] == []
+
+
+def test_a_name_meant_to_be_thrown_away_is_not_judged():
+    source = HF_EMBEDDINGS.replace("position_embeddings = self.position_embeddings(position_ids)", "_pos = self.position_embeddings(position_ids)").replace(
+        "{SUM}", "inputs_embeds + token_type_embeddings"
+    )
+    assert "SC303" not in [code for code, _ in findings_on_lines(source)]
+
+
+NANOGPT = """
+import torch
+import torch.nn as nn
+from model_blocks import Block
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab_size=100, block_size=64, n_embd=32, n_layer=2):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, n_embd)
+        self.wpe = nn.Embedding(block_size, n_embd)
+        self.h = nn.ModuleList([Block(n_embd) for _ in range(n_layer)])
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        tok_emb = self.wte(idx)
+        pos_emb = self.wpe(pos)
+        x = {X}
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(x)
+"""
+
+
+def test_nanogpt_with_unseen_blocks_that_drops_pos_emb_is_sc303():
+    found = findings_on_lines(NANOGPT.replace("{X}", "tok_emb"))
+    assert ("SC303", "pos_emb = self.wpe(pos)") in found
+
+
+def test_nanogpt_with_unseen_blocks_that_adds_pos_emb_is_clean():
+    assert findings_on_lines(NANOGPT.replace("{X}", "tok_emb + pos_emb")) == []
+
+
+VIT = """
+import torch
+import torch.nn as nn
+from timm.layers import PatchEmbed
+from .blocks import Block
+
+
+class ViT(nn.Module):
+    def __init__(self, num_patches=196, embed_dim=192, depth=2):
+        super().__init__()
+        self.patch_embed = PatchEmbed(embed_dim=embed_dim)
+        self.pos_embed = nn.Parameter(torch.zeros(1, num_patches, embed_dim))
+        self.blocks = nn.Sequential(*[Block(embed_dim) for _ in range(depth)])
+
+    def forward(self, x):
+        x = self.patch_embed(x)
+        pos = self.pos_embed[:, : x.shape[1]]
+        x = {X}
+        return self.blocks(x)
+"""
+
+
+def test_a_learned_table_cut_to_the_sequence_and_dropped_is_sc303():
+    found = findings_on_lines(VIT.replace("{X}", "self.patch_embed.norm(x)"))
+    assert ("SC303", "pos = self.pos_embed[:, : x.shape[1]]") in found
+
+
+def test_a_learned_table_cut_to_the_sequence_and_added_is_clean():
+    assert findings_on_lines(VIT.replace("{X}", "x + pos")) == []
+
+
+SINUSOIDAL = """
+import math
+import torch
+import torch.nn as nn
+from .layers import EncoderStack
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model=64, max_len=512):
+        super().__init__()
+        position = torch.arange(max_len).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * div_term)
+        pe[:, 1::2] = torch.cos(position * div_term)
+        self.register_buffer("pe", pe)
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab=1000, d_model=64):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d_model)
+        self.positions = PositionalEncoding(d_model)
+        self.layers = EncoderStack(d_model)
+
+    def forward(self, src):
+        x = self.embed(src) * math.sqrt(64)
+        pe = self.positions.pe[: src.size(1)]
+        return self.layers({X})
+"""
+
+
+def test_a_sinusoidal_buffer_sliced_and_dropped_is_sc303():
+    found = findings_on_lines(SINUSOIDAL.replace("{X}", "x"))
+    assert ("SC303", "pe = self.positions.pe[: src.size(1)]") in found
+
+
+def test_a_sinusoidal_buffer_sliced_and_added_is_clean():
+    assert findings_on_lines(SINUSOIDAL.replace("{X}", "x + pe")) == []
+
+
+RESAMPLED = """
+import torch
+import torch.nn as nn
+from timm.layers import PatchEmbed, resample_abs_pos_embed
+from .blocks import Block
+
+
+class ViT(nn.Module):
+    def __init__(self, num_patches=196, embed_dim=192):
+        super().__init__()
+        self.patch_embed = PatchEmbed(embed_dim=embed_dim)
+        self.pos_embed = nn.Parameter(torch.zeros({DECLARED}))
+        self.block = Block(embed_dim)
+
+    def forward(self, x, size):
+        x = self.patch_embed(x)
+        if size is None:
+            pos_embed = self.pos_embed
+        else:
+            pos_embed = resample_abs_pos_embed(self.pos_embed, new_size=size)
+        x = {X}
+        return self.block(x)
+"""
+
+
+def test_a_resampled_table_declared_with_a_batch_axis_of_one_concatenated_is_sc301():
+    source = RESAMPLED.replace("{DECLARED}", "1, num_patches, embed_dim").replace("{X}", "torch.cat([x, pos_embed], dim=-1)")
+    assert ("SC301", "x = torch.cat([x, pos_embed], dim=-1)") in findings_on_lines(source)
+
+
+def test_a_resampled_table_added_or_joined_along_the_sequence_is_clean():
+    added = RESAMPLED.replace("{DECLARED}", "1, num_patches, embed_dim").replace("{X}", "x + pos_embed")
+    assert findings_on_lines(added) == []
+    along_tokens = RESAMPLED.replace("{DECLARED}", "1, num_patches, embed_dim").replace("{X}", "torch.cat([x, pos_embed], dim=1)")
+    assert findings_on_lines(along_tokens) == []
+
+
+def test_a_resampled_table_without_a_batch_axis_of_one_concatenated_is_not_judged():
+    # Declared (num_patches, embed_dim): nothing says it was made to be broadcast-added.
+    source = RESAMPLED.replace("{DECLARED}", "num_patches, embed_dim").replace("{X}", "torch.cat([x, pos_embed], dim=-1)")
+    assert findings_on_lines(source) == []
