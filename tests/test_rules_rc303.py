@@ -253,3 +253,104 @@ def test_a_resampled_table_without_a_batch_axis_of_one_concatenated_is_not_judge
     # Declared (num_patches, embed_dim): nothing says it was made to be broadcast-added.
     source = RESAMPLED.replace("{DECLARED}", "num_patches, embed_dim").replace("{X}", "torch.cat([x, pos_embed], dim=-1)")
     assert findings_on_lines(source) == []
+
+
+# ------------------------------------------------------------------ unseen helpers of positions alone
+#
+# A callee the engine cannot see, given positions and nothing else (integer position ids, a
+# positional table, a parameter declared ``(1, N, d)``), returns a function of positions: a
+# positional table (``ops.base.positions_only``), not an unknown "maybe positional" value. Given
+# anything else (tokens, features), its result stays unknown.
+
+AUDIO = """
+import torch
+import torch.nn as nn
+from .modules import create_sin_embedding
+from .layers import Layer
+
+
+class Transformer(nn.Module):
+    def __init__(self, d_model=64, num_layers=2):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(d_model) for _ in range(num_layers)])
+
+    def forward(self, x):
+        B, T, C = x.shape
+        positions = torch.arange(T, device=x.device).view(1, -1, 1)
+        pos_emb = create_sin_embedding(positions, C)
+        x = {X}
+        for layer in self.layers:
+            x = layer(x)
+        return x
+"""
+
+
+def test_a_sinusoid_an_unseen_helper_made_from_positions_and_dropped_is_sc303():
+    assert ("SC303", "pos_emb = create_sin_embedding(positions, C)") in findings_on_lines(AUDIO.replace("{X}", "x"))
+
+
+def test_a_sinusoid_an_unseen_helper_made_from_positions_and_added_is_clean():
+    assert findings_on_lines(AUDIO.replace("{X}", "x + pos_emb")) == []
+
+
+def test_an_unseen_helper_given_the_stream_is_no_positional_table():
+    source = AUDIO.replace("create_sin_embedding(positions, C)", "create_sin_embedding(x, C)").replace("{X}", "x")
+    assert findings_on_lines(source) == []
+
+
+GRID = """
+import torch
+import torch.nn as nn
+from timm.layers import resample_abs_pos_embed
+from .blocks import Block
+
+
+class VisionTower(nn.Module):
+    def __init__(self, grid=16, dim=128):
+        super().__init__()
+        self.pos_embed = nn.Parameter(torch.zeros(1, grid * grid, dim))
+        self.block = Block(dim)
+
+    def forward(self, x):
+        B, H, W, C = x.shape
+        pos_embed = resample_abs_pos_embed(self.pos_embed, (H, W))
+        x = {X}
+        return self.block(x)
+"""
+
+
+def test_a_table_an_unseen_helper_resampled_and_dropped_is_sc303():
+    found = findings_on_lines(GRID.replace("{X}", "x.reshape(B, H * W, C)"))
+    assert ("SC303", "pos_embed = resample_abs_pos_embed(self.pos_embed, (H, W))") in found
+
+
+def test_a_table_an_unseen_helper_resampled_and_added_is_clean():
+    assert findings_on_lines(GRID.replace("{X}", "x.reshape(B, H * W, C) + pos_embed")) == []
+
+
+def test_a_table_an_unseen_helper_resampled_then_concatenated_to_the_features_is_sc301():
+    # mmpretrain's ``x + resize_pos_embed(self.pos_embed, ...)`` turned into a concatenation.
+    source = GRID.replace("{X}", "torch.cat([x.reshape(B, H * W, C), pos_embed], dim=-1)")
+    assert ("SC301", "x = torch.cat([x.reshape(B, H * W, C), pos_embed], dim=-1)") in findings_on_lines(source)
+
+
+def test_a_resampled_table_expanded_to_the_batch_and_concatenated_is_a_design():
+    # Perceiver-style: expanded to the batch first, it was made to be concatenated. Torch:
+    # ``torch.randn(1, 4, 8).expand(2, -1, -1)`` is (2, 4, 8), which concatenates with (2, 4, 8).
+    source = GRID.replace("{X}", "torch.cat([x.reshape(B, H * W, C), pos_embed.expand(B, -1, -1)], dim=-1)")
+    assert findings_on_lines(source) == []
+
+
+def test_expand_of_a_tensor_of_unknown_shape_has_the_rank_of_its_sizes():
+    from engine_snippets import standalone_shapes
+
+    source = """
+    import torch
+    from helpers import resample
+
+    def f(table, b: int):
+        t = resample(table).expand(b, -1, -1)
+        return t
+    """
+    # torch: torch.randn(1, 4, 8).expand(3, -1, -1).shape == (3, 4, 8); the kept sizes are unknown here
+    assert standalone_shapes(source, "f", "t") == ["(b, _, _)"]

@@ -100,7 +100,12 @@ def _made_to_broadcast(table: TensorValue, other: TensorValue) -> bool:
     shape = table.shape
     if shape is None:
         # Resampled by a function the engine cannot see (``resample_abs_pos_embed(self.pos_embed,
-        # new_size)``): still the parameter, with the batch axis of 1 it was declared with.
+        # new_size)``: a table of positions alone, ``ops.base.positions_only``): still the parameter,
+        # with the batch axis of 1 it was declared with. (Indexed by kept patches or expanded to a
+        # batch of unknown size, its shape is unknown too, and it is no claim.)
+        position = table.tag(PositionTag)
+        if position is None or position.kind != "table":
+            return False
         parameter = table.tag(ParameterTag)
         declared = parameter.shape if parameter is not None and parameter.per_position else None
         if declared is None or declared.variadic or declared.rank is None or declared.rank < 3:

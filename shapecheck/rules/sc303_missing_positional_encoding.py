@@ -88,9 +88,13 @@ class MissingPositionalEncoding(Rule):
                 quiet |= {id(e.run.node) for e in facts.events if e.node is token.node and e.run is not None}
                 continue
             reported.add(id(token.node))
+            # Positions bound beside the tokens and never read are the same root cause: one finding.
+            lookups = {id(e.run.node) for e in facts.events if e.node is token.node and e.run is not None}
+            bound = dict.fromkeys(
+                dropped.pop(key)[0] for key in [key for key, (_, functions) in dropped.items() if functions & lookups]
+            )
             unused = _unused_positions(facts, token.node)
             if unused is not None:
-                dropped.pop(id(unused), None)
                 # The positions are computed beside the tokens and dropped: the fix goes here.
                 yield Report(
                     unused,
@@ -98,6 +102,15 @@ class MissingPositionalEncoding(Rule):
                     "embeddings beside them reach self-attention without any positional encoding",
                     hint="add them to the token embeddings (embeddings = embeddings + position_embeddings)",
                 )
+                continue
+            for statement in bound:
+                yield Report(
+                    statement,
+                    "these positional embeddings are computed and never used: the token embeddings "
+                    "beside them reach self-attention without any positional encoding",
+                    hint="add them to the token embeddings (embeddings = embeddings + position_embeddings)",
+                )
+            if bound:
                 continue
             yield Report(
                 token.node,
