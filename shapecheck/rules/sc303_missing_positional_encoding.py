@@ -12,7 +12,7 @@ from shapecheck.engine.domain.values import (
     TokenEmbeddingTag,
     as_tensor,
 )
-from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.facts.records import Assignment, FileFacts, OpEvent
 from shapecheck.engine.facts.unread import dead_stores
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
@@ -75,6 +75,7 @@ class MissingPositionalEncoding(Rule):
         reported = _conv_positioned(facts)
         dropped = _dropped_positions(facts)
         quiet: set[int] = set()
+        runs_of = _runs_by_node(facts)
         for event in sites:
             tensor = _attention_input(event)
             if tensor is None:
@@ -85,11 +86,11 @@ class MissingPositionalEncoding(Rule):
             if any(other.has(PositionTag) for other in _attention_operands(event, tensor)):
                 # Positions may arrive here (a causal mask, a bias, a value the engine cannot see):
                 # positions dropped where these tokens were looked up are not judged either.
-                quiet |= {id(e.run.node) for e in facts.events if e.node is token.node and e.run is not None}
+                quiet |= runs_of.get(id(token.node), set())
                 continue
             reported.add(id(token.node))
             # Positions bound beside the tokens and never read are the same root cause: one finding.
-            lookups = {id(e.run.node) for e in facts.events if e.node is token.node and e.run is not None}
+            lookups = runs_of.get(id(token.node), set())
             bound = dict.fromkeys(
                 dropped.pop(key)[0] for key in [key for key, (_, functions) in dropped.items() if functions & lookups]
             )
@@ -158,6 +159,24 @@ def _conv_positioned(facts: FileFacts) -> set[int]:
     return found
 
 
+def _positions_alone(value: object) -> bool:
+    """A positional table or embedding itself (not a stream it was added to, not a guess), as
+    floats: integer position ids are not their embeddings."""
+    if not isinstance(value, TensorValue) or value.has(TokenEmbeddingTag) or value.dtype in ("int", "bool"):
+        return False
+    position = value.tag(PositionTag)
+    return position is not None and position.kind in POSITIONAL_SOURCES
+
+
+def _runs_by_node(facts: FileFacts) -> dict[int, set[int]]:
+    """For each evaluated node (by id), the functions (by node id) of the runs that evaluated it."""
+    table: dict[int, set[int]] = {}
+    for event in facts.events:
+        if event.run is not None:
+            table.setdefault(id(event.node), set()).add(id(event.run.node))
+    return table
+
+
 def _dropped_positions(facts: FileFacts) -> dict[int, tuple[object, set[int]]]:
     """Positional embeddings or tables assigned to a local name that the function never reads
     (``position_embeddings = self.position_embeddings(position_ids)`` and nothing more): the
@@ -168,25 +187,30 @@ def _dropped_positions(facts: FileFacts) -> dict[int, tuple[object, set[int]]]:
     verdicts: dict[tuple[int, str], list[object]] = {}
     statements: dict[tuple[int, str], object] = {}
     functions: dict[tuple[int, str], set[int]] = {}
-    for _run, assignment in dead_stores(facts):
-        if assignment.name.startswith("_"):
-            continue  # a name written to be thrown away
+    # Statements that bound positions in some run (the others cannot drop any): only their
+    # functions' text is read, and every run of such a statement is judged below.
+    positional = {
+        (id(assignment.node), assignment.name)
+        for run in facts.runs
+        for assignment in run.assignments
+        if _positions_alone(assignment.value)
+    }
+
+    def candidate(assignment: Assignment) -> bool:
+        # A name written to be thrown away (``_``, ``_pos``) is not judged.
+        return not assignment.name.startswith("_") and (id(assignment.node), assignment.name) in positional
+
+    for _run, assignment in dead_stores(facts, candidate):
         key = (id(assignment.node), assignment.name)
         statements[key] = assignment.node
         value = assignment.value
         if not isinstance(value, TensorValue) or (value.shape is None and not value.tags):
             verdicts.setdefault(key, [])  # this run does not know what it is
             continue
-        position = value.tag(PositionTag)
-        if (
-            position is None
-            or position.kind not in POSITIONAL_SOURCES
-            or value.has(TokenEmbeddingTag)
-            or value.dtype in ("int", "bool")  # position ids, not their embeddings
-        ):
+        if not _positions_alone(value):
             verdicts.setdefault(key, []).append(None)
         else:
-            verdicts.setdefault(key, []).append(position.node)
+            verdicts.setdefault(key, []).append(value.tag(PositionTag).node)  # type: ignore[union-attr]
         functions.setdefault(key, set()).add(id(_run.node))
     found: dict[int, tuple[object, set[int]]] = {}
     for key, nodes in verdicts.items():

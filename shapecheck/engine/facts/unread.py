@@ -8,7 +8,7 @@ This is a fact of the function's text, the same in every run of it; what the val
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -87,15 +87,17 @@ def unread_names(function: cst.FunctionDef) -> frozenset[str]:
     return result
 
 
-def dead_stores(facts: FileFacts) -> Iterator[tuple[FunctionRun, Assignment]]:
-    """Every assignment of a run to a local name its function never reads, with the value the run
-    computed there (one per run: a function run standalone and inlined gives one each)."""
+def dead_stores(facts: FileFacts, candidate: Callable[[Assignment], bool]) -> Iterator[tuple[FunctionRun, Assignment]]:
+    """Every assignment of a run that ``candidate`` accepts, to a local name its function never
+    reads, with the value the run computed there (one per run: a function run standalone and inlined
+    gives one each). Only functions with a candidate are read (a walk of the function's text)."""
     for run in facts.runs:
         if not isinstance(run.node, cst.FunctionDef):
             continue
-        unread = unread_names(run.node)
-        if not unread:
+        candidates = [assignment for assignment in run.assignments if "." not in assignment.name and candidate(assignment)]
+        if not candidates:
             continue
-        for assignment in run.assignments:
+        unread = unread_names(run.node)
+        for assignment in candidates:
             if assignment.name in unread:
                 yield run, assignment
