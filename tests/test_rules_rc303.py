@@ -354,3 +354,45 @@ def test_expand_of_a_tensor_of_unknown_shape_has_the_rank_of_its_sizes():
     """
     # torch: torch.randn(1, 4, 8).expand(3, -1, -1).shape == (3, 4, 8); the kept sizes are unknown here
     assert standalone_shapes(source, "f", "t") == ["(b, _, _)"]
+
+
+# ------------------------------------------------------------------ a buffer of unseen value, cut to (1, N, d)
+#
+# diffusers' OmniGen registers a sin-cos table computed by an imported helper (its value and declared
+# shape unseen) and crops it into ``(1, N, d)``. Concatenated to the patches along the features it is
+# a table made to broadcast (SC301); expanded to the batch or joined along the tokens, it is not.
+# Torch: ``torch.cat([torch.randn(2, 6, 8), torch.randn(1, 6, 8)], dim=-1)`` raises.
+
+CROPPED = """
+import torch
+import torch.nn as nn
+from .embeddings import get_2d_sincos_pos_embed
+
+
+class PatchEmbed(nn.Module):
+    def __init__(self, patch_size=2, in_channels=4, embed_dim=64, max_size=32):
+        super().__init__()
+        self.proj = nn.Conv2d(in_channels, embed_dim, kernel_size=patch_size, stride=patch_size)
+        table = get_2d_sincos_pos_embed(embed_dim, max_size)
+        self.register_buffer("pos_embed", table.float().unsqueeze(0))
+
+    def _cropped_pos_embed(self, height, width):
+        spatial = self.pos_embed.reshape(1, 32, 32, -1)[:, :height, :width, :]
+        return spatial.reshape(1, -1, spatial.shape[-1])
+
+    def forward(self, latent):
+        B, C, H, W = latent.shape
+        x = self.proj(latent).flatten(2).transpose(1, 2)
+        pos_embed = self._cropped_pos_embed(H // 2, W // 2)
+        return {X}
+"""
+
+
+def test_a_cropped_buffer_of_unseen_value_concatenated_to_the_patches_is_sc301():
+    source = CROPPED.replace("{X}", "torch.cat([x, pos_embed], dim=-1)")
+    assert ("SC301", "return torch.cat([x, pos_embed], dim=-1)") in findings_on_lines(source)
+
+
+def test_a_cropped_buffer_of_unseen_value_added_expanded_or_joined_along_the_tokens_is_clean():
+    for combined in ("x + pos_embed", "torch.cat([x, pos_embed.expand(B, -1, -1)], dim=-1)", "torch.cat([x, pos_embed], dim=1)"):
+        assert findings_on_lines(CROPPED.replace("{X}", combined)) == [], combined

@@ -143,7 +143,17 @@ def _positional(tensor: TensorValue) -> bool:
     if tag is not None and tag.kind in ("table", "embedding", "learned"):
         return True
     parameter = tensor.tag(ParameterTag)
-    return parameter is not None and parameter.per_position
+    if parameter is None:
+        return False
+    if parameter.per_position:
+        return True
+    # A buffer registered from a value the engine cannot see (``torch.from_numpy(table)``), cut or
+    # reshaped into a per-token table with a batch axis of 1, ``(1, N, d)``: made to broadcast.
+    shape = tensor.shape
+    if parameter.shape is not None or shape is None or shape.variadic or shape.rank is None or shape.rank < 3:
+        return False
+    first, rows = shape.dims[0], shape.dims[-2]
+    return first.is_const and first.value == 1 and not (rows.is_const and rows.value == 1)
 
 
 def _fix(event: OpEvent) -> Fix | None:
