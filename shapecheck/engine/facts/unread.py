@@ -63,41 +63,33 @@ class _Names(cst.CSTVisitor):
         self.names.append(node)
 
 
-_CACHE: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
-
-
 def unread_names(function: cst.FunctionDef) -> frozenset[str]:
     """The local names ``function`` assigns (plainly: ``x = ...``, ``a, b = ...``, ``for x in``) and
     never reads anywhere in its body. Empty when the function reads its locals by name
     (``locals()``, ``vars()``, ``eval``)."""
-    cached = _CACHE.get(id(function))
-    if cached is not None and cached[0] is function:
-        return cached[1]
     visitor = _Names()
     function.body.visit(visitor)
     if visitor.opaque:
-        result: frozenset[str] = frozenset()
-    else:
-        stored = {name.value for name in visitor.names if id(name) in visitor.stores}
-        read = {name.value for name in visitor.names if id(name) not in visitor.stores}
-        result = frozenset(stored - read)
-    if len(_CACHE) > 4096:
-        _CACHE.clear()
-    _CACHE[id(function)] = (function, result)
-    return result
+        return frozenset()
+    stored = {name.value for name in visitor.names if id(name) in visitor.stores}
+    read = {name.value for name in visitor.names if id(name) not in visitor.stores}
+    return frozenset(stored - read)
 
 
 def dead_stores(facts: FileFacts, candidate: Callable[[Assignment], bool]) -> Iterator[tuple[FunctionRun, Assignment]]:
     """Every assignment of a run that ``candidate`` accepts, to a local name its function never
     reads, with the value the run computed there (one per run: a function run standalone and inlined
     gives one each). Only functions with a candidate are read (a walk of the function's text)."""
+    read: dict[int, frozenset[str]] = {}  # per function (its runs share its text), for this file only
     for run in facts.runs:
         if not isinstance(run.node, cst.FunctionDef):
             continue
         candidates = [assignment for assignment in run.assignments if "." not in assignment.name and candidate(assignment)]
         if not candidates:
             continue
-        unread = unread_names(run.node)
+        if id(run.node) not in read:
+            read[id(run.node)] = unread_names(run.node)
+        unread = read[id(run.node)]
         for assignment in candidates:
             if assignment.name in unread:
                 yield run, assignment
