@@ -98,7 +98,21 @@ def _made_to_broadcast(table: TensorValue, other: TensorValue) -> bool:
     concatenating this table along the features is a bug; a table meant to be concatenated is
     expanded to the batch first (``pos.expand(b, -1, -1)``), which this is not."""
     shape = table.shape
-    if shape is None or shape.variadic:
+    if shape is None:
+        # Resampled by a function the engine cannot see (``resample_abs_pos_embed(self.pos_embed,
+        # new_size)``: a table of positions alone, ``ops.base.positions_only``): still the parameter,
+        # with the batch axis of 1 it was declared with. (Indexed by kept patches or expanded to a
+        # batch of unknown size, its shape is unknown too, and it is no claim.)
+        position = table.tag(PositionTag)
+        if position is None or position.kind != "table":
+            return False
+        parameter = table.tag(ParameterTag)
+        declared = parameter.shape if parameter is not None and parameter.per_position else None
+        if declared is None or declared.variadic or declared.rank is None or declared.rank < 3:
+            return False
+        first = declared.dims[0]
+        return first.is_const and first.value == 1
+    if shape.variadic:
         return False
     if other.shape is not None and not other.shape.variadic and shape.rank < other.shape.rank:
         return True
@@ -129,7 +143,17 @@ def _positional(tensor: TensorValue) -> bool:
     if tag is not None and tag.kind in ("table", "embedding", "learned"):
         return True
     parameter = tensor.tag(ParameterTag)
-    return parameter is not None and parameter.per_position
+    if parameter is None:
+        return False
+    if parameter.per_position:
+        return True
+    # A buffer registered from a value the engine cannot see (``torch.from_numpy(table)``), cut or
+    # reshaped into a per-token table with a batch axis of 1, ``(1, N, d)``: made to broadcast.
+    shape = tensor.shape
+    if parameter.shape is not None or shape is None or shape.variadic or shape.rank is None or shape.rank < 3:
+        return False
+    first, rows = shape.dims[0], shape.dims[-2]
+    return first.is_const and first.value == 1 and not (rows.is_const and rows.value == 1)
 
 
 def _fix(event: OpEvent) -> Fix | None:

@@ -12,7 +12,8 @@ from shapecheck.engine.domain.values import (
     TokenEmbeddingTag,
     as_tensor,
 )
-from shapecheck.engine.facts.records import FileFacts, OpEvent
+from shapecheck.engine.facts.records import Assignment, FileFacts, OpEvent
+from shapecheck.engine.facts.unread import dead_stores
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -33,6 +34,10 @@ class MissingPositionalEncoding(Rule):
     and Twins' position encoding, placed after the first block) is not reported, and neither are
     patches cut by an overlapping or zero-padded conv (SegFormer): the zeros at the border tell
     positions apart, by design.
+    Positional embeddings bound to a local name that the function never reads again (a lookup with
+    position ids, a sinusoidal buffer or a learned per-position table cut to the sequence, left out
+    of the sum) are reported where they are computed, even when the stream goes on to an encoder
+    the engine cannot see (a Hugging Face `Embeddings.forward` analysed alone).
     When the function that looks the tokens up also computes positional embeddings that then reach
     nothing (`position_embeddings = self.position_embeddings(ids)` never added), the finding is
     reported there: that is where the fix goes.
@@ -68,6 +73,9 @@ class MissingPositionalEncoding(Rule):
         # A stream given positions by a conv position encoding anywhere (CPVT and Twins place it
         # after the first block, whose attention sees none by design) is not missing them.
         reported = _conv_positioned(facts)
+        dropped = _dropped_positions(facts)
+        quiet: set[int] = set()
+        runs_of = _runs_by_node(facts)
         for event in sites:
             tensor = _attention_input(event)
             if tensor is None:
@@ -76,8 +84,16 @@ class MissingPositionalEncoding(Rule):
             if token is None or id(token.node) in reported:
                 continue
             if any(other.has(PositionTag) for other in _attention_operands(event, tensor)):
+                # Positions may arrive here (a causal mask, a bias, a value the engine cannot see):
+                # positions dropped where these tokens were looked up are not judged either.
+                quiet |= runs_of.get(id(token.node), set())
                 continue
             reported.add(id(token.node))
+            # Positions bound beside the tokens and never read are the same root cause: one finding.
+            lookups = runs_of.get(id(token.node), set())
+            bound = dict.fromkeys(
+                dropped.pop(key)[0] for key in [key for key, (_, functions) in dropped.items() if functions & lookups]
+            )
             unused = _unused_positions(facts, token.node)
             if unused is not None:
                 # The positions are computed beside the tokens and dropped: the fix goes here.
@@ -88,11 +104,29 @@ class MissingPositionalEncoding(Rule):
                     hint="add them to the token embeddings (embeddings = embeddings + position_embeddings)",
                 )
                 continue
+            for statement in bound:
+                yield Report(
+                    statement,
+                    "these positional embeddings are computed and never used: the token embeddings "
+                    "beside them reach self-attention without any positional encoding",
+                    hint="add them to the token embeddings (embeddings = embeddings + position_embeddings)",
+                )
+            if bound:
+                continue
             yield Report(
                 token.node,
                 "these token embeddings reach self-attention without any positional encoding; attention "
                 "cannot tell token order apart",
                 hint="add a positional embedding (learned or sinusoidal) or use rotary embeddings",
+            )
+        # Positions bound to a name the function never reads, where the tokens' way to attention
+        # is not seen (an encoder in another file): reported where they are dropped.
+        for statement in dict.fromkeys(statement for statement, functions in dropped.values() if not functions & quiet):
+            yield Report(
+                statement,
+                "these positional embeddings are computed and never used: the embeddings they were "
+                "made for go on without positional information",
+                hint="add them to the token embeddings (embeddings = embeddings + position_embeddings)",
             )
 
 
@@ -122,6 +156,67 @@ def _conv_positioned(facts: FileFacts) -> set[int]:
         position, token = result.tag(PositionTag), result.tag(TokenEmbeddingTag)
         if position is not None and token is not None and position.kind == "conv":
             found.add(id(token.node))
+    return found
+
+
+def _positions_alone(value: object) -> bool:
+    """A positional table or embedding itself (not a stream it was added to, not a guess), as
+    floats: integer position ids are not their embeddings."""
+    if not isinstance(value, TensorValue) or value.has(TokenEmbeddingTag) or value.dtype in ("int", "bool"):
+        return False
+    position = value.tag(PositionTag)
+    return position is not None and position.kind in POSITIONAL_SOURCES
+
+
+def _runs_by_node(facts: FileFacts) -> dict[int, set[int]]:
+    """For each evaluated node (by id), the functions (by node id) of the runs that evaluated it."""
+    table: dict[int, set[int]] = {}
+    for event in facts.events:
+        if event.run is not None:
+            table.setdefault(id(event.node), set()).add(id(event.run.node))
+    return table
+
+
+def _dropped_positions(facts: FileFacts) -> dict[int, tuple[object, set[int]]]:
+    """Positional embeddings or tables assigned to a local name that the function never reads
+    (``position_embeddings = self.position_embeddings(position_ids)`` and nothing more): the
+    assignment statements, by the node that made the positions. In every run where the engine
+    knows the value, it is positions alone (a table, a lookup with position ids, a learned
+    per-position parameter cut to the sequence), never a token stream they were added to, nor the
+    integer position ids themselves. Each with the functions (by node) whose runs bound it."""
+    verdicts: dict[tuple[int, str], list[object]] = {}
+    statements: dict[tuple[int, str], object] = {}
+    functions: dict[tuple[int, str], set[int]] = {}
+    # Statements that bound positions in some run (the others cannot drop any): only their
+    # functions' text is read, and every run of such a statement is judged below.
+    positional = {
+        (id(assignment.node), assignment.name)
+        for run in facts.runs
+        for assignment in run.assignments
+        if _positions_alone(assignment.value)
+    }
+
+    def candidate(assignment: Assignment) -> bool:
+        # A name written to be thrown away (``_``, ``_pos``) is not judged.
+        return not assignment.name.startswith("_") and (id(assignment.node), assignment.name) in positional
+
+    for _run, assignment in dead_stores(facts, candidate):
+        key = (id(assignment.node), assignment.name)
+        statements[key] = assignment.node
+        value = assignment.value
+        if not isinstance(value, TensorValue) or (value.shape is None and not value.tags):
+            verdicts.setdefault(key, [])  # this run does not know what it is
+            continue
+        if not _positions_alone(value):
+            verdicts.setdefault(key, []).append(None)
+        else:
+            verdicts.setdefault(key, []).append(value.tag(PositionTag).node)  # type: ignore[union-attr]
+        functions.setdefault(key, set()).add(id(_run.node))
+    found: dict[int, tuple[object, set[int]]] = {}
+    for key, nodes in verdicts.items():
+        if nodes and all(node is not None for node in nodes):
+            for node in nodes:
+                found[id(node)] = (statements[key], functions[key])
     return found
 
 

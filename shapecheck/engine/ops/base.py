@@ -567,11 +567,35 @@ def unknown_call(call: Call) -> Value:
     tags = lineage(*tensors)
     tags = tuple(
         replace(tag, opaque=True) if type(tag) is SequenceOriginTag else tag for tag in tags if type(tag) is not PositionTag
-    ) + (
-        PositionTag(call.node, "unknown"),
-        ScaleTag(None, call.node),
     )
-    return TensorValue(None, None, tags, call.node)
+    if all(positions_only(tensor) for tensor in tensors):
+        # Computed from positions alone (``create_sin_embedding(positions, dim)``,
+        # ``resample_abs_pos_embed(self.pos_embed, new_size)``): a positional table. A table
+        # declared ``(1, N, d)`` stays that parameter, resampled (its shape here is unknown).
+        tables = [tensor.tag(ParameterTag) for tensor in tensors if tensor.has(ParameterTag)]
+        kept = (tables[0],) if len(tables) == 1 else ()
+        return TensorValue(None, None, tags + kept + (PositionTag(call.node, "table"), ScaleTag(None, call.node)), call.node)
+    return TensorValue(None, None, tags + (PositionTag(call.node, "unknown"), ScaleTag(None, call.node)), call.node)
+
+
+def positions_only(tensor: TensorValue) -> bool:
+    """A tensor of positions and nothing else: integer position ids (``arange``-derived), a
+    positional table or embedding, or a parameter declared as a per-token table made to be
+    broadcast over a batch, ``(1, N, d)`` with ``N`` not 1. Not a stream positions were added to
+    (nor anything that came out of a callee the engine cannot see)."""
+    if tensor.has(TokenEmbeddingTag):
+        return False
+    position = tensor.tag(PositionTag)
+    if position is not None:
+        if position.kind in ("table", "embedding", "learned", "index"):
+            return True
+        return position.kind == "added" and tensor.dtype == "int"  # ids moved: ``arange(t) + offset``
+    parameter = tensor.tag(ParameterTag)
+    declared = parameter.shape if parameter is not None and parameter.rows is None else None
+    if declared is None or declared.variadic or declared.rank is None or declared.rank < 3:
+        return False
+    first, rows = declared.dims[0], declared.dims[-2]
+    return first.is_const and first.value == 1 and not (rows.is_const and rows.value == 1)
 
 
 def weight_projection(a: TensorValue, b: TensorValue, node: cst.CSTNode | None = None) -> ProjectionTag | None:

@@ -565,6 +565,8 @@ def _expand(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     sizes = size_args(call, 1)
     if sizes is None:
+        sizes = _sizes_some_unseen(call)
+    if sizes is None:
         return same_values(source, None)
     shape = source.shape
     dims = []
@@ -572,12 +574,27 @@ def _expand(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     for index, size in enumerate(sizes):
         if size.is_const and size.value == -1:
             # -1 keeps the size of the aligned (from the right) existing axis.
-            if shape is None or shape.variadic or offset is None or index < offset:
+            if shape is None:
+                # Of a tensor of unknown shape (a table an unseen helper resampled): the rank is
+                # the sizes', the kept sizes unknown (``expand(b, -1, -1)`` is a batch of them).
+                dims.append(fresh_anonymous())
+                continue
+            if shape.variadic or offset is None or index < offset:
                 return same_values(source, None)
             dims.append(shape.dims[index - offset])
         else:
             dims.append(size)
     return same_values(source, Shape(tuple(dims)))
+
+
+def _sizes_some_unseen(call: Call) -> list[Dim] | None:
+    """``expand(x.shape[0], -1, -1)`` with ``x`` unseen: one size per argument, an unknown one
+    anonymous (a batch expanded to is not a size the code named, nor 1). A lone argument may be a
+    whole shape, so it stays unknown."""
+    values = call.args[1:]
+    if len(values) < 2 or call.kwargs or any(isinstance(value, (TupleValue, ShapeValue, TensorValue)) for value in values):
+        return None
+    return [dim if dim is not None else fresh_anonymous() for dim in (dim_of(value) for value in values)]
 
 
 def _as_other(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
