@@ -15,7 +15,7 @@ of the two is ``(2, 4, 5, 5)``.
 
 from __future__ import annotations
 
-from engine_snippets import findings_on_lines
+from engine_snippets import findings_on_lines, standalone_shapes
 
 HF_FALLBACK = """
 import torch
@@ -131,3 +131,221 @@ def test_a_functional_helper_with_a_right_fallback_stays_clean():
 def test_a_caller_giving_a_wrong_scale_is_still_reported_once():
     source = FUNCTIONAL.format(fallback="1 / math.sqrt(q.shape[-1])", product=EINSUM, given="self.dim_head ** -1")
     assert findings_on_lines(source) == [("SC102", "out = attend(q, k, v, self.dim_head ** -1)")]
+
+
+# ---------------------------------------------------------------------------------------- timm's rotary helpers
+#
+# ``apply_rot_embed_cat(x, emb)`` / ``apply_rot_embed(x, sin, cos)`` (timm.layers) rotate q and k:
+# x's shape, times position tables, never a scale. Before, they were unknown calls whose result was
+# "maybe scaled", which hid a missing scale (EVA).
+
+EVA_ROPE = """
+import torch
+import torch.nn as nn
+from timm.layers import apply_rot_embed, apply_rot_embed_cat, maybe_add_mask
+
+
+class EvaAttention(nn.Module):
+    def __init__(self, dim=64, num_heads=4, num_prefix_tokens=1):
+        super().__init__()
+        self.num_heads = num_heads
+        head_dim = dim // num_heads
+        self.scale = head_dim ** -0.5
+        self.num_prefix_tokens = num_prefix_tokens
+        self.qkv = nn.Linear(dim, dim * 3)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, rope=None, attn_mask=None):
+        B, N, C = x.shape
+        qkv = self.qkv(x).reshape(B, N, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        if rope is not None:
+            npt = self.num_prefix_tokens
+            q = torch.cat([q[:, :, :npt, :], {rotate_q}], dim=2).type_as(v)
+            k = torch.cat([k[:, :, :npt, :], {rotate_k}], dim=2).type_as(v)
+        {scaling}
+        attn = q @ k.transpose(-2, -1)
+        attn = maybe_add_mask(attn, attn_mask)
+        attn = attn.softmax(dim=-1)
+        x = (attn @ v).transpose(1, 2).reshape(B, N, C)
+        return self.proj(x)
+"""
+
+CAT_Q = "apply_rot_embed_cat(q[:, :, npt:, :], rope)"
+CAT_K = "apply_rot_embed_cat(k[:, :, npt:, :], rope)"
+SIN_COS_Q = "apply_rot_embed(q[:, :, npt:, :], rope[0], rope[1], half=True)"
+SIN_COS_K = "apply_rot_embed(k[:, :, npt:, :], rope[0], rope[1], half=True)"
+
+
+def test_q_rotated_by_timm_apply_rot_embed_cat_and_left_unscaled_is_sc101():
+    found = findings_on_lines(EVA_ROPE.format(rotate_q=CAT_Q, rotate_k=CAT_K, scaling="pass"))
+    assert found == [("SC101", "attn = q @ k.transpose(-2, -1)")]
+
+
+def test_q_rotated_by_timm_apply_rot_embed_with_sin_and_cos_and_left_unscaled_is_sc101():
+    found = findings_on_lines(EVA_ROPE.format(rotate_q=SIN_COS_Q, rotate_k=SIN_COS_K, scaling="pass"))
+    assert found == [("SC101", "attn = q @ k.transpose(-2, -1)")]
+
+
+def test_q_rotated_by_timm_then_scaled_stays_clean():
+    assert findings_on_lines(EVA_ROPE.format(rotate_q=CAT_Q, rotate_k=CAT_K, scaling="q = q * self.scale")) == []
+    assert findings_on_lines(EVA_ROPE.format(rotate_q=SIN_COS_Q, rotate_k=SIN_COS_K, scaling="q = q * self.scale")) == []
+
+
+# ---------------------------------------------------------------------------------------- query pooling
+#
+# Hiera / SAM2's ``MultiScaleAttention`` pools q with a ``deepcopy`` of the block's ``nn.MaxPool2d``:
+# ``copy.deepcopy(layer)`` is that layer (with weights of its own) and a pooling layer computes its
+# spatial sizes and scales nothing. Before, both were unknown, and q "maybe scaled".
+
+HIERA = """
+from copy import deepcopy
+import torch
+import torch.nn as nn
+
+
+class MultiScaleAttention(nn.Module):
+    def __init__(self, dim, dim_out, num_heads, q_pool: nn.Module = None):
+        super().__init__()
+        self.num_heads = num_heads
+        head_dim = dim_out // num_heads
+        self.scale = head_dim ** -0.5
+        self.q_pool = q_pool
+        self.qkv = nn.Linear(dim, dim_out * 3)
+        self.proj = nn.Linear(dim_out, dim_out)
+
+    def forward(self, x):
+        B, H, W, _ = x.shape
+        qkv = self.qkv(x).reshape(B, H * W, 3, self.num_heads, -1)
+        q, k, v = torch.unbind(qkv, 2)
+        if self.q_pool is not None:
+            q = q.reshape(B, H, W, -1).permute(0, 3, 1, 2)
+            q = self.q_pool(q).permute(0, 2, 3, 1)
+            H, W = q.shape[1:3]
+            q = q.reshape(B, H * W, self.num_heads, -1)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+        {scaling}
+        attn = q @ k.transpose(-1, -2)
+        attn = attn.softmax(dim=-1)
+        x = (attn @ v).transpose(1, 2).reshape(B, H, W, -1)
+        return self.proj(x)
+
+
+class MultiScaleBlock(nn.Module):
+    def __init__(self, dim, dim_out, num_heads, q_stride=None):
+        super().__init__()
+        self.pool = None
+        if q_stride:
+            self.pool = nn.{pool}(kernel_size=q_stride, stride=q_stride, ceil_mode=False)
+        self.attn = MultiScaleAttention(dim, dim_out, num_heads=num_heads, q_pool=deepcopy(self.pool))
+
+    def forward(self, x):
+        return self.attn(x)
+
+
+block = MultiScaleBlock(64, 64, 4, q_stride=(2, 2))
+y = block(torch.randn(2, 8, 8, 64))
+"""
+
+
+def test_a_pooled_query_left_unscaled_is_sc101():
+    for pool in ("MaxPool2d", "AvgPool2d"):
+        found = findings_on_lines(HIERA.format(pool=pool, scaling="pass"))
+        assert found == [("SC101", "attn = q @ k.transpose(-1, -2)")], pool
+
+
+def test_a_pooled_query_scaled_stays_clean():
+    assert findings_on_lines(HIERA.format(pool="MaxPool2d", scaling="q = q * self.scale")) == []
+
+
+def pools():
+    pool = nn.MaxPool2d(3, stride=2, padding=1)
+    y = pool(torch.randn(2, 16, 9, 9))
+    avg = nn.AvgPool1d(4)
+    z = avg(torch.randn(2, 16, 10))
+    rounded = nn.MaxPool2d(2, ceil_mode=True)
+    r = rounded(torch.randn(2, 16, 9, 9))
+"""
+
+
+def test_pooling_sizes_follow_torch():
+    # torch: MaxPool2d(3, 2, 1) of (2, 16, 9, 9) is (2, 16, 5, 5); AvgPool1d(4) of (2, 16, 10) is
+    # (2, 16, 2); MaxPool2d(2, ceil_mode=True) of 9 x 9 is 5 x 5 (not read: unnamed sizes).
+    assert standalone_shapes(POOLS, "pools", "y") == ["(2, 16, 5, 5)"]
+    assert standalone_shapes(POOLS, "pools", "z") == ["(2, 16, 2)"]
+    assert standalone_shapes(POOLS, "pools", "r")[0].startswith("(2, 16, _")
+
+
+def test_deepcopy_of_a_layer_is_not_the_same_weights():
+    # ``self.k = deepcopy(self.q)``: two Linears with weights of their own, not a shared projection.
+    source = """
+    from copy import deepcopy
+    import torch.nn as nn
+
+
+    class Attention(nn.Module):
+        def __init__(self, dim=64, heads=4):
+            super().__init__()
+            self.heads = heads
+            self.q = nn.Linear(dim, dim)
+            self.k = deepcopy(self.q)
+            self.v = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            b, n, d = x.shape
+            q = self.q(x).view(b, n, self.heads, -1).transpose(1, 2)
+            k = self.k(x).view(b, n, self.heads, -1).transpose(1, 2)
+            v = self.v(x).view(b, n, self.heads, -1).transpose(1, 2)
+            attn = (q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5).softmax(dim=-1)
+            return (attn @ v).transpose(1, 2).reshape(b, n, d)
+    """
+    assert findings_on_lines(source) == []
+
+
+# ---------------------------------------------------------------------------------------- a permuted fused qkv
+#
+# cpubone: a channels-first fused projection ``(N, heads, 3 * d, h * w)`` moved tokens-first by
+# ``permute(0, 1, 3, 2)``, then chunked into q, k, v along the features. The pieces are tensors of
+# their own layout; ``k.transpose(-2, -1)`` of one is the key transposed for the scores, not the
+# permute undone (before, the scores were not recognised at all).
+
+CPUBONE = """
+import torch
+import torch.nn as nn
+
+
+class ConvAttention(nn.Module):
+    def __init__(self, dim=64, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.scale = self.head_dim ** {exponent}
+        self.qkv = nn.Conv2d(dim, dim * 3, kernel_size=1)
+        self.proj = nn.Conv2d(dim, dim, kernel_size=1)
+
+    def forward(self, x):
+        N, C, h, w = x.shape
+        qkv = self.qkv(x).reshape(N, self.num_heads, 3 * self.head_dim, h * w)
+        qkv = qkv.permute(0, 1, 3, 2)
+        q, k, v = qkv.{cut}
+        {scaling}
+        attn = q @ k.transpose(-2, -1)
+        attn = attn.softmax(dim=-1)
+        out = (attn @ v).permute(0, 1, 3, 2).reshape(N, C, h, w)
+        return self.proj(out)
+"""
+
+
+def test_a_query_cut_from_a_permuted_fused_projection_left_unscaled_is_sc101():
+    for cut in ("chunk(3, dim=3)", "split(self.head_dim, dim=-1)"):
+        found = findings_on_lines(CPUBONE.format(exponent="-0.5", cut=cut, scaling="pass"))
+        assert found == [("SC101", "attn = q @ k.transpose(-2, -1)")], cut
+
+
+def test_a_query_cut_from_a_permuted_fused_projection_scaled_by_d_k_is_sc102():
+    found = findings_on_lines(CPUBONE.format(exponent="-1", cut="chunk(3, dim=3)", scaling="q = q * self.scale"))
+    assert found == [("SC102", "self.scale = self.head_dim ** -1")]
+
+
+def test_a_query_cut_from_a_permuted_fused_projection_scaled_stays_clean():
+    assert findings_on_lines(CPUBONE.format(exponent="-0.5", cut="chunk(3, dim=3)", scaling="q = q * self.scale")) == []
