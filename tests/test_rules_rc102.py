@@ -258,6 +258,11 @@ def test_a_pooled_query_scaled_stays_clean():
     assert findings_on_lines(HIERA.format(pool="MaxPool2d", scaling="q = q * self.scale")) == []
 
 
+POOLS = """
+import torch
+import torch.nn as nn
+
+
 def pools():
     pool = nn.MaxPool2d(3, stride=2, padding=1)
     y = pool(torch.randn(2, 16, 9, 9))
