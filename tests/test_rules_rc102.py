@@ -354,3 +354,90 @@ def test_a_query_cut_from_a_permuted_fused_projection_scaled_by_d_k_is_sc102():
 
 def test_a_query_cut_from_a_permuted_fused_projection_scaled_stays_clean():
     assert findings_on_lines(CPUBONE.format(exponent="-0.5", cut="chunk(3, dim=3)", scaling="q = q * self.scale")) == []
+
+
+# ---------------------------------------------------------------------------------------- a constant times a wrong power
+#
+# Zamba2 writes ``self.scaling = (self.head_dim / 2) ** -0.5``: a constant times d_k ** -0.5, right.
+# ``(self.head_dim / 2) ** -1`` is 2 / d_k: the power of d_k is wrong whatever the constant, as
+# ``d_k ** -1`` alone already was (SC102).
+
+ZAMBA = """
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.head_dim = config.attention_head_dim
+        self.scaling = {scaling}
+        self.q_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim)
+        self.k_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim)
+        self.v_proj = nn.Linear(config.hidden_size, self.num_heads * self.head_dim)
+
+    def forward(self, hidden_states):
+        b, t, _ = hidden_states.shape
+        shape = (b, t, -1, self.head_dim)
+        q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+        k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+        v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+        attn = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+        attn = attn.softmax(dim=-1)
+        return torch.matmul(attn, v).transpose(1, 2).reshape(b, t, -1)
+"""
+
+
+def test_a_constant_times_d_k_to_the_minus_one_is_sc102():
+    found = findings_on_lines(ZAMBA.format(scaling="(self.head_dim / 2) ** -1"))
+    assert found == [("SC102", "self.scaling = (self.head_dim / 2) ** -1")]
+    found = findings_on_lines(ZAMBA.format(scaling="2.0 / self.head_dim"))
+    assert found == [("SC102", "self.scaling = 2.0 / self.head_dim")]
+
+
+def test_a_constant_times_d_k_to_the_minus_half_stays_clean():
+    assert findings_on_lines(ZAMBA.format(scaling="(self.head_dim / 2) ** -0.5")) == []
+    assert findings_on_lines(ZAMBA.format(scaling="0.5 * self.head_dim ** -0.5")) == []
+
+
+# ---------------------------------------------------------------------------------------- configuration sums
+#
+# Kimi / DeepSeek MLA: ``self.qk_head_dim = config.qk_nope_head_dim + config.qk_rope_head_dim`` in a
+# constructor is a size (as ``config.a // config.b`` already was), so ``self.qk_head_dim ** -1`` is a
+# factor the rule reads. Before, the sum was unknown and so was the factor.
+
+MLA = """
+import torch
+from torch import nn
+
+
+class MLAAttention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.qk_nope_head_dim = config.qk_nope_head_dim
+        self.qk_head_dim = config.qk_nope_head_dim + config.qk_rope_head_dim
+        self.q_proj = nn.Linear(config.hidden_size, self.num_heads * self.qk_head_dim)
+        self.k_proj = nn.Linear(config.hidden_size, self.num_heads * self.qk_head_dim)
+        self.v_proj = nn.Linear(config.hidden_size, self.num_heads * self.qk_head_dim)
+        self.scaling = self.qk_head_dim ** {exponent}
+
+    def forward(self, hidden_states):
+        b, t, _ = hidden_states.shape
+        shape = (b, t, -1, self.qk_head_dim)
+        q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+        k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+        v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+        attn = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+        attn = attn.softmax(dim=-1)
+        return torch.matmul(attn, v).transpose(1, 2).reshape(b, t, -1)
+"""
+
+
+def test_a_head_dim_summed_from_configuration_fields_judges_its_scale():
+    assert findings_on_lines(MLA.format(exponent="-1")) == [("SC102", "self.scaling = self.qk_head_dim ** -1")]
+
+
+def test_a_head_dim_summed_from_configuration_fields_scaled_right_stays_clean():
+    assert findings_on_lines(MLA.format(exponent="-0.5")) == []
