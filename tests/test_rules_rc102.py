@@ -441,3 +441,84 @@ def test_a_head_dim_summed_from_configuration_fields_judges_its_scale():
 
 def test_a_head_dim_summed_from_configuration_fields_scaled_right_stays_clean():
     assert findings_on_lines(MLA.format(exponent="-0.5")) == []
+
+
+# ---------------------------------------------------------------------------------------- rotary tables' own factor
+#
+# Hugging Face's rotary classes return ``cos = emb.cos() * self.attention_scaling`` (YaRN's mscale,
+# 1.0 by default): a table built from positions with a factor the engine cannot read. Applied to q
+# and k (``q * cos + rotate_half(q) * sin``), that factor is the table's, not the query's 1/sqrt(d_k):
+# a missing scale of the scores is still seen (Cohere2-MoE, pocket-tts). A scale written on the
+# query itself still survives the table (tests/test_engine_scale_explicit.py).
+
+HF_ROPE = """
+import torch
+from torch import nn
+from transformers.modeling_rope_utils import rope_attention_factor
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(self, dim, config):
+        super().__init__()
+        self.inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+        self.attention_scaling = rope_attention_factor(config)
+
+    def forward(self, x, position_ids):
+        freqs = position_ids[:, :, None].float() * self.inv_freq[None, None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos() * self.attention_scaling, emb.sin() * self.attention_scaling
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.head_dim = dim // heads
+        self.scaling = self.head_dim ** -0.5
+        self.q_proj = nn.Linear(dim, dim)
+        self.k_proj = nn.Linear(dim, dim)
+        self.v_proj = nn.Linear(dim, dim)
+
+    def forward(self, hidden_states, position_embeddings):
+        b, t, _ = hidden_states.shape
+        shape = (b, t, -1, self.head_dim)
+        q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+        k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+        v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+        cos, sin = position_embeddings
+        q, k = apply_rotary_pos_emb(q, k, cos, sin)
+        attn = torch.matmul(q, k.transpose(2, 3)){scaling}
+        attn = attn.softmax(dim=-1)
+        return torch.matmul(attn, v).transpose(1, 2).reshape(b, t, -1)
+
+
+class Model(nn.Module):
+    def __init__(self, config, dim=64, heads=4):
+        super().__init__()
+        self.rotary_emb = RotaryEmbedding(dim // heads, config)
+        self.attn = Attention(dim, heads)
+
+    def forward(self, hidden_states):
+        position_ids = torch.arange(hidden_states.shape[1])[None]
+        return self.attn(hidden_states, self.rotary_emb(hidden_states, position_ids))
+"""
+
+
+def test_scores_of_q_and_k_rotated_by_a_scaled_table_and_left_unscaled_are_sc101():
+    found = findings_on_lines(HF_ROPE.format(scaling=""))
+    assert found == [("SC101", "attn = torch.matmul(q, k.transpose(2, 3))")]
+
+
+def test_scores_of_q_and_k_rotated_by_a_scaled_table_and_scaled_stay_clean():
+    assert findings_on_lines(HF_ROPE.format(scaling=" * self.scaling")) == []

@@ -178,7 +178,7 @@ def tensor_binary(
             # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled",
             # whether ``q`` was scaled before or not (``q / scale / temperature``).
             result = result.with_tag(ScaleTag(None, node))
-        elif left_tensor and right_tensor and any(_written_scale(t) for t in (a, b)):
+        elif left_tensor and right_tensor and (_written_scale(a, b) or _written_scale(b, a)):
             # A scaled tensor times or over another tensor (``q * d ** -0.5`` then ``/ temperature``
             # or ``* self.temp.exp()``, or a rotary table): still scaled, by a factor no longer
             # known. Only a scale the code wrote counts: hidden states "maybe scaled" by a residual
@@ -365,11 +365,25 @@ def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return tensor_compare(interp, operator, call.args[0] if call.args else UNKNOWN, call.arg(1, "other"), call.node, frame)
 
 
-def _written_scale(tensor: TensorValue) -> bool:
+def _written_scale(tensor: TensorValue, other: TensorValue | None = None) -> bool:
     """Scaled by a factor the code wrote on this tensor: readable, or an explicit product with a
-    scalar the engine cannot read (``q * scale``, ``scale = default(self.scale, d ** -0.5)``)."""
+    scalar the engine cannot read (``q * scale``, ``scale = default(self.scale, d ** -0.5)``).
+    An unreadable factor on a positional table (Hugging Face's rotary ``cos = emb.cos() *
+    self.attention_scaling``, then ``q * cos`` and ``rotate_half(q) * sin``) is the table's, not the
+    query's scale: it is kept when it rides on the other side (local-attention's ``q * scale``, then
+    the xpos table), not when it rides on a table known to hold positions (built from positions, not
+"maybe positional") that is no projection's output."""
     tag = tensor.tag(ScaleTag)
-    return tag is not None and (tag.readable is not None or tag.explicit)
+    if tag is None:
+        return False
+    if tag.readable is not None:
+        return True
+    position = tensor.tag(PositionTag)
+    if other is not None and position is not None and position.kind != "unknown" and not (
+        tensor.has(ProjectionTag) or tensor.has(TokenEmbeddingTag)
+    ):
+        return False  # a table the engine knows to hold positions, scaled by its own factor
+    return tag.explicit
 
 
 def _times(a: Scale | None, b: Scale | None) -> Scale | None:
