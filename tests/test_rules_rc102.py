@@ -522,3 +522,56 @@ def test_scores_of_q_and_k_rotated_by_a_scaled_table_and_left_unscaled_are_sc101
 
 def test_scores_of_q_and_k_rotated_by_a_scaled_table_and_scaled_stay_clean():
     assert findings_on_lines(HF_ROPE.format(scaling=" * self.scaling")) == []
+
+
+# ---------------------------------------------------------------------------------------- softcapping
+#
+# Gemma 2 / VideoPrism cap the scores: ``cap * tanh(scores * scaling / cap)``. tanh keeps small
+# scores as they are, so the scale they carry is still theirs, and ``/ cap`` then ``* cap`` cancel:
+# a wrong ``self.scaling`` is judged where it was written (before, the factor read was the cap).
+
+SOFTCAP = """
+import torch
+from torch import nn
+
+
+def eager_attention_forward(module, query, key, value, attention_mask, scaling=None, softcap=None, **kwargs):
+    attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    if softcap is not None:
+        attn_weights = attn_weights / softcap
+        attn_weights = torch.tanh(attn_weights)
+        attn_weights = attn_weights * softcap
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = nn.functional.softmax(attn_weights, dim=-1)
+    return torch.matmul(attn_weights, value).transpose(1, 2).contiguous(), attn_weights
+
+
+class Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.head_dim = config.head_dim
+        self.scaling = {scaling}
+        self.softcap = config.attn_logit_softcapping
+        self.q_proj = nn.Linear(config.hidden_size, config.num_attention_heads * self.head_dim)
+        self.k_proj = nn.Linear(config.hidden_size, config.num_attention_heads * self.head_dim)
+        self.v_proj = nn.Linear(config.hidden_size, config.num_attention_heads * self.head_dim)
+
+    def forward(self, hidden_states, attention_mask=None):
+        b, t, _ = hidden_states.shape
+        shape = (b, t, -1, self.head_dim)
+        q = self.q_proj(hidden_states).view(shape).transpose(1, 2)
+        k = self.k_proj(hidden_states).view(shape).transpose(1, 2)
+        v = self.v_proj(hidden_states).view(shape).transpose(1, 2)
+        out, _ = eager_attention_forward(self, q, k, v, attention_mask, scaling=self.scaling, softcap=self.softcap)
+        return out.reshape(b, t, -1)
+"""
+
+
+def test_a_wrong_scale_before_softcapping_is_sc102_where_it_was_written():
+    found = findings_on_lines(SOFTCAP.format(scaling="self.head_dim**-1"))
+    assert found == [("SC102", "self.scaling = self.head_dim**-1")]
+
+
+def test_a_right_scale_before_softcapping_stays_clean():
+    assert findings_on_lines(SOFTCAP.format(scaling="self.head_dim**-0.5")) == []

@@ -162,17 +162,21 @@ def tensor_binary(
             origin = other.node if isinstance(other, FloatValue) else None
             previous = tensor.tag(ScaleTag)
             written = None
+            first = (factor, origin) if origin is not None and factor is not None else None
             if previous is not None:
                 written = _times(previous.readable, factor) if previous.factor is None or factor is None else None
                 factor = previous.factor * factor if previous.factor is not None and factor is not None else None
+                first = previous.first
                 if previous.readable is not None:
                     origin = None  # two applications make the factor: no one place to edit
+                if origin is None and first is not None and factor is not None and factor == first[0]:
+                    origin = first[1]  # later applications cancelled out: the first factor's place
             # The shape is ``_result_shape``'s: a number keeps the tensor's; a value that may be a
             # tensor (a parameter, an unknown) may broadcast it to something larger.
             kept = replace(tensor, shape=shape, dtype=dtype, node=node)
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
-            return kept.with_tag(ScaleTag(factor, node, origin, written, explicit=True))
+            return kept.with_tag(ScaleTag(factor, node, origin, written, explicit=True, first=first))
         if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape):
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
             # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled",
