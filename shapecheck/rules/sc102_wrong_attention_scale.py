@@ -127,11 +127,15 @@ def _judge(factor: Scale, head_dim: Dim, heads: Dim | None, assumptions) -> str 
     if _is_power(factor, d_k, HALF):
         return f"scores multiplied by sqrt(d_k) = {described}; expected divided by sqrt({d_k})"
     # 1/sqrt(d_k) itself meets none of the checks below: no separate early exit for it.
+    if len(factor.factors) == 1:
+        base, exponent = factor.factors[0]
+        if exponent != -HALF and exponent != 0 and equal(base, d_k) is Truth.TRUE:
+            # d_k ** -0.25 on one operand only (Whisper splits d_k ** -0.5 over q and k), d_k ** 1,
+            # and with a constant (``(head_dim / 2) ** -1`` is 2 / d_k): the power of d_k is wrong.
+            constant = "" if factor.coef == 1 else f"{factor.coef:g} * "
+            return f"scores scaled by {described}, that is by {constant}d_k ** {_exponent(exponent)}; expected d_k ** -0.5 = 1/sqrt({d_k})"
     if len(factor.factors) == 1 and factor.coef == 1:
         base, exponent = factor.factors[0]
-        if exponent != -HALF and equal(base, d_k) is Truth.TRUE:
-            # d_k ** -0.25 on one operand only (Whisper splits d_k ** -0.5 over q and k), d_k ** 1, ...
-            return f"scores scaled by {described}, that is by d_k ** {_exponent(exponent)}; expected d_k ** -0.5 = 1/sqrt({d_k})"
         if exponent == Fraction(-1, 2) and heads is not None and not (heads.is_const and heads.value == 1):
             if equal(base, heads * d_k, assumptions) is Truth.TRUE:
                 return (

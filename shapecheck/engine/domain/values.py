@@ -305,6 +305,10 @@ class ScaleTag:
     # The code multiplied or divided this very tensor by a scalar (``q * scale`` with ``scale`` a
     # value the engine cannot read), as opposed to a sum that merely mixed a scaled value in.
     explicit: bool = field(default=False, compare=False)
+    # The first factor written with its place (``origin``), kept through later applications: when
+    # they cancel (softcapping's ``/ cap``, ``tanh``, ``* cap``) the factor is that one again, and
+    # a finding about it lands where it was written.
+    first: "tuple[Scale, cst.CSTNode] | None" = field(default=None, compare=False)
 
     @property
     def readable(self) -> Scale | None:

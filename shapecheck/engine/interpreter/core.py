@@ -149,6 +149,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.globals: dict[str, Value] = {}
         self.call_stack: list[cst.FunctionDef] = []
         self.pending_name: str | None = None
+        #: running a callee once more with a number argument left out (``_run_number_fallbacks``)
+        self.hypothetical = False
         self._fresh_counter = 0
         self.invented: set[str] = facts.invented_sizes  # names of the sizes fresh_name made up
         self.depth_limit = MAX_INLINE_DEPTH
@@ -560,6 +562,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
             parent=frame.run if frame.run.node is not None else None, call_node=call.node, caller=frame,
         )
+        self._run_number_fallbacks(node, qualname, cls, call, bindings, frame, self_value)
         return result
 
     def _foreign_context_left(self, node: cst.FunctionDef) -> bool:
@@ -572,6 +575,44 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             return False
         self.foreign_contexts[node] = left - 1
         return True
+
+    def _run_number_fallbacks(
+        self,
+        node: cst.FunctionDef,
+        qualname: str,
+        cls: ClassInfo | None,
+        call: "base.Call",
+        bindings: dict[str, Value],
+        frame: Frame,
+        self_value: ObjectValue | None,
+    ) -> None:
+        """``if scaling is None: scaling = query.size(-1) ** -0.5`` in a helper every caller passes
+        ``scaling=self.scaling``: the fallback is code a caller reaches by leaving the argument out,
+        and only a run with the caller's tensors can judge it. So a callee given a number for a
+        parameter whose default is ``None`` and that it fills in when ``None`` runs once more with
+        the argument left out (its own context; what it returns is dropped). Numbers only: the
+        other run differs from this one by a number, not by which tensors flow."""
+        if self.hypothetical or self_value is not None:
+            return  # plain functions only: a method's run could leave its other numbers on the instance
+        names = [
+            name for name in _number_fallbacks(node)
+            if isinstance(bindings.get(name), FloatValue) and _given(node, name, call, self_value is not None)
+        ]
+        if not names or self.budget.steps < 200:
+            return
+        left_out = dict(bindings)
+        for name in names:
+            left_out[name] = ConstValue(None)
+        saved_modes = dict(frame.modes)
+        self.hypothetical = True
+        try:
+            self.run_function(
+                node, qualname, cls, left_out, self_value, frame.depth + 1, inlined=True,
+                parent=frame.run if frame.run.node is not None else None, call_node=call.node, caller=frame,
+            )
+        finally:
+            self.hypothetical = False
+            frame.modes = saved_modes
 
     def instantiate(self, info: ClassInfo, call: "base.Call", frame: Frame) -> Value:
         self.facts.instantiations.append((call.node, info))
@@ -653,6 +694,48 @@ def _with_origin(value: Value | None, node: cst.CSTNode | None, label: str) -> V
     if isinstance(value, IntValue) and value.origin is None and node is not None:
         return IntValue(value.dim, Origin(node, label))
     return value if value is not None else UNKNOWN
+
+
+def _number_fallbacks(node: cst.FunctionDef) -> list[str]:
+    """Parameters defaulting to ``None`` that the body fills in at its top level when left out
+    (``if scaling is None: scaling = ...``)."""
+    params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
+    optional = {
+        param.name.value for param in params
+        if isinstance(param.default, cst.Name) and param.default.value == "None"
+    }
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    found = []
+    for statement in body:
+        if not isinstance(statement, cst.If) or statement.orelse is not None:
+            continue
+        test = statement.test
+        if not (
+            isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value in optional
+            and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Is)
+            and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+        ):
+            continue
+        name = test.left.value
+        for line in statement.body.body:
+            small = line.body if isinstance(line, cst.SimpleStatementLine) else ()
+            for part in small:
+                if (
+                    isinstance(part, cst.Assign) and len(part.targets) == 1
+                    and isinstance(part.targets[0].target, cst.Name) and part.targets[0].target.value == name
+                ):
+                    found.append(name)
+    return found
+
+
+def _given(node: cst.FunctionDef, name: str, call: "base.Call", skip_self: bool) -> bool:
+    """The call passes parameter ``name`` (by keyword or by position)."""
+    if name in call.kwargs:
+        return True
+    positional = [param.name.value for param in list(node.params.posonly_params) + list(node.params.params)]
+    if skip_self and positional and not is_static(node):
+        positional = positional[1:]
+    return name in positional and positional.index(name) < len(call.args)
 
 
 def _is_number(value: Value | None) -> bool:

@@ -164,23 +164,27 @@ def tensor_binary(
             origin = other.node if isinstance(other, FloatValue) else None
             previous = tensor.tag(ScaleTag)
             written = None
+            first = (factor, origin) if origin is not None and factor is not None else None
             if previous is not None:
                 written = _times(previous.readable, factor) if previous.factor is None or factor is None else None
                 factor = previous.factor * factor if previous.factor is not None and factor is not None else None
+                first = previous.first
                 if previous.readable is not None:
                     origin = None  # two applications make the factor: no one place to edit
+                if origin is None and first is not None and factor is not None and factor == first[0]:
+                    origin = first[1]  # later applications cancelled out: the first factor's place
             # The shape is ``_result_shape``'s: a number keeps the tensor's; a value that may be a
             # tensor (a parameter, an unknown) may broadcast it to something larger.
             kept = replace(tensor, shape=shape, dtype=dtype, node=node)
             if unseen(other) and not kept.has(PositionTag):
                 kept = kept.with_tag(PositionTag(node, "unknown"))  # ``q * cos``: rotary tables passed in
-            return kept.with_tag(ScaleTag(factor, node, origin, written, explicit=True))
+            return kept.with_tag(ScaleTag(factor, node, origin, written, explicit=True, first=first))
         if operator == "truediv" and left_tensor and right_tensor and _nothing_known(b.shape):
             # ``q / scale`` with ``scale`` a tensor of unknown shape (a helper's
             # ``sqrt(tensor(d) * factor)``): a division is almost always a scale, so "maybe scaled",
             # whether ``q`` was scaled before or not (``q / scale / temperature``).
             result = result.with_tag(ScaleTag(None, node))
-        elif left_tensor and right_tensor and any(_written_scale(t) for t in (a, b)):
+        elif left_tensor and right_tensor and (_written_scale(a, b) or _written_scale(b, a)):
             # A scaled tensor times or over another tensor (``q * d ** -0.5`` then ``/ temperature``
             # or ``* self.temp.exp()``, or a rotary table): still scaled, by a factor no longer
             # known. Only a scale the code wrote counts: hidden states "maybe scaled" by a residual
@@ -414,11 +418,25 @@ def _linear_out(interp: "Interpreter", tensor: TensorValue) -> "tuple[cst.CSTNod
     return built[0], tensor.tag(LayerOutputTag).label, width, dim_of(built[1].params.get("in_features"))
 
 
-def _written_scale(tensor: TensorValue) -> bool:
+def _written_scale(tensor: TensorValue, other: TensorValue | None = None) -> bool:
     """Scaled by a factor the code wrote on this tensor: readable, or an explicit product with a
-    scalar the engine cannot read (``q * scale``, ``scale = default(self.scale, d ** -0.5)``)."""
+    scalar the engine cannot read (``q * scale``, ``scale = default(self.scale, d ** -0.5)``).
+    An unreadable factor on a positional table (Hugging Face's rotary ``cos = emb.cos() *
+    self.attention_scaling``, then ``q * cos`` and ``rotate_half(q) * sin``) is the table's, not the
+    query's scale: it is kept when it rides on the other side (local-attention's ``q * scale``, then
+    the xpos table), not when it rides on a table known to hold positions (built from positions, not
+"maybe positional") that is no projection's output."""
     tag = tensor.tag(ScaleTag)
-    return tag is not None and (tag.readable is not None or tag.explicit)
+    if tag is None:
+        return False
+    if tag.readable is not None:
+        return True
+    position = tensor.tag(PositionTag)
+    if other is not None and position is not None and position.kind != "unknown" and not (
+        tensor.has(ProjectionTag) or tensor.has(TokenEmbeddingTag)
+    ):
+        return False  # a table the engine knows to hold positions, scaled by its own factor
+    return tag.explicit
 
 
 def _times(a: Scale | None, b: Scale | None) -> Scale | None:

@@ -161,6 +161,7 @@ QUALIFIED = {
     "builtins.list": "builtins.list",
     "builtins.dict": "builtins.dict",
     "collections.OrderedDict": "collections.OrderedDict",
+    "copy.deepcopy": "copy.deepcopy",
     "builtins.super": "builtins.super",
     "builtins.getattr": "builtins.getattr",
     "torch.finfo": "torch.finfo",

@@ -93,6 +93,10 @@ def _elementwise(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         return result.with_tag(frequencies.Trig(name, source.tag(frequencies.Phase)))
     if name in ("normalize", "layer_norm", "rms_norm"):
         return result.with_tag(ScaleTag(None, call.node))  # cosine / QK-norm attention: own scale
+    if name == "tanh" and source.has(ScaleTag):
+        # Softcapping (``cap * tanh(scores / cap)``, Gemma 2, VideoPrism) keeps small scores as
+        # they are: the scale they carry is still theirs, and ``/ cap`` then ``* cap`` cancel.
+        return result.with_tag(source.tag(ScaleTag))
     return result
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import Repeated, SplitTuple
+from shapecheck.engine.domain.tags import KeyTransposed, Repeated, SplitTuple
 from shapecheck.engine.domain.values import (
     ProjectionTag,
     TensorValue,
@@ -171,6 +171,24 @@ def _joined_unknown(value: Value, node: cst.CSTNode) -> TensorValue:
 
 
 def _split(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``split`` / ``chunk``. Pieces cut along one of the last two axes of a tensor whose last two
+    axes a permute swapped (cpubone's ``qkv.permute(0, 1, 3, 2).chunk(3, dim=3)``: a fused
+    projection moved from channels-first to tokens-first, then cut into q, k, v) are tensors of
+    their own layout, not that tensor transposed: ``k.transpose(-2, -1)`` of such a piece is the
+    key transposed for the scores, not a transpose undone."""
+    result = _split_pieces(interp, call, frame)
+    source = call.tensor(0)
+    if not isinstance(result, SplitTuple) or result.pieces is None or not source.has(KeyTransposed):
+        return result
+    axis = int_of(call.arg(2, "dim")) if call.has(2, "dim") else 0
+    rank = source.rank
+    if axis is None or not (axis in (-1, -2) or rank is not None and axis in (rank - 1, rank - 2)):
+        return result
+    pieces = tuple(piece.without(KeyTransposed) if isinstance(piece, TensorValue) else piece for piece in result.pieces)
+    return replace(result, pieces=pieces, template=result.template.without(KeyTransposed))
+
+
+def _split_pieces(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     source = call.tensor(0)
     name = _callee_name(call.node) if isinstance(call.node, cst.Call) else "split"
     axis = int_of(call.arg(2, "dim")) if call.has(2, "dim") else 0

@@ -15,17 +15,26 @@ timm's ``maybe_add_mask(scores, attn_mask=None)`` (``timm/layers/attention.py``,
 1.0.31: ``return scores if attn_mask is None else scores + attn_mask``) is that addition: the
 scores stay scores, met by an additive mask, so what reaches the softmax after it is still judged
 (SC101 / SC102 on EVA's and ViT's eager paths). Before, it was an unknown call, "maybe scaled".
+
+timm's rotary helpers (``timm/layers/pos_embed_sincos.py``, read in timm 1.0.31):
+``apply_rot_embed(x, sin_emb, cos_emb, half=False)`` is ``(x * cos_emb + rot(x) * sin_emb).to(x.dtype)``
+(``rot`` / ``rope_rotate_half`` move and negate x's own elements), and ``apply_rot_embed_cat(x, emb,
+half=False)`` is the same with ``sin_emb, cos_emb = emb.chunk(2, -1)``. The result is x rotated: x's
+shape, dtype and projection, times tables (tensors, never a scalar) that carry positions. So a query
+that went through it is not "maybe scaled", as it was after an unknown call: its missing scale is
+judged (SC101 on EVA). The tables' own shapes are not read (they broadcast into x by contract).
 Registered in ``ops.OPS`` on import.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapecheck.engine.domain.tags import PaddingTag
 from shapecheck.engine.domain.values import ConstValue, TensorValue, Value
 from shapecheck.engine.ops.arithmetic import tensor_binary
-from shapecheck.engine.ops.base import Call, register, unknown_call
+from shapecheck.engine.ops.base import Call, lineage, register, unknown_call
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -43,6 +52,10 @@ MASK_BUILDERS = {
 TIMM_HELPERS = {
     "layers.maybe_add_mask": "timm.maybe_add_mask",
     "layers.attention.maybe_add_mask": "timm.maybe_add_mask",
+    "layers.apply_rot_embed": "timm.apply_rot_embed",
+    "layers.pos_embed_sincos.apply_rot_embed": "timm.apply_rot_embed",
+    "layers.apply_rot_embed_cat": "timm.apply_rot_embed_cat",
+    "layers.pos_embed_sincos.apply_rot_embed_cat": "timm.apply_rot_embed_cat",
 }
 
 
@@ -77,5 +90,30 @@ def _maybe_add_mask(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return tensor_binary(interp, "add", scores, mask, call.node, frame)
 
 
+def _apply_rot_embed(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``apply_rot_embed(x, sin_emb, cos_emb)``: ``x * cos_emb + rot(x) * sin_emb`` in x's dtype."""
+    return _rotated(interp, call, frame, [call.arg(1, "sin_emb"), call.arg(2, "cos_emb")])
+
+
+def _apply_rot_embed_cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``apply_rot_embed_cat(x, emb)``: the same, with ``sin_emb, cos_emb = emb.chunk(2, -1)``."""
+    return _rotated(interp, call, frame, [call.arg(1, "emb")])
+
+
+def _rotated(interp: "Interpreter", call: Call, frame: "Frame", tables: list[Value]) -> Value:
+    x = call.arg(0, "x")
+    if not isinstance(x, TensorValue):
+        return unknown_call(call)
+    # The tables are tensors by contract (a scalar would be no rotation): a tensor of unknown shape
+    # that keeps what they carry (positions), so the product is a rotary one, never a scale.
+    table = TensorValue(None, None, lineage(*tables), call.node)
+    turned = tensor_binary(interp, "mul", x, table, call.node, frame)
+    if not isinstance(turned, TensorValue):
+        return unknown_call(call)
+    return replace(turned, shape=x.shape, dtype=x.dtype)
+
+
+register(_apply_rot_embed, "timm.apply_rot_embed")
+register(_apply_rot_embed_cat, "timm.apply_rot_embed_cat")
 register(_padding_mask, "transformers.padding_mask")
 register(_maybe_add_mask, "timm.maybe_add_mask")

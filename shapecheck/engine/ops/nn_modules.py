@@ -88,6 +88,13 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "Conv2d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
     "Conv3d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
 }
+#: Pooling layers and the number of spatial axes they slide over.
+POOLINGS = {"MaxPool1d": 1, "MaxPool2d": 2, "MaxPool3d": 3, "AvgPool1d": 1, "AvgPool2d": 2, "AvgPool3d": 3}
+for _kind in POOLINGS:
+    SIGNATURES[_kind] = (
+        ("kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode")
+        if _kind.startswith("Max") else ("kernel_size", "stride", "padding", "ceil_mode")
+    )
 #: Convolutions and the number of spatial axes they slide over.
 CONVOLUTIONS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
 SHAPE_PRESERVING = {
@@ -334,6 +341,33 @@ def _convolution(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return result.with_tag(kind) if kind is not None else result
 
 
+def _pooling(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``nn.MaxPool2d`` / ``nn.AvgPool2d`` (and 1d / 3d): the channels and the leading axes kept, each
+    spatial size ``(L + 2p - d(k - 1) - 1) // s + 1`` (stride defaulting to the kernel size;
+    ``ceil_mode`` rounds up: unknown). A maximum or a mean of the input's own values: no scale, no
+    new width (hieradet's query pooling)."""
+    module: ModuleValue = call.args[0]  # type: ignore[assignment]
+    spatial = POOLINGS[module.kind]
+    x = _input(call)
+    ceil = module.params.get("ceil_mode")
+    exact = ceil is None or (isinstance(ceil, ConstValue) and ceil.value is False)
+    indices = module.params.get("return_indices")
+    if indices is not None and not (isinstance(indices, ConstValue) and indices.value is False):
+        return unknown_call(call)  # (values, indices), or maybe
+    if x.shape is None or len(x.shape.dims) < spatial + 1:
+        shape = Shape(tuple(fresh_anonymous() for _ in range(spatial + 1)), variadic=True)
+        return TensorValue(shape, x.dtype, lineage(x), call.node)
+    kernel = _conv_arg(module, "kernel_size")
+    stride = _conv_arg(module, "stride") or kernel  # torch: stride defaults to kernel_size
+    sizes = tuple(
+        _conv_size(size, _per_axis(kernel, axis, spatial), _per_axis(stride, axis, spatial),
+                   _conv_arg(module, "padding"), axis, spatial, _per_axis(_conv_arg(module, "dilation"), axis, spatial, 1))
+        if exact else fresh_anonymous()
+        for axis, size in enumerate(x.shape.dims[-spatial:])
+    )
+    return TensorValue(Shape(x.shape.dims[:-spatial] + sizes, x.shape.variadic), x.dtype, lineage(x), call.node)
+
+
 def _token_kind(module: ModuleValue, spatial: int, x: TensorValue, node: cst.CSTNode, width: Dim | None) -> object | None:
     """What a convolution makes of the tokens. Cutting an input that is not yet tokens into
     non-overlapping patches (``kernel_size == stride > 1``, no padding: a ViT's patch embedding)
@@ -545,6 +579,8 @@ def register_forward_ops() -> None:
         OPS["module." + kind] = rule
     for kind in SHAPE_PRESERVING:
         OPS["module." + kind] = _shape_preserving
+    for kind in POOLINGS:
+        OPS["module." + kind] = _pooling
 
 
 register_forward_ops()

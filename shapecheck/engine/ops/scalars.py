@@ -181,7 +181,9 @@ def scalar_binary(operator: str, left: Value, right: Value, frame: "Frame") -> V
         if joined is not None:
             return joined
     a, b = dim_of(left), dim_of(right)
-    if isinstance(left, IntValue) or isinstance(right, IntValue) or (a is not None and b is not None and operator in ("floordiv", "mod")):
+    if isinstance(left, IntValue) or isinstance(right, IntValue) or (a is not None and b is not None and operator in ("floordiv", "mod")) or (
+        operator in ("add", "sub") and _configuration_sizes(left, right, frame)
+    ):
         if a is not None and b is not None:
             try:
                 if operator == "add":
@@ -225,6 +227,17 @@ def scalar_binary(operator: str, left: Value, right: Value, frame: "Frame") -> V
     except (ArithmeticError, ValueError):
         return UNKNOWN
     return UNKNOWN
+
+
+def _configuration_sizes(left: Value, right: Value, frame: "Frame") -> bool:
+    """``self.qk_head_dim = config.qk_nope_head_dim + config.qk_rope_head_dim`` in a constructor:
+    fields of a configuration the engine cannot see, added, make a size (as ``//`` of them already
+    does). Only in ``__init__`` and only attributes read off an unseen object: elsewhere two unseen
+    values added may be tensors."""
+    if not (isinstance(left, Opaque) and isinstance(right, Opaque) and "." in left.name and "." in right.name):
+        return False
+    node = frame.run.node if frame.run is not None else None
+    return isinstance(node, cst.FunctionDef) and node.name.value == "__init__"
 
 
 def _concat_sizes(left: Value, right: Value) -> Value | None:

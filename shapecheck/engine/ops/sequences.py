@@ -7,10 +7,21 @@ Registered in ``ops.OPS`` on import.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from shapecheck.engine.domain.tags import DictValue, Repeated
-from shapecheck.engine.domain.values import UNKNOWN, ConstValue, IntValue, ModuleValue, TupleValue, Value
+from shapecheck.engine.domain.values import (
+    UNKNOWN,
+    ConstValue,
+    FloatValue,
+    IntValue,
+    ModuleIdent,
+    ModuleValue,
+    TensorValue,
+    TupleValue,
+    Value,
+)
 from shapecheck.engine.ops.base import Call, iteration_element, known_items, loop_index, register
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -109,6 +120,20 @@ def _enumerate(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # One line per rule, after the definitions, so that the registry holds each module-level function (no
 # decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
 
+def _deepcopy(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``copy.deepcopy(layer)`` (timm's ``q_pool=deepcopy(self.pool)``): the same kind of layer with
+    weights of its own, so a new identity (never shared weights with the original). A tensor is
+    itself. A container or an instance of the file's classes would need its children copied too:
+    unknown."""
+    value = call.arg(0, "x")
+    if isinstance(value, ModuleValue) and not value.items and not value.named:
+        return replace(value, ident=ModuleIdent(value.ident.label + " (deep copy)", call.node), node=call.node)
+    if isinstance(value, (TensorValue, IntValue, FloatValue, ConstValue)):
+        return value
+    return UNKNOWN
+
+
+register(_deepcopy, "copy.deepcopy")
 register(_map, "builtins.map")
 register(_sequence, "builtins.tuple", "builtins.list")
 register(_dict, "builtins.dict")
