@@ -210,3 +210,29 @@ def test_a_layer_of_unknown_input_width_leaves_the_addition():
         out = block(torch.randn(2, 8, 64))
         """)
     assert [line for line, _ in found] == [14]
+
+
+def test_the_last_projection_of_a_sublayer_is_reported_at_its_constructor():
+    found = _found("""
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, dim=64, inner=256):
+                super().__init__()
+                self.norm = nn.LayerNorm(dim)
+                self.ff_in = nn.Linear(dim, inner * 2)
+                self.ff_out = nn.Linear(inner, dim * 2)
+
+            def forward(self, x):
+                h, gate = self.ff_in(self.norm(x)).chunk(2, dim=-1)
+                return x + self.ff_out(h * F.silu(gate))
+
+
+        block = Block()
+        y = block(torch.randn(2, 8, 64))
+        """)
+    assert [line for line, _ in found] == [12]
+    assert "self.ff_out outputs 128 features" in found[0][1]

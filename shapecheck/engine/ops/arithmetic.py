@@ -375,9 +375,10 @@ def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 def _at_the_layer_out_of_width(interp: "Interpreter", a: TensorValue, b: TensorValue, frame: "Frame") -> None:
     """A residual ``x + self.proj(x)`` whose widths differ, where exactly one side is the output of
-    a Linear the file built that takes the other side's width and gives another (``in_features``
-    is the residual's width, ``out_features`` is not): the layer changes the stream's width, so
-    the fix goes to its constructor, and the last conflict points there. A square layer added to
+    a Linear the file built that changes the width it is given: one that takes the residual's width
+    and gives another, or the last projection of a sublayer (``ff_out``: ``in_features`` the inner
+    width, ``out_features`` neither that nor the residual's). The layer changes the stream's width,
+    so the fix goes to its constructor, and the last conflict points there. A square layer added to
     a residual of another width (``features + self.out(h)``) leaves the residual suspect: reported
     at the addition."""
     layers = [_linear_out(interp, t) for t in (a, b)]
@@ -386,8 +387,8 @@ def _at_the_layer_out_of_width(interp: "Interpreter", a: TensorValue, b: TensorV
     index = 0 if layers[0] is not None else 1
     site, label, width, fed = layers[index]  # type: ignore[misc]
     other = (b if index == 0 else a).shape.dim(-1)  # type: ignore[union-attr]
-    if equal(other, fed, frame.assumptions) is not Truth.TRUE:
-        return
+    if equal(other, fed, frame.assumptions) is not Truth.TRUE and equal(width, fed, frame.assumptions) is not Truth.FALSE:
+        return  # neither fed the residual's width nor changing the width it is fed: maybe the residual
     run = frame.run
     who = f"`{run.qualname}`" if run is not None and run.qualname else "the code"
     recorded = interp.facts.conflicts[-1]

@@ -1,6 +1,8 @@
 """SC405 residual-shape-mismatch: rule examples.
 
-Marker (``# <-``): the residual ``+`` / ``+=`` line whose operands have different feature sizes.
+Marker (``# <-``): the residual ``+`` / ``+=`` line whose operands have different feature sizes, or,
+when one operand is straight the output of an ``nn.Linear`` the file builds that changes the width it
+is given (not a square layer), that layer's constructor: its ``out_features`` is where the fix goes.
 """
 
 INVALID = [
@@ -148,11 +150,11 @@ class NoisePredictor(nn.Module):
     def __init__(self, d_model=64, d_hidden=256):
         super().__init__()
         self.up = nn.Linear(d_model, d_hidden)
-        self.down = nn.Linear(d_hidden, d_model // 2)
+        self.down = nn.Linear(d_hidden, d_model // 2)  # <-
 
     def forward(self, x):
         noise = self.down(torch.relu(self.up(x)))
-        return x - noise  # <-
+        return x - noise
 '''),
 ]
 
