@@ -164,8 +164,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         # ids of the annotations of parameters that default to None (``mask: Tensor | None = None``),
         # read standalone: the tensor they give may be None, wherever it is passed on to.
         self.optional_annotations: set[int] = set()
-        #: each statement's names it uses as objects on every path (``used_unconditionally``)
-        self.used_names: dict[cst.BaseSmallStatement, frozenset[str]] = {}
+        #: each statement's names it uses as objects on every path (``used_unconditionally``): a
+        #: fact of its text, shared by the importers of its module when a project graph is followed
+        self.used_names: dict[cst.BaseSmallStatement, frozenset[str]] = graph.used_names if graph is not None else {}
         #: Names of the ``int | None = None`` parameters read standalone: sizes that may be None.
         self.optional_sizes: set[str] = set()
         #: Module classes of the file built standalone (constructor defaults, named unknowns), by

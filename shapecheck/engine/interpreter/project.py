@@ -75,6 +75,9 @@ class ModuleGraph:
         self._exported: dict[str, frozenset[str]] = {}
         #: Open records of the module paths read (``recording``), innermost last.
         self._records: list[set[str]] = []
+        #: Facts of a statement's text the interpreters of every importer share
+        #: (``Interpreter.used_names``).
+        self.used_names: dict[cst.BaseSmallStatement, frozenset[str]] = {}
 
     def recording(self) -> "_Recording":
         """``with graph.recording() as reads:`` collects the paths of every project module that
