@@ -21,7 +21,8 @@ class MaskDtype(Rule):
     Finds `masked_fill` called with a mask whose dtype the engine knows to be float or integer
     (for example `torch.tril(torch.ones(T, T))`), and a 0/1 float triangle given as `attn_mask`
     to `F.scaled_dot_product_attention` or `nn.MultiheadAttention`, where a float mask is added
-    to the scores instead of blocking positions.
+    to the scores instead of blocking positions. A float mask inverted with `~` or combined with
+    `&`, `|` or `^` is reported too: torch's bitwise ops raise for float tensors.
 
     ## Why is this bad?
     `masked_fill` with a float mask raises `RuntimeError: masked_fill_ only supports boolean
