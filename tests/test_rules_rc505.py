@@ -151,3 +151,20 @@ def test_and_with_float_triangle_hf_style():
 def test_and_with_bool_triangle_is_clean():
     source = HF_AND.replace("dtype=torch.float32", "dtype=torch.bool")
     assert [f for f in findings_on_lines(source) if f[0] == "SC201"] == []
+
+
+QWEN2_AUDIO_MERGE = """
+import torch
+
+
+def merge(attention_mask, audio_to_overwrite, batch_size, max_token_num):
+    final_attention_mask = torch.zeros(batch_size, max_token_num, dtype=attention_mask.dtype)
+    final_attention_mask |= audio_to_overwrite
+    return final_attention_mask
+"""
+
+
+def test_factory_with_unread_dtype_is_not_float():
+    """``torch.zeros(..., dtype=attention_mask.dtype)``: the dtype is the parameter's (an integer
+    mask in Qwen2-Audio), not torch's float default (a false SC201 on the corpus before)."""
+    assert [f for f in findings_on_lines(QWEN2_AUDIO_MERGE) if f[0] == "SC201"] == []
