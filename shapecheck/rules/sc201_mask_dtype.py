@@ -21,7 +21,8 @@ class MaskDtype(Rule):
     Finds `masked_fill` called with a mask whose dtype the engine knows to be float or integer
     (for example `torch.tril(torch.ones(T, T))`), and a 0/1 float triangle given as `attn_mask`
     to `F.scaled_dot_product_attention` or `nn.MultiheadAttention`, where a float mask is added
-    to the scores instead of blocking positions.
+    to the scores instead of blocking positions. A float mask inverted with `~` or combined with
+    `&`, `|` or `^` is reported too: torch's bitwise ops raise for float tensors.
 
     ## Why is this bad?
     `masked_fill` with a float mask raises `RuntimeError: masked_fill_ only supports boolean
@@ -53,6 +54,13 @@ class MaskDtype(Rule):
             yield _non_bool_report(event, 1, "mask", "masked_fill needs a bool mask", "mask")
         for event in in_some_context(facts.events_of("where"), _non_bool_condition):
             yield _non_bool_report(event, 0, "condition", "torch.where needs a bool condition", "condition")
+        for event in in_some_context(facts.events_of("bitwise_not"), _float_input):
+            yield _non_bool_report(event, 0, "input", "~ (bitwise not) needs a bool mask", "mask")
+        for event in in_some_context(facts.events_of("binary"), lambda e: _float_logical_operand(e) is not None):
+            index = _float_logical_operand(event)
+            assert index is not None
+            symbol = {"and": "&", "or": "|", "xor": "^"}[_operator(event)]
+            yield _non_bool_report(event, index, "", f"{symbol} of masks needs bool masks", "mask")
         attention = facts.events_of("scaled_dot_product_attention") + facts.events_of("module.MultiheadAttention")
         for event, name, index in _integer_masks(attention):
             node = event.arg_node(index, name) or event.node  # the keyword's node when given so
@@ -85,6 +93,29 @@ def _integer_masks(events: list[OpEvent]):
 def _non_bool_mask(event: OpEvent) -> bool:
     mask = event.tensor(1, "mask")
     return mask.dtype in ("float", "int")
+
+
+def _float_input(event: OpEvent) -> bool:
+    """``~mask`` (``bitwise_not``) of a float tensor: torch implements it for bool and integer
+    tensors only (an integer ``~`` is a bitwise not, legal, so it is not judged here)."""
+    return event.tensor(0, "input").dtype == "float"
+
+
+def _operator(event: OpEvent) -> str | None:
+    operator = event.kwargs.get("operator")
+    value = getattr(operator, "value", None)
+    return value if isinstance(value, str) else None
+
+
+def _float_logical_operand(event: OpEvent) -> int | None:
+    """``a | b`` / ``a & b`` / ``a ^ b`` with a float tensor operand (the first such operand):
+    torch's bitwise ops raise for float tensors."""
+    if _operator(event) not in ("and", "or", "xor"):
+        return None
+    for index in (0, 1):
+        if event.tensor(index).dtype == "float":
+            return index
+    return None
 
 
 def _non_bool_report(event: OpEvent, index: int, name: str, needs: str, what: str) -> Report:

@@ -74,7 +74,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     training,
 )
 from shapecheck.engine.ops.arithmetic import tensor_compare
-from shapecheck.engine.ops.base import OPS, Call, _negate, apply, lineage, maybe_positional, traced, unknown_call
+from shapecheck.engine.ops.base import OPS, Call, apply, lineage, maybe_positional, traced, unknown_call
 from shapecheck.engine.ops.indexing import index_value
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 
@@ -451,7 +451,10 @@ def unary(interp: "Interpreter", operator: str, value: Value, node: cst.CSTNode,
             # more than one element), never a tensor. Only ``~mask`` negates elementwise.
             return UNKNOWN
         if operator == "BitInvert":
-            return _negate(value, node)
+            # ``~mask`` is ``torch.bitwise_not(mask)``: recorded as that op (SC201 reads its dtype:
+            # torch raises for a float tensor).
+            operand = node.expression if isinstance(node, cst.UnaryOperation) else None
+            return apply(interp, "bitwise_not", Call(node, (value,), {}, (operand,)), frame)
         if operator == "Minus":
             # ``-x2`` in rotary's ``rotate_half``: still the output of x's projection.
             projection = value.tag(ProjectionTag)

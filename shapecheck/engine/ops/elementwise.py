@@ -140,7 +140,16 @@ def _binary_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 
 def _logical_not(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
-    return _negate(call.tensor(0), call.node)
+    """``torch.logical_not(x)``: bool whatever x's dtype (a float 0/1 mask included)."""
+    result = _negate(call.tensor(0), call.node)
+    return result.with_dtype("bool") if result.dtype != "bool" else result
+
+
+def _bitwise_not(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``~x`` / ``torch.bitwise_not(x)``: bool or integer as x. Torch raises for a float x (SC201
+    reports it), so what would follow has no dtype: one root cause, one finding."""
+    result = _negate(call.tensor(0), call.node)
+    return result.with_dtype(None) if result.dtype == "float" else result
 
 
 def _softmax(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
@@ -296,7 +305,8 @@ register(
 register(_pow, "pow")
 register(_binary_tensor, "binary")
 register(_binary_method, "add_fn", "mul_fn", "div_fn", "sub_fn")
-register(_logical_not, "logical_not", "bitwise_not")
+register(_logical_not, "logical_not")
+register(_bitwise_not, "bitwise_not")
 register(_softmax, "softmax", "log_softmax")
 register(_masked_fill, "masked_fill")
 register(_where, "where")

@@ -45,7 +45,10 @@ def _factory(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         sizes = dims_from((call.arg(0, "size"),))
     else:
         sizes = size_args_inventing(interp, call, 0)
-    dtype_class = dtype_class_of_kwarg(call) or ("float" if name != "full" else None)
+    dtype_class = dtype_class_of_kwarg(call)
+    given = call.kwargs.get("dtype")
+    if dtype_class is None and name != "full" and (given is None or (isinstance(given, ConstValue) and given.value is None)):
+        dtype_class = "float"  # torch's default; a dtype given but unread (``x.dtype``) stays unknown
     if name == "full" and dtype_class is None:
         fill = call.arg(1, "fill_value")
         if isinstance(fill, ConstValue) and isinstance(fill.value, bool):
