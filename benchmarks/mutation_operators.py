@@ -634,8 +634,8 @@ def _head_split_views(module: cst.Module) -> Iterator[tuple[cst.Call, list[cst.A
 def wrong_head_split(module: cst.Module) -> Iterator[Mutation]:
     for view, args, _ in _head_split_views(module):
         heads, head_dim = args[2].value, args[3].value
-        if int_value(head_dim) == -1 or int_value(heads) == -1:
-            continue
+        if int_value(head_dim) == -1 or int_value(heads) in (-1, 1):
+            continue  # a -1 absorbs the change; times a literal 1 (volo's class token) changes nothing
         widened = cst.parse_expression(f"({code(head_dim)}) * ({code(heads)})")
         yield Mutation("SC403", view, [(head_dim, widened)], "view(b, t, h, d) -> view(b, t, h, d * h)")
 
@@ -793,6 +793,8 @@ def merge_without_transpose(module: cst.Module) -> Iterator[Mutation]:
         merge = following[1]
         if len([a for a in merge.args if not a.keyword]) not in (1, 2, 3) or len(merge.args) >= 4:
             continue
+        if len(merge.args) == 3 and int_value(merge.args[1].value) == 1:
+            continue  # one token (a class token: ``reshape(B, 1, C)``): (B, h, 1, d) and (B, 1, h, d) hold the same order
         yield Mutation("SC502", node, [(node, node.func.value)], "transpose before the merge removed")
 
 

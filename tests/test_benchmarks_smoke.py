@@ -279,3 +279,46 @@ def test_precision_in_project_mode_follows_the_imports(bench, tmp_path: Path) ->
     report = together.read_text()
     assert "imports followed (--project)" in report
     assert "attention.py | 24 | SC203 |" in report
+
+
+CLASS_TOKEN = '''import torch
+from torch import nn
+
+
+class ClassAttention(nn.Module):
+    def __init__(self, dim=64, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.head_dim = dim // num_heads
+        self.q = nn.Linear(dim, dim)
+        self.kv = nn.Linear(dim, 2 * dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        kv = self.kv(x).reshape(B, N, 2, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        k, v = kv.unbind(0)
+        q = self.q(x[:, :1, :]).reshape(B, self.num_heads, 1, self.head_dim)
+        attn = (q @ k.transpose(-2, -1) * self.head_dim ** -0.5).softmax(dim=-1)
+        return (attn @ v).transpose(1, 2).reshape(B, 1, C)
+'''
+
+
+def test_operators_plant_no_change_of_a_single_token_or_a_factor_of_one(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A class token's merge ``(B, h, 1, d) -> (B, 1, C)`` reads the same memory with or without the
+    transpose, and ``head_dim * 1`` is ``head_dim``: neither is a bug, so neither is planted; the
+    same attention over every token gets both."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    mutation = importlib.import_module("mutation")
+
+    def planted(source: str) -> list[str]:
+        path = tmp_path / "modeling_f.py"
+        path.write_text(source)
+        specs, _sites, broken = mutation.find_mutants(("c", str(path), "modeling_f.py", ("SC403", "SC502"), 5, 0))
+        assert not broken
+        return sorted(spec.description for spec in specs)
+
+    assert planted(CLASS_TOKEN) == []
+    every_token = CLASS_TOKEN.replace("reshape(B, 1, C)", "reshape(B, N, C)").replace(
+        "reshape(B, self.num_heads, 1, self.head_dim)", "reshape(B, N, self.num_heads, self.head_dim)"
+    ).replace("self.q(x[:, :1, :])", "self.q(x)")
+    assert planted(every_token) == ["transpose before the merge removed", "view(b, t, h, d) -> view(b, t, h, d * h)"]
