@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import re
+
 import libcst as cst
 
 from shapecheck.engine.domain.values import UNKNOWN, ClassInfo, ConstValue, TensorValue, Value
@@ -150,8 +152,9 @@ def _looped_since_function(path: Path, until: tuple[int, str]) -> bool:
 
 
 class _Visitor(cst.CSTVisitor):
-    def __init__(self, names: frozenset[str]) -> None:
+    def __init__(self, names: frozenset[str], local_names: frozenset[str] = frozenset()) -> None:
         self.names = names
+        self.local_names = local_names  # the locals whose reads are recorded
         self.result = TableReads()
         self.stack: list[cst.CSTNode] = []
         self.functions: list[cst.FunctionDef] = []
@@ -250,7 +253,7 @@ class _Visitor(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         function = self._function()
-        if function is None or id(node) in self.stores:
+        if node.value not in self.local_names or function is None or id(node) in self.stores:
             return
         parent = self.stack[-2] if len(self.stack) > 1 else None
         if isinstance(parent, cst.Attribute) and parent.attr is node:
@@ -359,12 +362,43 @@ def _not_none_subject(test: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
-def table_reads(module: cst.Module, names: frozenset[str]) -> TableReads:
-    """The reads of the attributes ``names`` in ``module`` (and of every function's locals, with
-    the file's presence guards), sorted as the module docstring says."""
-    visitor = _Visitor(names)
-    module.visit(visitor)
+def table_reads(roots: list[cst.CSTNode], names: frozenset[str], local_names: frozenset[str] = frozenset()) -> TableReads:
+    """The reads of the attributes ``names`` in ``roots`` (a module, or some of its classes and
+    functions), and of the locals ``local_names`` there, with the presence guards; sorted as the
+    module docstring says."""
+    visitor = _Visitor(names, local_names)
+    for root in roots:
+        root.visit(visitor)
     return visitor.result
+
+
+def _guarded_in_text(source: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\s+is\s+not\s+None", source) is not None
+
+
+#: Lines that mention a table and read no value of it, as the text shows them: a declaration or
+#: a rewrite, a presence test, metadata, an in-place fill, a string (``no_weight_decay``), a comment.
+_HARMLESS_LINE = (
+    r"\.{name}\s*=[^=]",
+    r"\b{name}\s+is(\s+not)?\s+None",
+    r"\.{name}\.(shape|size|dtype|device|requires_grad|ndim|numel|data\.\w+_)\b",
+    r"\.{name}\.\w+_\(",
+    r"\w_\(\s*[\w.]*\.{name}\b",
+    r"['\"][^'\"]*\b{name}\b[^'\"]*['\"]",
+    r"^\s*#",
+)
+
+
+def _unread_in_text(source: str, name: str) -> bool:
+    """Every line of ``source`` that spells ``name`` looks like one that reads none of its values
+    (a cheap filter: the text walk decides)."""
+    patterns = [re.compile(pattern.format(name=re.escape(name))) for pattern in _HARMLESS_LINE]
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    return all(
+        any(pattern.search(line) for pattern in patterns)
+        for line in source.splitlines()
+        if word.search(line)
+    )
 
 
 #: Attributes every ``nn.Module`` has that read no table.
@@ -395,11 +429,68 @@ def dropped_tables(
     bound = {key for key, values in locals_.items() if _all_tables(values, is_table)}
     if not tables and not bound:
         return []
-    reads = table_reads(facts.module, frozenset(tables))
+    # The text is walked only where it may hold a finding: the classes that declare a table
+    # tested with ``is not None`` in the text, the functions binding such a local (and the whole
+    # file for a table whose every line looks unread).
+    source = facts.source
+    owners = {id(a.owner.node): a.owner for name in tables for a in declared[name] if a.owner is not None and _guarded_in_text(source, name)}
+    ours = {id(info.node) for info in facts.classes.values()}
+    roots: dict[int, cst.CSTNode] = {}
+    for owner in owners.values():
+        for info in (owner, *owner.parents):
+            if id(info.node) in ours:
+                roots[id(info.node)] = info.node
+    inside = {id(function) for node in roots.values() for function in _methods(node)}
+    functions = {id(run.node): run.node for run in facts.runs if isinstance(run.node, cst.FunctionDef)}
+    for key in bound:
+        if key[0] not in inside and _guarded_in_text(source, key[1]):
+            roots[key[0]] = functions[key[0]]
+    found: list[tuple[cst.CSTNode, str, str, cst.FunctionDef | None]] = []
+    guarded: set[str] = set()
+    if roots:
+        found = _guard_findings(facts, table_reads(list(roots.values()), frozenset(tables), frozenset(name for _, name in bound)), tables, bound, declared)
+        guarded = {name.removeprefix("self.") for _, name, _, _ in found}
+    unread = [name for name in sorted(tables - guarded) if _unread_in_text(source, name)]
+    if not unread:
+        return found
+    reads = table_reads([facts.module], frozenset(unread))
+    if reads.opaque:
+        return found
+    harmless = _harmless(facts, declared)
+    for name in unread:
+        if reads.values(name):
+            continue
+        assignment = next(a for a in declared[name] if is_table(a.value))
+        owner = assignment.owner
+        if not _self_contained(owner, facts, reads, harmless):
+            continue
+        found.append((assignment.node, name, "declared", assignment.run.node if assignment.run else None))
+    return found
+
+
+def _methods(node: cst.CSTNode) -> list[cst.FunctionDef]:
+    if not isinstance(node, cst.ClassDef):
+        return []
+    return [statement for statement in node.body.body if isinstance(statement, cst.FunctionDef)]
+
+
+def _harmless(facts: FileFacts, declared: dict[str, list[AttributeAssignment]]) -> frozenset[str]:
+    """Attributes of ``self`` that read no table when used: those the file assigns (layers,
+    tables, numbers), not its methods."""
+    methods = {name for info in facts.classes.values() for name in info.methods}
+    return frozenset(set(declared) - methods) | _MODULE_STATE
+
+
+def _guard_findings(
+    facts: FileFacts,
+    reads: TableReads,
+    tables: set[str],
+    bound: set[tuple[int, str]],
+    declared: dict[str, list[AttributeAssignment]],
+) -> list[tuple[cst.CSTNode, str, str, cst.FunctionDef | None]]:
     if reads.opaque:
         return []
-    methods = {name for info in facts.classes.values() for name in info.methods}
-    harmless = frozenset(set(declared) - methods) | _MODULE_STATE
+    harmless = _harmless(facts, declared)
     ours = {id(info.node) for info in facts.classes.values()}
     classes = {id(function): info for info in facts.classes.values() for function in info.own_methods.values()}
 
@@ -412,7 +503,6 @@ def dropped_tables(
         return info.methods.get(attribute)
 
     found: list[tuple[cst.CSTNode, str, str, cst.FunctionDef | None]] = []
-    guarded: set[str] = set()
     for guard in reads.guards:
         if guard.attribute:
             if guard.name not in tables or _aliased(reads, guard.name):
@@ -421,15 +511,6 @@ def dropped_tables(
             continue
         if not reads.guard_reaches(guard, harmless, method):
             found.append((guard.node, f"self.{guard.name}" if guard.attribute else guard.name, "guard", guard.function))
-            guarded.add(guard.name)
-    for name in sorted(tables - guarded):
-        if reads.values(name):
-            continue
-        assignment = next(a for a in declared[name] if is_table(a.value))
-        owner = assignment.owner
-        if not _self_contained(owner, facts, reads, harmless):
-            continue
-        found.append((assignment.node, name, "declared", assignment.run.node if assignment.run else None))
     return found
 
 
