@@ -451,3 +451,37 @@ def test_methods_of_the_file_called_after_the_guard_are_followed():
     assert _sc303(VOLO.replace("{BODY}", "x = x + self.pos_embed").replace("{AFTER}", "forward_cls")) == []
     # ``forward_tokens`` reads it: it may add it.
     assert _sc303(VOLO.replace("{BODY}", "x = x").replace("{AFTER}", "forward_tokens")) == []
+
+
+CONVIT = """
+import torch
+from torch import nn
+from timm.layers import PatchEmbed, trunc_normal_
+
+
+class ConVit(nn.Module):
+    def __init__(self, embed_dim=384, num_patches=196, use_pos_embed=True):
+        super().__init__()
+        self.use_pos_embed = use_pos_embed
+        self.patch_embed = PatchEmbed(embed_dim=embed_dim)
+        self.pos_drop = nn.Dropout(0.1)
+        if self.use_pos_embed:
+            self.pos_embed = nn.Parameter(torch.zeros(1, num_patches, embed_dim))
+            trunc_normal_(self.pos_embed, std=.02)
+        self.blocks = nn.Sequential(*[nn.TransformerEncoderLayer(embed_dim, 6, batch_first=True) for _ in range(4)])
+
+    def forward_features(self, x):
+        x = self.patch_embed(x)
+        if self.use_pos_embed:
+            {BODY}
+        x = self.pos_drop(x)
+        return self.blocks(x)
+"""
+
+
+def test_the_flag_that_declared_the_table_guards_a_block_that_drops_it():
+    assert _sc303(CONVIT.replace("{BODY}", "x = x * 1.0")) == ["if self.use_pos_embed:"]
+    assert _sc303(CONVIT.replace("{BODY}", "x = x + self.pos_embed")) == []
+    # Another flag is not the one that declared it (and the table is added after it).
+    other = CONVIT.replace("        if self.use_pos_embed:\n            {BODY}", "        if self.training:\n            x = x * 1.0\n        x = x + self.pos_embed")
+    assert _sc303(other) == []

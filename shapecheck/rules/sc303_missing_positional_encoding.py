@@ -44,7 +44,7 @@ class MissingPositionalEncoding(Rule):
     A positional table a module declares (a parameter `(1, N, d)`, N not 1) that the code never
     adds is reported too, where the stream goes on to code the engine cannot see (an imported
     `PatchEmbed`, an encoder in another file): at an `if self.pos_embed is not None:` (or a local
-    table's) whose block, and the code that may run around it, never reads the table's values nor
+    table's, or the `if self.use_pos_embed:` the constructor declared the table under) whose block, and the code that may run around it, never reads the table's values nor
     calls a method that may, and at the declaration of a table no code of the file reads at all
     (initialising, freezing or resampling it are not uses).
     When the function that looks the tokens up also computes positional embeddings that then reach

@@ -69,6 +69,10 @@ class TableReads:
     method_refs: list[tuple[cst.FunctionDef | None, Path, str]] = field(default_factory=list)
     nested_reads: set[tuple[int, str]] = field(default_factory=set)  # locals read in closures
     guards: list[Guard] = field(default_factory=list)
+    #: ``if`` tests of a constructor whose block declares a table (``if self.use_pos_embed:``
+    #: ``self.pos_embed = ...``), and the other ``if`` statements, to match against them
+    declaring: list[tuple[cst.BaseExpression, str]] = field(default_factory=list)
+    ifs: list[tuple[cst.If, cst.FunctionDef | None, Path]] = field(default_factory=list)
     opaque: bool = False  # attributes may be read by a name the text does not spell
     opaque_locals: set[int] = field(default_factory=set)  # functions that read their locals by name
 
@@ -271,6 +275,18 @@ class _Visitor(cst.CSTVisitor):
         self.result.local_reads.setdefault((id(function), node.value), []).append(read)
 
     def visit_If(self, node: cst.If) -> None:
+        function = self._function()
+        if function is not None and function.name.value == "__init__":
+            if not (isinstance(node.test, cst.Attribute) and _is_self(node.test.value)):
+                return  # a flag of the instance only (``if self.use_pos_embed:``)
+            for statement in node.body.body:
+                for small in getattr(statement, "body", ()):
+                    if isinstance(small, cst.Assign):
+                        for target in small.targets:
+                            if isinstance(target.target, cst.Attribute) and target.target.attr.value in self.names and _is_self(target.target.value):
+                                self.result.declaring.append((node.test, target.target.attr.value))
+        else:
+            self.result.ifs.append((node, function, self._path() + ((id(node), "body"),)))
         for value in _conjuncts(node.test):
             subject = _not_none_subject(value)
             if isinstance(subject, cst.Attribute) and subject.attr.value in self.names and _is_self(subject.value):
@@ -369,11 +385,23 @@ def table_reads(roots: list[cst.CSTNode], names: frozenset[str], local_names: fr
     visitor = _Visitor(names, local_names)
     for root in roots:
         root.visit(visitor)
-    return visitor.result
+    result = visitor.result
+    # ``if self.use_pos_embed:`` where the constructor declared the table under that same test:
+    # the block is where the table is there to be used.
+    for node, function, path in result.ifs if result.declaring else ():
+        for value in _conjuncts(node.test):
+            for test, name in result.declaring:
+                if not isinstance(value, cst.Comparison) and value.deep_equals(test):
+                    result.guards.append(Guard(node, name, True, function, path))
+    return result
 
 
 def _guarded_in_text(source: str, name: str) -> bool:
-    return re.search(rf"\b{re.escape(name)}\s+is\s+not\s+None", source) is not None
+    """``name is not None`` in the text, or ``if <test>:`` right above ``self.name = ...``."""
+    return (
+        re.search(rf"\b{re.escape(name)}\s+is\s+not\s+None", source) is not None
+        or re.search(rf"^\s*if [^\n]+:[ \t]*\n\s+self\.{re.escape(name)}\s*=[^=]", source, re.MULTILINE) is not None
+    )
 
 
 #: Lines that mention a table and read no value of it, as the text shows them: a declaration or
