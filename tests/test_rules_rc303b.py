@@ -485,3 +485,20 @@ def test_the_flag_that_declared_the_table_guards_a_block_that_drops_it():
     # Another flag is not the one that declared it (and the table is added after it).
     other = CONVIT.replace("        if self.use_pos_embed:\n            {BODY}", "        if self.training:\n            x = x * 1.0\n        x = x + self.pos_embed")
     assert _sc303(other) == []
+
+
+def test_a_guard_in_a_class_that_did_not_declare_the_table_is_not_judged():
+    # ``Other.pos_embed`` comes from a parent the engine cannot see: it may be anything there. Only
+    # the classes that declare a table (and their parents of the file) are read for guards.
+    source = BEIT.replace("{BODY}", "x = x + self.pos_embed") + """
+
+from timm.models import Unseen
+
+
+class Other(Unseen):
+    def forward(self, x):
+        if self.pos_embed is not None:
+            x = self.norm(x)
+        return x
+"""
+    assert _sc303(source) == []
