@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
+from shapecheck.engine.domain.tags import ParameterTag
 from shapecheck.engine.domain.values import (
     PositionTag,
     ScoresTag,
@@ -13,7 +14,9 @@ from shapecheck.engine.domain.values import (
     as_tensor,
 )
 from shapecheck.engine.facts.records import Assignment, FileFacts, OpEvent
+from shapecheck.engine.facts.tables import dropped_tables
 from shapecheck.engine.facts.unread import dead_stores
+from shapecheck.engine.ops.base import positions_only
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -38,6 +41,12 @@ class MissingPositionalEncoding(Rule):
     position ids, a sinusoidal buffer or a learned per-position table cut to the sequence, left out
     of the sum) are reported where they are computed, even when the stream goes on to an encoder
     the engine cannot see (a Hugging Face `Embeddings.forward` analysed alone).
+    A positional table a module declares (a parameter `(1, N, d)`, N not 1) that the code never
+    adds is reported too, where the stream goes on to code the engine cannot see (an imported
+    `PatchEmbed`, an encoder in another file): at an `if self.pos_embed is not None:` (or a local
+    table's, or the `if self.use_pos_embed:` the constructor declared the table under) whose block, and the code that may run around it, never reads the table's values nor
+    calls a method that may, and at the declaration of a table no code of the file reads at all
+    (initialising, freezing or resampling it are not uses).
     When the function that looks the tokens up also computes positional embeddings that then reach
     nothing (`position_embeddings = self.position_embeddings(ids)` never added), the finding is
     reported there: that is where the fix goes.
@@ -74,6 +83,9 @@ class MissingPositionalEncoding(Rule):
         # after the first block, whose attention sees none by design) is not missing them.
         reported = _conv_positioned(facts)
         dropped = _dropped_positions(facts)
+        tables = dropped_tables(facts, _table)
+        # Functions where a positional table is checked for and dropped: that is where the fix goes.
+        guarded = {id(function) for _, _, how, function in tables if how == "guard" and function is not None}
         quiet: set[int] = set()
         runs_of = _runs_by_node(facts)
         for event in sites:
@@ -111,7 +123,7 @@ class MissingPositionalEncoding(Rule):
                     "beside them reach self-attention without any positional encoding",
                     hint="add them to the token embeddings (embeddings = embeddings + position_embeddings)",
                 )
-            if bound:
+            if bound or lookups & guarded:
                 continue
             yield Report(
                 token.node,
@@ -119,6 +131,22 @@ class MissingPositionalEncoding(Rule):
                 "cannot tell token order apart",
                 hint="add a positional embedding (learned or sinusoidal) or use rotary embeddings",
             )
+        # A positional table checked for and then not added, or declared and never read.
+        for node, name, how, _function in tables:
+            if how == "guard":
+                yield Report(
+                    node,
+                    f"`{name}` is checked here, but the code it guards never uses it: the positional "
+                    "table is not added, and the stream goes on without positional information",
+                    hint=f"add it to the stream inside this block (x = x + {name})",
+                )
+            else:
+                yield Report(
+                    node,
+                    f"this per-position table (`self.{name}`) is declared but nothing reads its values: the "
+                    "module never adds it, and its stream goes on without positional information",
+                    hint=f"add it where the patches or tokens are embedded (x = x + self.{name})",
+                )
         # Positions bound to a name the function never reads, where the tokens' way to attention
         # is not seen (an encoder in another file): reported where they are dropped.
         for statement in dict.fromkeys(statement for statement, functions in dropped.values() if not functions & quiet):
@@ -166,6 +194,17 @@ def _positions_alone(value: object) -> bool:
         return False
     position = value.tag(PositionTag)
     return position is not None and position.kind in POSITIONAL_SOURCES
+
+
+def _table(value: object) -> bool:
+    """A positional table itself, as floats: a positional table or embedding, or a parameter
+    declared as a per-token table made to broadcast over the batch (``(1, N, d)``, N not 1)."""
+    return (
+        isinstance(value, TensorValue)
+        and value.dtype not in ("int", "bool")
+        and positions_only(value)
+        and (value.has(ParameterTag) or _positions_alone(value))
+    )
 
 
 def _runs_by_node(facts: FileFacts) -> dict[int, set[int]]:
