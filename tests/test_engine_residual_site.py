@@ -236,3 +236,82 @@ def test_the_last_projection_of_a_sublayer_is_reported_at_its_constructor():
         """)
     assert [line for line, _ in found] == [12]
     assert "self.ff_out outputs 128 features" in found[0][1]
+
+
+def _diagnostics(source: str):
+    return [d for d in lint_source(textwrap.dedent(source), "block.py").diagnostics if d.code == "SC405"]
+
+
+def test_the_layer_on_the_left_of_the_addition_is_found_too():
+    (found,) = _diagnostics("""
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, d=64):
+                super().__init__()
+                self.proj = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return self.proj(x) + x
+
+
+        block = Block()
+        y = block(torch.randn(2, 8, 64))
+        """)
+    assert found.span.line == 9
+    assert "self.proj outputs 128 features, and `Block.forward` adds them to a residual of 64 features" in found.message
+    assert found.hint == "build self.proj with out_features=64, or add it to a tensor of width 128"
+
+
+def test_module_level_code_is_named_as_such():
+    (found,) = _diagnostics("""
+        import torch
+        from torch import nn
+
+        proj = nn.Linear(64, 128)
+        x = torch.randn(2, 8, 64)
+        y = x + proj(x)
+        """)
+    assert found.span.line == 5
+    assert "nn.Linear outputs 128 features, and module-level code adds them to a residual of 64 features" in found.message
+
+
+def test_widths_equal_by_the_code_s_own_assertion_count():
+    (found,) = _diagnostics("""
+        from jaxtyping import Float
+        from torch import Tensor, nn
+
+
+        class Block(nn.Module):
+            def __init__(self, d, d_in):
+                super().__init__()
+                assert d_in == d
+                self.proj = nn.Linear(d_in, 2 * d)
+
+            def forward(self, x: Float[Tensor, "b t d"], h: Float[Tensor, "b t d_in"]):
+                return x + self.proj(h)
+        """)
+    assert found.span.line == 10
+
+
+def test_an_activation_of_the_layer_output_leaves_the_addition():
+    (found,) = _diagnostics("""
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, d=64):
+                super().__init__()
+                self.proj = nn.Linear(d, 2 * d)
+
+            def forward(self, x):
+                return x + torch.relu(self.proj(x))
+
+
+        block = Block()
+        y = block(torch.randn(2, 8, 64))
+        """)
+    assert found.span.line == 12

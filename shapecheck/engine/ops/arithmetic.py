@@ -389,8 +389,7 @@ def _at_the_layer_out_of_width(interp: "Interpreter", a: TensorValue, b: TensorV
     other = (b if index == 0 else a).shape.dim(-1)  # type: ignore[union-attr]
     if equal(other, fed, frame.assumptions) is not Truth.TRUE and equal(width, fed, frame.assumptions) is not Truth.FALSE:
         return  # neither fed the residual's width nor changing the width it is fed: maybe the residual
-    run = frame.run
-    who = f"`{run.qualname}`" if run is not None and run.qualname else "the code"
+    who = "module-level code" if frame.run.qualname == "<module>" else f"`{frame.run.qualname}`"
     recorded = interp.facts.conflicts[-1]
     interp.facts.conflicts[-1] = replace(
         recorded,
