@@ -112,6 +112,8 @@ class Frame:
     in_loop: bool = False
     #: the ``T | None = None`` parameters' tensors (by annotation node) this path has used as objects
     not_none: set[int] = field(default_factory=set)
+    #: the tensors the function was given (its parameters' values at entry)
+    inputs: tuple = ()
 
     def fork(self) -> "Frame":
         return Frame(
@@ -127,6 +129,7 @@ class Frame:
             self.exits,
             self.in_loop,
             set(self.not_none),
+            self.inputs,
         )
 
 
@@ -271,6 +274,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             [],
             depth,
         )
+        frame.inputs = tuple(value for value in bindings.values() if isinstance(value, TensorValue))
         # Train / eval modes and the grad switch flow from the caller into the callee and back.
         frame.modes = dict(caller.modes) if caller is not None else {}
         frame.grad = caller.grad if caller is not None else None

@@ -353,6 +353,11 @@ class StatementExecutor:
             value = values[0]
             for other in values[1:]:
                 value = join_values(value, other)
+            if any(v is UNKNOWN for v in values) and any(v is given for v in values for given in frame.inputs):
+                # ``if encoder_hidden_states is None: encoder_hidden_states = hidden_states`` where
+                # the name holds a value the engine cannot see (what a caller passed): the other
+                # input is not what the caller gave (a text context of another width).
+                value = UNKNOWN
             merged[name] = self._filled_in(value, values)
         frame.env.clear()
         frame.env.update(merged)
