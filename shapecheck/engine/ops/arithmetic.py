@@ -375,20 +375,20 @@ def _compare_method(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
 def _at_the_layer_out_of_width(interp: "Interpreter", a: TensorValue, b: TensorValue, frame: "Frame") -> None:
     """A residual ``x + self.proj(x)`` whose widths differ, where exactly one side is the output of
-    a Linear the file built that changes the width it is given: one that takes the residual's width
-    and gives another, or the last projection of a sublayer (``ff_out``: ``in_features`` the inner
-    width, ``out_features`` neither that nor the residual's). The layer changes the stream's width,
-    so the fix goes to its constructor, and the last conflict points there. A square layer added to
-    a residual of another width (``features + self.out(h)``) leaves the residual suspect: reported
-    at the addition."""
+    a Linear the file built that is not known to keep the width it is given (``in_features`` is not
+    ``out_features``: a layer that takes the residual's width and gives another, or a sublayer's
+    last projection, ``inner -> 2 * dim``): the layer changes the stream's width, so the fix goes to
+    its constructor, and the last conflict points there. A square layer added to a residual of
+    another width (``features + self.out(h)``) leaves the residual suspect: reported at the
+    addition."""
     layers = [_linear_out(interp, t) for t in (a, b)]
     if sum(layer is not None for layer in layers) != 1:
         return
     index = 0 if layers[0] is not None else 1
     site, label, width, fed = layers[index]  # type: ignore[misc]
     other = (b if index == 0 else a).shape.dim(-1)  # type: ignore[union-attr]
-    if equal(other, fed, frame.assumptions) is not Truth.TRUE and equal(width, fed, frame.assumptions) is not Truth.FALSE:
-        return  # neither fed the residual's width nor changing the width it is fed: maybe the residual
+    if equal(width, fed, frame.assumptions) is Truth.TRUE:
+        return  # a square layer beside a residual of another width: the residual may be the wrong one
     who = "module-level code" if frame.run.qualname == "<module>" else f"`{frame.run.qualname}`"
     recorded = interp.facts.conflicts[-1]
     interp.facts.conflicts[-1] = replace(
