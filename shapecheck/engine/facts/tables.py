@@ -32,13 +32,14 @@ import libcst as cst
 
 from shapecheck.engine.domain.values import UNKNOWN, ClassInfo, ConstValue, TensorValue, Value
 from shapecheck.engine.facts.records import AttributeAssignment, FileFacts
+from shapecheck.engine.facts.unread import READS_LOCALS, target_leaves
 
 #: Tensor attributes that describe a tensor without reading its values.
 _METADATA = frozenset(
     {"shape", "size", "dtype", "device", "requires_grad", "ndim", "dim", "numel", "is_cuda", "grad", "nelement"}
 )
 #: Calls that read attributes or locals by a name the text may not spell.
-_DYNAMIC = frozenset({"getattr", "vars", "locals", "eval", "exec", "setattr", "delattr"})
+_DYNAMIC = READS_LOCALS | {"getattr", "setattr", "delattr"}
 
 Path = tuple[tuple[int, str], ...]  # (id of an If / loop / function node, which child) from the root
 
@@ -216,13 +217,7 @@ class _Visitor(cst.CSTVisitor):
         self._store(node.target)
 
     def _store(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, (cst.Name, cst.Attribute)):
-            self.stores.add(id(target))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in getattr(target, "elements", ()):
-                self._store(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._store(target.value)
+        self.stores.update(id(leaf) for leaf in target_leaves(target) if isinstance(leaf, (cst.Name, cst.Attribute)))
 
     # -- reads -------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

@@ -15,7 +15,18 @@ import libcst as cst
 from shapecheck.engine.facts.records import Assignment, FileFacts, FunctionRun
 
 #: Calls that read a function's locals by name: a function that makes one has no dead stores we can tell.
-_READS_LOCALS = frozenset({"locals", "vars", "eval", "exec"})
+READS_LOCALS = frozenset({"locals", "vars", "eval", "exec"})
+
+
+def target_leaves(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The places an assignment target binds: ``x``, each of ``a, (b, *c)``, ``self.x``."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_leaves(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_leaves(target.value)
+    else:
+        yield target
 
 
 class _Names(cst.CSTVisitor):
@@ -39,13 +50,7 @@ class _Names(cst.CSTVisitor):
         self._store(node.target)
 
     def _store(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.stores.add(id(target))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._store(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._store(target.value)
+        self.stores.update(id(leaf) for leaf in target_leaves(target) if isinstance(leaf, cst.Name))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         node.value.visit(self)  # ``self.pos_emb``: the attribute's name is no local
@@ -56,7 +61,7 @@ class _Names(cst.CSTVisitor):
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in _READS_LOCALS:
+        if isinstance(node.func, cst.Name) and node.func.value in READS_LOCALS:
             self.opaque = True
 
     def visit_Name(self, node: cst.Name) -> None:
