@@ -8,9 +8,16 @@ from dataclasses import dataclass
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.domain.values import ModuleValue
 from shapecheck.engine.facts.layouts import causes
-from shapecheck.engine.facts.norms import LayerNormSite, is_token_sequence, layer_norm_sites, sequence_lengths
+from shapecheck.engine.facts.norms import (
+    LayerNormSite,
+    is_token_sequence,
+    layer_norm_sites,
+    sequence_lengths,
+    width_taken_after,
+)
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.symbolic.dims import Truth, equal
+from shapecheck.engine.symbolic.shapes import Shape
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -57,7 +64,7 @@ class LayernormWrongDim(Rule):
         for site in layer_norm_sites(facts):
             if site.node in reported:
                 continue
-            problem = _problem(site) or _sequence_length(site, lengths)
+            problem = _problem(site) or _sequence_length(site, lengths, facts)
             if problem is None:
                 continue
             reported.add(site.node)
@@ -141,13 +148,25 @@ def _axis_named(shape, normalized, assumptions) -> str:
     return ""
 
 
-def _sequence_length(site: LayerNormSite, lengths: list) -> _Problem | None:
+def _sequence_length(site: LayerNormSite, lengths: list, facts: FileFacts) -> _Problem | None:
     """``LayerNorm(max_len)`` on ``(b, t, d)`` with symbolic sizes: the normalized size is a sequence
-    length (the input's time axis, or the length of a positional table) and not the feature dim."""
+    length (the input's time axis, or the length of a positional table) and not the feature dim.
+    An input the engine cannot see has the width the Linear after the norm in its
+    ``nn.Sequential`` takes (``nn.Sequential(nn.LayerNorm(max_len), nn.Linear(d, vocab))``)."""
     shape, normalized = site.input.shape, site.normalized
-    if shape is None or normalized is None or len(normalized) != 1 or not shape.dims:
+    if normalized is None or len(normalized) != 1:
         return None
-    assumptions = site.event.assumptions
+    whose = f"of its input {shape}"
+    if shape is None or not shape.dims:
+        taken = None if site.functional else width_taken_after(facts, site.event.arg(0))
+        if taken is None:
+            return None
+        shape, whose = Shape((taken,), variadic=True), "that the Linear after it in its nn.Sequential takes"
+        # The path's assumptions hold what the Linear's application presumed so the code runs
+        # (``max_len == d``): that presumption is what is in question here, so none is used.
+        assumptions = None
+    else:
+        assumptions = site.event.assumptions
     size, feature = normalized[0], shape.dims[-1]
     if equal(size, feature, assumptions) is Truth.TRUE:  # type: ignore[arg-type]
         return None
@@ -160,7 +179,7 @@ def _sequence_length(site: LayerNormSite, lengths: list) -> _Problem | None:
         return None
     name = "F.layer_norm" if site.functional else "LayerNorm"
     return _Problem(
-        f"{name} normalized_shape ({size},) is {what}, not the feature dim {feature} of its input {shape}: "
+        f"{name} normalized_shape ({size},) is {what}, not the feature dim {feature} {whose}: "
         f"expected {name}({feature})",
         f"normalize over the feature dim: LayerNorm({feature})",
     )

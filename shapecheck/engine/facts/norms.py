@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from shapecheck.engine.domain.layers import SHAPE_PRESERVING, torch_layer
 from shapecheck.engine.domain.tags import AttentionOutputTag
 from shapecheck.engine.domain.values import (
     ModuleValue,
@@ -65,6 +66,27 @@ def layer_norm_sites(facts: FileFacts) -> list[LayerNormSite]:
         normalized = normalized_dims(event.arg(1, "normalized_shape"))
         sites.append(LayerNormSite(event, event.node, event.tensor(0, "input"), normalized, True))
     return sites
+
+
+def width_taken_after(facts: FileFacts, module: Value) -> Dim | None:
+    """The width the first Linear after ``module`` in an applied ``nn.Sequential`` takes, past
+    layers that keep any shape (dropouts, activations): the width ``module``'s output must have
+    (``nn.Sequential(nn.LayerNorm(d), nn.Linear(d, vocab))``). None when no such Linear follows."""
+    for event in facts.events_of("module.Sequential"):
+        chain = event.arg(0)
+        if not isinstance(chain, ModuleValue):
+            continue
+        items = [torch_layer(item) for item in chain.items]
+        found = next((index for index, item in enumerate(chain.items) if item is module), None)
+        if found is None:
+            continue
+        for item in items[found + 1:]:
+            if isinstance(item, ModuleValue) and item.kind in SHAPE_PRESERVING:
+                continue
+            if isinstance(item, ModuleValue) and item.kind == "Linear":
+                return dim_of(item.param("in_features"))
+            break
+    return None
 
 
 def sequence_lengths(facts: FileFacts) -> list[Dim]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.domain.layers import NN_BASE
 from shapecheck.engine.domain.tags import (
     DictValue,
     DtypeValue,
@@ -296,9 +297,6 @@ def _dict_method(receiver: DictValue, name: str, call: Call, frame: "Frame") -> 
     return UNKNOWN
 
 
-#: Where an instance of a subclass of a torch.nn layer keeps the layer it is (its parameters, its
-#: forward): ``class LayerNorm(nn.LayerNorm)`` with an overridden forward calling super().forward.
-NN_BASE = "__nn_base__"
 
 
 def call_module(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from shapecheck.engine.domain.layers import ACTIVATIONS, SHAPE_PRESERVING, torch_layer
 from shapecheck.engine.domain.tags import (
     AttentionOutputTag,
     DictValue,
@@ -97,13 +98,8 @@ for _kind in POOLINGS:
     )
 #: Convolutions and the number of spatial axes they slide over.
 CONVOLUTIONS = {"Conv1d": 1, "Conv2d": 2, "Conv3d": 3}
-SHAPE_PRESERVING = {
-    "Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity", "GELU", "ReLU", "SiLU", "Tanh", "Sigmoid",
-    "LeakyReLU", "ELU", "Mish", "Softplus", "Hardtanh", "ReLU6", "SELU", "CELU", "PReLU", "Softsign", "GLU_",
-}
 #: Layers whose output width is their own: feeding one into a Linear of another width is a broken chain.
 WIDTH_CHANGING = {"module.Linear", "module.Sequential", "module.Embedding", "module.LazyLinear"}
-ACTIVATIONS = SHAPE_PRESERVING - {"Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "Identity"}
 
 
 def bind(kind: str, call: Call) -> dict[str, Value]:
@@ -168,7 +164,7 @@ def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, fr
     previous: ModuleValue | None = None
     broken = [False]
     for index, item in enumerate(items):
-        item = _torch_layer(item)
+        item = torch_layer(item)
         if not isinstance(item, ModuleValue):
             previous = None
             continue
@@ -192,16 +188,6 @@ def _check_chain(interp: "Interpreter", items: tuple[Value, ...], call: Call, fr
         else:
             previous = None
     return broken[0]
-
-
-def _torch_layer(item: Value) -> Value:
-    """A subclass of a torch.nn layer (whisper's ``class Linear(nn.Linear)`` with its own forward) is
-    that layer as its base was built (``super().__init__`` or the inherited constructor): its
-    ``in_features`` and ``out_features`` are the base's."""
-    from shapecheck.engine.ops.dispatch import NN_BASE  # dispatch imports this module
-
-    base = item.attrs.get(NN_BASE) if isinstance(item, ObjectValue) else None
-    return base if isinstance(base, ModuleValue) else item
 
 
 def forward(interp: "Interpreter", module: ModuleValue, call: Call, frame: "Frame") -> Value:
