@@ -121,12 +121,14 @@ def batch_first_evidence(call: LayerCall, calls: list[LayerCall]) -> str | None:
             return f"its {mask_name} {mask.shape} is (batch, seq) and matches axes 0 and 1 of the {sequence_name} {sequence}"
     for mask_name, sequence_name in _SQUARE[kind]:
         mask, sequence = call.argument(mask_name), _three_d(call.argument(sequence_name))
-        if mask is None or sequence is None or mask.shape is None or mask.shape.variadic or mask.rank != 2:
+        if mask is None or sequence is None or mask.shape is None or mask.shape.variadic or mask.rank not in (2, 3):
             continue
         s0, s1 = sequence.dims[0], sequence.dims[1]
-        rows = mask.shape.dims[0]
+        # A 2-D mask is (L, S); a 3-D one (batch * heads, L, S): L is the query's length.
+        rows = mask.shape.dims[-2]
         if _is(rows, s1, assumptions) and not _is(rows, s0, assumptions) and not _is(s0, s1, assumptions):
-            return f"its {mask_name} {mask.shape} is (seq, seq) with seq = axis 1 of the {sequence_name} {sequence}"
+            layout = "(seq, seq)" if mask.rank == 2 else "(batch * heads, seq, keys)"
+            return f"its {mask_name} {mask.shape} is {layout} with seq = axis 1 of the {sequence_name} {sequence}"
     shape = _three_d(call.input)
     if shape is None or _is(shape.dims[0], shape.dims[1], assumptions):
         return None

@@ -274,7 +274,12 @@ def _walk(interp: "Interpreter", dims: tuple[Dim, ...], parts: list[tuple[str, o
                 return None
             length = _slice_length(interp, dims[position], value)  # type: ignore[arg-type]
             if length is None:
-                return None
+                step = int_of(value[2]) if value[2] is not None else None  # type: ignore[index]
+                if step is not None and step <= 0:
+                    return None  # torch raises: slice step must be positive
+                # A slice keeps its axis whatever its bounds: one the engine cannot read (``[:n]``
+                # of a number it does not know, a stepped window) has a length nobody named.
+                length = Dim.sym(interp.fresh_name("n", use_target=False))
             out.append(length)
             position += 1
     out.extend(dims[position:])
