@@ -24,12 +24,14 @@ from shapecheck.engine.domain.values import (
     ModuleValue,
     ObjectValue,
     IntValue,
+    Opaque,
     QualifiedValue,
     ShapeValue,
     TensorValue,
     TupleValue,
     Value,
 )
+from shapecheck.engine.interpreter.imports import dotted_name
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.ops.scalars import scalar_binary
 
@@ -70,6 +72,13 @@ class ExpressionEvaluator:
 
     def _eval_attribute(self, node: cst.Attribute, frame: Frame) -> Value:
         base = self.eval(node.value, frame)
+        if base is UNKNOWN:
+            # ``self.backbone.config.hidden_size`` with ``self.backbone`` built by code the engine
+            # cannot see: a value nobody wrote in the file, but one value, named by its text (a
+            # size read twice is one size).
+            named = dotted_name(node.value)
+            if named is not None:
+                return Opaque(named).attribute(node.attr.value)
         return self.member(base, node.attr.value, node, frame)
 
     def member(self, base: Value, attr: str, node: cst.CSTNode, frame: Frame) -> Value:
