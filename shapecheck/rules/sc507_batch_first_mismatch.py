@@ -19,8 +19,8 @@ class BatchFirstMismatch(Rule):
     Finds calls of `nn.MultiheadAttention`, `nn.TransformerEncoderLayer`,
     `nn.TransformerDecoderLayer`, `nn.Transformer` (and the encoder / decoder stacks of such
     layers) built without `batch_first=True`, whose input is provably laid out `(batch, seq,
-    feature)`: a `key_padding_mask` of shape `(b, s)` that matches axes 0 and 1 of the input, a
-    square `(t, t)` attention mask whose size is the input's axis 1, or a `batch_first=True` layer
+    feature)`: a `key_padding_mask` of shape `(b, s)` that matches axes 0 and 1 of the input, an
+    attention mask `(t, s)` or `(b * heads, t, s)` whose `t` is the input's axis 1, or a `batch_first=True` layer
     elsewhere in the file called on a tensor of the same shape. Code that transposes to
     `(t, b, d)` first is left alone.
 
