@@ -11,12 +11,13 @@ never windows of paths that exclude each other.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import libcst as cst
 
 from shapecheck.engine import analyze
-from shapecheck.engine.domain.tags import SequenceOriginTag, WindowPath
+from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource, WindowPath
 from shapecheck.engine.facts.training import loss_calls, same_positions
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.linter import lint_source
@@ -330,3 +331,165 @@ def test_a_layer_parameter_with_a_fallback_is_the_fallback() -> None:
     )
     facts = analyze(cst.parse_module(source), source, "example.py")
     assert [event.op for event in facts.events if event.op.startswith("module.")] == ["module.LayerNorm"]
+
+
+# ------------------------------------------------------------------ SC507: a 3-D attention mask; slices of unknown bound
+
+LEARNED_QUERIES = """
+import torch
+from torch import nn
+
+
+class Projector(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.num_heads = config.num_heads
+        self.patch_to_query = config.patch_to_query
+        self.query = nn.Parameter(torch.zeros(config.max_queries, config.dim))
+        self.attn = nn.MultiheadAttention(config.dim, config.num_heads, batch_first={batch_first})
+
+    def forward(self, key_value_states: torch.Tensor, attn_mask: torch.Tensor | None = None):
+        batch_size, num_patches = key_value_states.shape[0], key_value_states.shape[1]
+        query_num = None
+        for patches, queries in self.patch_to_query.items():
+            if num_patches == patches:
+                query_num = queries
+                break
+        queries = self.query[:query_num].unsqueeze(0).repeat(batch_size, 1, 1)
+        if attn_mask is not None:
+            attn_mask = attn_mask.repeat_interleave(self.num_heads, 0)
+            attn_mask = attn_mask.unsqueeze(1).expand(-1, queries.size(1), -1)
+        out, _ = self.attn(queries, key_value_states, key_value_states, attn_mask=attn_mask)  # <-
+        return out
+"""
+
+
+def test_a_slice_of_unknown_bound_keeps_the_axis() -> None:
+    """``self.query[:query_num]`` with ``query_num`` found in a loop: the rows keep their place, of a
+    size nobody knows (before, the whole shape was lost)."""
+    from engine_snippets import standalone_shapes
+
+    source = LEARNED_QUERIES.format(batch_first="True")
+    # the batch is the size read off key_value_states (a symbol the engine names), the rows unknown
+    shapes = standalone_shapes(source, "Projector.forward", "queries")
+    assert len(shapes) == 1 and re.fullmatch(r"\(size\d+, _, config\.dim\)", shapes[0]), shapes
+
+
+def test_a_three_d_attention_mask_tells_the_query_length() -> None:
+    """A 3-D ``attn_mask`` is ``(batch * heads, L, S)``: its L the query's axis 1 (not axis 0) shows
+    a batch-first query given to a seq-first layer (Aria's projector)."""
+    bug = LEARNED_QUERIES.format(batch_first="False")
+    result = lint_source(textwrap.dedent(bug), "example.py", {"SC507"})
+    assert [d.line for d in result.diagnostics] == marked(bug)
+    assert "(batch * heads, seq, key seq) with seq = axis 1 of the query" in result.diagnostics[0].message
+    assert lint_source(textwrap.dedent(LEARNED_QUERIES.format(batch_first="True")), "example.py", {"SC507"}).diagnostics == []
+
+
+def test_a_three_d_mask_of_a_seq_first_query_is_no_evidence() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+
+    class CrossAttention(nn.Module):
+        def __init__(self, dim, heads):
+            super().__init__()
+            self.heads = heads
+            self.attn = nn.MultiheadAttention(dim, heads)
+
+        def forward(self, x: torch.Tensor, memory: torch.Tensor, mask: torch.Tensor):
+            t, b, _ = x.shape
+            s = memory.shape[0]
+            mask = mask.view(b, 1, t, s).expand(b, self.heads, t, s).reshape(b * self.heads, t, s)
+            out, _ = self.attn(x, memory, memory, attn_mask=mask)
+            return out
+    """
+    assert lint_source(textwrap.dedent(source), "example.py", {"SC507"}).diagnostics == []
+
+
+def test_a_cut_after_the_merge_moves_every_path() -> None:
+    """``logits[:, 1:-1]`` after the prefix was cut on one path: both paths' windows move by 1."""
+    source = PREPEND_WRAPPER.replace("logits = logits[:, :-1]", "logits = logits[:, 1:-1]")
+    bug = source.format(target="x[:, 1:-1]  # <-")
+    assert sc603_lines(bug) == marked(bug) != []
+    correct = source.format(target="x[:, 2:]")
+    assert sc603_lines(correct) == []
+    text = textwrap.dedent(correct)
+    facts = analyze(cst.parse_module(text), text, "example.py")
+    for loss in loss_calls(facts):
+        logits = loss.logits.tag(SequenceOriginTag)
+        assert [str(window.offset) for window in logits.windows()] == ["prepend_len+1", "1"]
+
+
+def test_a_regression_cut_on_one_side_only_is_not_a_next_step_model() -> None:
+    """A crop of the input as the target of an unseen network's whole output (one side cut): no
+    finding; cut on both sides the same way, it is a next-step model's mistake."""
+    source = """
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+
+    class Reconstructor(nn.Module):
+        def __init__(self, net, n):
+            super().__init__()
+            self.net = net
+            self.n = n
+
+        def forward(self, x: torch.Tensor):
+            out = self.net(x)
+            return F.mse_loss({pred}, x[:, :self.n])
+    """
+    assert sc603_lines(source.format(pred="out")) == []
+    bug = source.format(pred="out[:, :self.n]")
+    assert sc603_lines(bug) == [i for i, line in enumerate(textwrap.dedent(bug).splitlines(), 1) if "F.mse_loss" in line]
+
+
+def test_windows_of_two_sequences_never_compare() -> None:
+    zero = Dim.const(0)
+    one, other = SequenceSource(None), SequenceSource(None)
+    window = SequenceOriginTag(one, zero, None, True)
+    assert same_positions(window, SequenceOriginTag(other, zero, None, True), None) is None
+    assert same_positions(window, SequenceOriginTag(one, zero, None, True), None) is not None
+
+
+def test_two_joins_with_paths_on_both_sides_keep_every_path() -> None:
+    """``if a: (if b: l[:, 1:] else: l) else: (if c: l[:, 2:] else: l)``: the outer join meets two
+    per-path tags (their offsets both None) and keeps the four windows, each with its two sides."""
+    from shapecheck.engine.domain.joins import join_tensors
+    from shapecheck.engine.domain.values import TensorValue
+
+    source = SequenceSource(None)
+
+    def tensor(*windows: tuple[int, int, int]) -> TensorValue:
+        paths = tuple(WindowPath(((site, side),), Dim.const(offset), True) for site, side, offset in windows)
+        return TensorValue(None, None, (SequenceOriginTag(source, None, None, True, None, None, False, paths),), None)
+
+    outer = object()
+    joined = join_tensors(tensor((1, 0, 1), (1, 1, 0)), tensor((2, 0, 2), (2, 1, 0)), outer).tag(SequenceOriginTag)
+    assert joined is not None and joined.source is source
+    assert [(str(w.offset), [side for _, side in w.sides]) for w in joined.windows()] == [
+        ("1", [0, 0]), ("0", [1, 0]), ("2", [0, 1]), ("0", [1, 1]),
+    ]
+
+
+def test_regression_loss_layers_compare_windows() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+
+    class NextStep(nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.loss = nn.{layer}()
+
+        def forward(self, x: torch.Tensor):
+            target = {target}
+            return self.loss(self.net(x[:, :-1]), target)
+    """
+    for layer in ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss"):
+        bug = source.format(layer=layer, target="x[:, :-1]  # <-")
+        assert sc603_lines(bug) == marked(bug) != [], layer
+        assert sc603_lines(source.format(layer=layer, target="x[:, 1:]")) == [], layer
