@@ -26,6 +26,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops import windows
 from shapecheck.engine.ops.base import _piece, read_trailing_size
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, provably_negative
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -273,9 +274,9 @@ def _walk(interp: "Interpreter", dims: tuple[Dim, ...], parts: list[tuple[str, o
             if position >= len(dims):
                 return None
             length = _slice_length(interp, dims[position], value)  # type: ignore[arg-type]
-            if length is None:
-                return None
-            out.append(length)
+            # A bound the engine cannot read (``self.query[:query_num]`` with ``query_num`` found in a
+            # loop): the axis keeps its place, of a size nobody knows.
+            out.append(length if length is not None else fresh_anonymous())
             position += 1
     out.extend(dims[position:])
     return tuple(out)
