@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts.records import FileFacts
-from shapecheck.engine.facts.training import has_causal_attention, loss_calls, sequence_origin
-from shapecheck.engine.symbolic.dims import Truth, equal
+from shapecheck.engine.facts.training import has_causal_attention, loss_calls, regression_loss_calls, same_positions, sequence_origin
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -23,6 +22,10 @@ class LmTargetsNotShifted(Rule):
     `ids` tensor, or `logits[:, :-1]` against `ids[:, :-1]`. When the targets are the very
     tensor fed to the model, it also needs the file's attention to be causal (a language model);
     `model(ids, labels=ids)` in the Hugging Face style is fine when the model shifts inside.
+    Windows cut on one path only (`if prefix is not None: logits = logits[:, p:]`) are compared
+    path by path. A next-step regression (`F.mse_loss` / `F.l1_loss` / `nn.MSELoss` ... of a
+    prediction against values) is flagged when both sides are the same window cut explicitly
+    (`x[:, :-1]` twice); the values themselves as targets are an autoencoder's, not flagged.
 
     ## Why is this bad?
     With a causal mask, position t sees token t, so predicting token t is copying: the loss
@@ -50,21 +53,28 @@ class LmTargetsNotShifted(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         # A loss met in several contexts gives several reports on its node: the linter keeps the first.
-        for loss in loss_calls(facts):
+        regressions = {id(loss.event) for loss in regression_loss_calls(facts)}
+        for loss in [*loss_calls(facts), *regression_loss_calls(facts)]:
             inputs, targets = sequence_origin(loss.logits), sequence_origin(loss.target)
-            if inputs is None or targets is None or inputs.source is not targets.source or targets.opaque:
+            if inputs is None or targets is None or targets.opaque:
                 continue
-            if inputs.offset is None or targets.offset is None:
+            same = same_positions(inputs, targets, loss.event.assumptions)
+            if same is None:
                 continue
-            if equal(inputs.offset, targets.offset, loss.event.assumptions) is not Truth.TRUE:  # type: ignore[arg-type]
+            window, target = same
+            if id(loss.event) in regressions:
+                # A prediction of the values themselves (``mse_loss(net(x), x)``) is an autoencoder;
+                # the same window cut on both sides (``x[:, :-1]`` twice) is a next-step model's.
+                if not (window.sliced and target.sliced):
+                    continue
+            elif not (window.sliced or target.sliced or has_causal_attention(facts)):
                 continue
-            if not (inputs.sliced or targets.sliced or has_causal_attention(facts)):
-                continue
-            node = targets.node if targets.sliced and targets.node is not None else (loss.target_node or loss.event.node)
-            offset = f" (offset {inputs.offset})" if inputs.offset.is_const else ""
+            node = target.node if target.sliced and target.node is not None else (loss.target_node or loss.event.node)
+            offset = f" (offset {window.offset})" if window.offset.is_const else ""  # type: ignore[union-attr]
             yield Report(
                 node,
-                f"the targets are the model's own input tokens, the same positions{offset} of the same "
+                f"the targets are the model's own input {'values' if id(loss.event) in regressions else 'tokens'}, "
+                f"the same positions{offset} of the same "
                 "sequence: expected the next tokens, shifted by one position",
                 hint="shift the targets: y = data[i+1 : i+T+1], or logits[:, :-1] against ids[:, 1:]",
             )

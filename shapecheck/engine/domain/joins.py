@@ -34,11 +34,14 @@ from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
 
 
-def join_values(left: Value, right: Value) -> Value:
+def join_values(left: Value, right: Value, site: object = None) -> Value:
+    """What a name holds after two paths merge. ``site``: the branching node (an ``if`` statement or
+    expression) whose body gave ``left`` and whose ``else`` gave ``right``, when the caller knows it:
+    windows of one sequence that differ between the sides are then kept per path."""
     if left is right:
         return left
     if isinstance(left, TensorValue) and isinstance(right, TensorValue):
-        return join_tensors(left, right)
+        return join_tensors(left, right, site)
     if isinstance(left, IntValue) and isinstance(right, IntValue):
         return left if left.dim == right.dim else _join_sizes(left.dim, right.dim)
     # An optional tensor (``self.pos_embed = nn.Parameter(...) if n else None``): the code that uses
@@ -53,6 +56,13 @@ def join_values(left: Value, right: Value) -> Value:
     if is_module_value(left) and _is_none(right):
         return left
     if is_module_value(right) and _is_none(left):
+        return right
+    # ``if not exists(loss_fn): loss_fn = nn.MSELoss()`` with ``loss_fn`` a parameter the engine
+    # cannot see: the layer the function falls back to stands for what callers pass, as a tensor
+    # fallback does (below).
+    if is_module_value(left) and isinstance(right, Opaque):
+        return left
+    if is_module_value(right) and isinstance(left, Opaque):
         return right
     # ``key_states = cache.layers[i].keys`` on one path (read out of an object the engine cannot
     # see), ``self.k_proj(x).view(...)`` on the other: the name holds one kind of tensor, and the
@@ -69,7 +79,7 @@ def join_values(left: Value, right: Value) -> Value:
     if isinstance(left, TensorValue) and isinstance(right, Opaque):
         return TensorValue(None, None, left.tags, left.node)
     if isinstance(left, TupleValue) and isinstance(right, TupleValue) and len(left.items) == len(right.items):
-        return TupleValue(tuple(join_values(a, b) for a, b in zip(left.items, right.items)))
+        return TupleValue(tuple(join_values(a, b, site) for a, b in zip(left.items, right.items)))
     if is_module_value(left) and is_module_value(right):
         return _either(left, right)
     if _is_function(left) and _is_function(right):
@@ -101,6 +111,34 @@ def _join_windows(left: SequenceOriginTag, right: SequenceOriginTag) -> Sequence
         left.node if sliced else None,
         left.axis if left.axis == right.axis else None,
         left.opaque or right.opaque,
+    )
+
+
+#: At most this many per-path windows are kept for one tensor (nested branches multiply them).
+MAX_WINDOW_PATHS = 8
+
+
+def _windows_per_path(left: SequenceOriginTag, right: SequenceOriginTag, site: object) -> SequenceOriginTag | None:
+    """Windows of one sequence that differ between the two sides of the branch ``site``
+    (``logits[:, p:]`` where a prefix was given, ``logits`` where not): kept per path, each with the
+    side it came from, so that a window can be compared with the windows met on the same path
+    (``WindowPath.meets``). None when there would be too many."""
+    key = id(site)
+    paths = tuple(replace(window, sides=window.sides + ((key, 0),)) for window in left.windows()) + tuple(
+        replace(window, sides=window.sides + ((key, 1),)) for window in right.windows()
+    )
+    if len(paths) > MAX_WINDOW_PATHS:
+        return None
+    sliced = left.sliced and right.sliced
+    return SequenceOriginTag(
+        left.source,
+        None,
+        left.length if left.length == right.length else None,
+        sliced,
+        left.node if sliced else None,
+        left.axis if left.axis == right.axis else None,
+        left.opaque or right.opaque,
+        paths,
     )
 
 
@@ -226,7 +264,7 @@ def join_shapes(left: Shape | None, right: Shape | None) -> Shape | None:
     return Shape(tuple(dims), variadic)
 
 
-def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
+def join_tensors(left: TensorValue, right: TensorValue, site: object = None) -> TensorValue:
     shape = join_shapes(left.shape, right.shape)
     dtype = left.dtype if left.dtype == right.dtype else None
     kinds = {type(tag) for tag in left.tags}
@@ -237,9 +275,20 @@ def join_tensors(left: TensorValue, right: TensorValue) -> TensorValue:
         tag for tag in right.tags if type(tag) is ProbsTag and ProbsTag in kinds and all(tag.node is not kept.node for kept in left.tags if type(kept) is ProbsTag)
     )
     origins = left.tag(SequenceOriginTag), right.tag(SequenceOriginTag)
+    per_path = None
     if (
+        site is not None and origins[0] is not None and origins[1] is not None and origins[0] != origins[1]
+        and origins[0].source is origins[1].source
+        and (origins[0].offset != origins[1].offset or origins[0].paths or origins[1].paths)
+    ):
+        # ``if exists(prefix): logits = logits[:, p:]``: a window on each path, kept per path.
+        per_path = _windows_per_path(origins[0], origins[1], site)
+    if per_path is not None:
+        tags = tuple(tag for tag in tags if type(tag) is not SequenceOriginTag) + (per_path,)
+    elif (
         origins[0] is not None and origins[1] is not None and origins[0] != origins[1]
         and origins[0].source is origins[1].source and origins[0].offset == origins[1].offset
+        and not (origins[0].paths or origins[1].paths)
     ):
         # One window of one sequence (the tokens on one path, what a layer the engine cannot see
         # made of them on the other): still that window. Windows at different offsets

@@ -259,7 +259,10 @@ class SequenceOriginTag:
     (so that a tensor of unknown shape, ``data[:n]`` then ``data[i:i+T]``, still has its axis).
     ``opaque``: the tokens went through a call the engine does not see (``torch.roll``, a helper of
     another module), which may have moved them.
-    Offsets compare next-token targets with inputs (SC603)."""
+    Offsets compare next-token targets with inputs (SC603).
+    ``paths``: windows of this one sequence that differ from path to path (``logits[:, p:]`` under
+    ``if exists(prefix):``, the plain output otherwise), each a ``WindowPath`` with the branch sides
+    that lead to it; ``offset`` is then None. Empty for a window that is the same on every path."""
 
     source: SequenceSource
     offset: Dim | None
@@ -268,6 +271,28 @@ class SequenceOriginTag:
     node: cst.CSTNode | None = None
     axis: int | None = None
     opaque: bool = False  # passed through a call the engine does not see (it may have shifted them)
+    paths: "tuple[WindowPath, ...]" = ()
+
+    def windows(self) -> "tuple[WindowPath, ...]":
+        """The window on each path: the ``paths``, or the one window this tag is."""
+        return self.paths or (WindowPath((), self.offset, self.sliced, self.node),)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowPath:
+    """One path's window of a sequence (``SequenceOriginTag.paths``): its offset, whether and where
+    it was cut, and ``sides``, the branch taken at each merge it went through, as pairs (the
+    branching node's id, 0 for the ``if`` / body side, 1 for the ``else`` side). Two windows whose
+    sides agree at every branch both went through can be met on one path."""
+
+    sides: tuple[tuple[int, int], ...]
+    offset: Dim | None
+    sliced: bool
+    node: cst.CSTNode | None = None
+
+    def meets(self, other: "WindowPath") -> bool:
+        taken = dict(self.sides)
+        return all(taken.get(site, side) == side for site, side in other.sides)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ built with ``batch_first=True``. ``batch_first_evidence`` answers, for one call 
 whether its input is provably laid out ``(batch, seq, feature)`` instead, and why:
 
 - a key padding mask ``(b, s)`` whose axes match axes 0 and 1 of the sequence it pads;
-- a square attention mask ``(t, t)`` whose size is axis 1 of the input (not axis 0);
+- an attention mask ``(t, s)`` (or ``(batch * heads, t, s)``) whose target length ``t`` is axis 1
+  of the input (not axis 0);
 - token embeddings with positions added whose length is the input's axis 1 (``tok(ids) +
   pos(arange(T))`` gives ``(B, T, d)``; a seq-first model adds ``(T, 1, d)`` to ``(T, B, d)``);
 - a ``batch_first=True`` layer elsewhere in the file called on a tensor whose first two axes are
@@ -124,10 +125,9 @@ def batch_first_evidence(call: LayerCall, calls: list[LayerCall]) -> str | None:
         if mask is None or sequence is None or mask.shape is None or mask.shape.variadic or mask.rank not in (2, 3):
             continue
         s0, s1 = sequence.dims[0], sequence.dims[1]
-        # A 2-D mask is (L, S); a 3-D one (batch * heads, L, S): L is the query's length.
-        rows = mask.shape.dims[-2]
+        rows = mask.shape.dims[-2]  # (L, S), or (N * num_heads, L, S): L is the query's length
         if _is(rows, s1, assumptions) and not _is(rows, s0, assumptions) and not _is(s0, s1, assumptions):
-            layout = "(seq, seq)" if mask.rank == 2 else "(batch * heads, seq, keys)"
+            layout = "(seq, seq)" if mask.rank == 2 else "(batch * heads, seq, key seq)"
             return f"its {mask_name} {mask.shape} is {layout} with seq = axis 1 of the {sequence_name} {sequence}"
     shape = _three_d(call.input)
     if shape is None or _is(shape.dims[0], shape.dims[1], assumptions):

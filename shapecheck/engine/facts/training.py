@@ -4,7 +4,8 @@
   (dropout with a rate not known to be 0, batch norm, torch Transformer layers)?
 - ``training_calls`` / ``evaluation_calls``: forward calls of a script's model whose output
   reaches ``loss.backward()`` (a training step), or that run with gradients off (an evaluation).
-- ``loss_calls``: cross-entropy style losses with their logits and targets.
+- ``loss_calls``: cross-entropy style losses with their logits and targets;
+  ``regression_loss_calls``: MSE / L1 style losses with their prediction and target.
 - ``has_causal_attention``: the file's attention masks the future somewhere (a language model).
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from shapecheck.engine.domain.tags import ModelOutputTag, SequenceOriginTag
+from shapecheck.engine.domain.tags import ModelOutputTag, SequenceOriginTag, WindowPath
 from shapecheck.engine.domain.values import (
     ConstValue,
     MaskedTag,
@@ -26,6 +27,7 @@ from shapecheck.engine.domain.values import (
     scale_of,
 )
 from shapecheck.engine.facts.records import FileFacts, ModelCall, OpEvent
+from shapecheck.engine.symbolic.dims import Truth, equal
 
 #: Layers that act differently in train and eval mode, with the argument that can switch them off
 #: (a dropout rate of 0) and its default.
@@ -141,8 +143,37 @@ def loss_calls(facts: FileFacts) -> Iterator[LossCall]:
         yield LossCall(event, event.tensor(1, "input"), event.tensor(2, "target"), event.arg_node(1, "input"), event.arg_node(2, "target"))
 
 
+REGRESSION_OPS = ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
+REGRESSION_MODULES = ("module.MSELoss", "module.L1Loss", "module.SmoothL1Loss", "module.HuberLoss")
+
+
+def regression_loss_calls(facts: FileFacts) -> Iterator[LossCall]:
+    """Losses of a prediction against a target of the same shape: ``F.mse_loss`` / ``F.l1_loss`` /
+    ``F.smooth_l1_loss`` / ``F.huber_loss`` and their ``nn`` layers (the prediction in ``logits``)."""
+    for event in facts.events_of(*REGRESSION_OPS):
+        yield LossCall(event, event.tensor(0, "input"), event.tensor(1, "target"), event.arg_node(0, "input"), event.arg_node(1, "target"))
+    for event in facts.events_of(*REGRESSION_MODULES):
+        yield LossCall(event, event.tensor(1, "input"), event.tensor(2, "target"), event.arg_node(1, "input"), event.arg_node(2, "target"))
+
+
 def sequence_origin(tensor: TensorValue) -> SequenceOriginTag | None:
     return tensor.tag(SequenceOriginTag)
+
+
+def same_positions(inputs: SequenceOriginTag, targets: SequenceOriginTag, assumptions: object) -> tuple[WindowPath, WindowPath] | None:
+    """A window of ``inputs`` and one of ``targets`` that one path meets (``WindowPath.meets``),
+    provably at the same offset of the same sequence, or None. Windows kept per path (a prefix cut
+    on one side of an ``if`` only) are compared path by path, never across paths that exclude
+    each other."""
+    if inputs.source is not targets.source:
+        return None
+    for window in inputs.windows():
+        for target in targets.windows():
+            if window.offset is None or target.offset is None or not window.meets(target):
+                continue
+            if equal(window.offset, target.offset, assumptions) is Truth.TRUE:  # type: ignore[arg-type]
+                return window, target
+    return None
 
 
 def has_causal_attention(facts: FileFacts) -> bool:

@@ -221,7 +221,7 @@ class ExpressionEvaluator:
         if test is not None:
             # ``dim_out if exists(dim_out) else dim``: a test the engine can decide picks its branch.
             return self.eval(node.body if test else node.orelse, frame)
-        return join_values(self.eval(node.body, frame), self.eval(node.orelse, frame))
+        return join_values(self.eval(node.body, frame), self.eval(node.orelse, frame), node)
 
     def _eval_literal(self, node: cst.BaseExpression, frame: Frame) -> Value:
         value = literal_value(node)

@@ -311,7 +311,7 @@ class StatementExecutor:
         if divisibility is not None and raising:
             self._assume_divisible(divisibility[0], divisibility[1], else_frame)
         self._assume_equal(equalities, else_frame)
-        self._merge(frame, [then_frame, else_frame])
+        self._merge(frame, [then_frame, else_frame], node)
 
     def _none_test(self, test: cst.BaseExpression, frame: Frame) -> bool | None:
         """The value of ``x is None`` / ``x is not None`` when x is certainly not None (a tensor or a
@@ -337,8 +337,11 @@ class StatementExecutor:
     def _snapshot_run(self, frame: Frame, body: Sequence[cst.BaseStatement]) -> None:
         self.exec_block(body, frame)
 
-    def _merge(self, frame: Frame, branches: list[Frame]) -> None:
+    def _merge(self, frame: Frame, branches: list[Frame], site: cst.CSTNode | None = None) -> None:
+        """Join the branches' names into ``frame``. ``site``: the ``if`` whose body and ``else`` the
+        two branches ran (values that differ by side are then kept per path where the join can)."""
         live = [branch for branch in branches if not branch.terminated]
+        site = site if len(live) == 2 else None
         if not live:
             frame.terminated = True
             return
@@ -352,7 +355,7 @@ class StatementExecutor:
             values = [branch.env[name] for branch in live if name in branch.env]
             value = values[0]
             for other in values[1:]:
-                value = join_values(value, other)
+                value = join_values(value, other, site)
             if any(v is UNKNOWN for v in values) and any(v is given for v in values for given in frame.inputs):
                 # ``if encoder_hidden_states is None: encoder_hidden_states = hidden_states`` where
                 # the name holds a value the engine cannot see (what a caller passed): the other

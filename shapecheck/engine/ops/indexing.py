@@ -26,6 +26,7 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.ops import windows
 from shapecheck.engine.ops.base import _piece, read_trailing_size
+from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, provably_negative
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -277,9 +278,9 @@ def _walk(interp: "Interpreter", dims: tuple[Dim, ...], parts: list[tuple[str, o
                 step = int_of(value[2]) if value[2] is not None else None  # type: ignore[index]
                 if step is not None and step <= 0:
                     return None  # torch raises: slice step must be positive
-                # A slice keeps its axis whatever its bounds: one the engine cannot read (``[:n]``
-                # of a number it does not know, a stepped window) has a length nobody named.
-                length = Dim.sym(interp.fresh_name("n", use_target=False))
+                # A bound the engine cannot read (``self.query[:query_num]`` with ``query_num`` found
+                # in a loop, a stepped window): the axis keeps its place, of a size nobody knows.
+                length = fresh_anonymous()
             out.append(length)
             position += 1
     out.extend(dims[position:])

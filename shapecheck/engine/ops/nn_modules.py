@@ -85,6 +85,10 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "ModuleDict": ("modules",),
     "CrossEntropyLoss": ("weight",),
     "NLLLoss": ("weight",),
+    "MSELoss": ("size_average", "reduce", "reduction"),
+    "L1Loss": ("size_average", "reduce", "reduction"),
+    "SmoothL1Loss": ("size_average", "reduce", "reduction", "beta"),
+    "HuberLoss": ("reduction", "delta"),
     "Conv1d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
     "Conv2d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
     "Conv3d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
@@ -537,6 +541,11 @@ def _cross_entropy_module(interp: "Interpreter", call: Call, frame: "Frame") -> 
     return TensorValue(Shape(()), "float", loss_lineage(as_tensor(call.arg(1, "input"))), call.node)
 
 
+def _regression_loss_module(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``nn.MSELoss()(pred, target)`` and the like (argument 0 is the layer)."""
+    return TensorValue(None, "float", loss_lineage(as_tensor(call.arg(1, "input"))), call.node)
+
+
 FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "Linear": _linear,
     "Embedding": _embedding,
@@ -553,6 +562,10 @@ FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "Transformer": _transformer,
     "CrossEntropyLoss": _cross_entropy_module,
     "NLLLoss": _cross_entropy_module,
+    "MSELoss": _regression_loss_module,
+    "L1Loss": _regression_loss_module,
+    "SmoothL1Loss": _regression_loss_module,
+    "HuberLoss": _regression_loss_module,
     "Conv1d": _convolution,
     "Conv2d": _convolution,
     "Conv3d": _convolution,

@@ -345,6 +345,12 @@ def _cross_entropy(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(None, "float", loss_lineage(call.tensor(0, "input")), call.node)
 
 
+def _regression_loss(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``F.mse_loss(pred, target)`` and the like: a loss of the prediction (argument 0) against the
+    target (argument 1), recorded so that the rules can compare the two (SC603)."""
+    return TensorValue(None, "float", loss_lineage(call.tensor(0, "input")), call.node)
+
+
 def _multinomial(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return TensorValue(None, "int", (), call.node)
 
@@ -363,4 +369,5 @@ register(_einops, "einops.rearrange", "einops.repeat", "einops.reduce")
 register(_sdpa, "scaled_dot_product_attention")
 register(_embedding_fn, "embedding")
 register(_cross_entropy, "cross_entropy", "nll_loss")
+register(_regression_loss, "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss")
 register(_multinomial, "multinomial")

@@ -211,7 +211,11 @@ def _move(base: TensorValue, tag: SequenceOriginTag, touched: list, node: cst.CS
             return None
         start, length = window
         offset = tag.offset + start if tag.offset is not None and start is not None else None
-        tag = replace(tag, offset=offset, length=length, sliced=True, node=node)
+        paths = tuple(
+            replace(path, offset=path.offset + start if path.offset is not None and start is not None else None, sliced=True, node=node)
+            for path in tag.paths
+        )
+        tag = replace(tag, offset=offset, length=length, sliced=True, node=node, paths=paths)
     return tag
 
 
