@@ -346,7 +346,7 @@ class Projector(nn.Module):
         self.num_heads = config.num_heads
         self.patch_to_query = config.patch_to_query
         self.query = nn.Parameter(torch.zeros(config.max_queries, config.dim))
-        self.attn = nn.MultiheadAttention(config.dim, config.num_heads, batch_first={batch_first})
+        self.attn = nn.MultiheadAttention(config.dim, config.num_heads, batch_first={batch_first})  # <-
 
     def forward(self, key_value_states: torch.Tensor, attn_mask: torch.Tensor | None = None):
         batch_size, num_patches = key_value_states.shape[0], key_value_states.shape[1]
@@ -359,7 +359,7 @@ class Projector(nn.Module):
         if attn_mask is not None:
             attn_mask = attn_mask.repeat_interleave(self.num_heads, 0)
             attn_mask = attn_mask.unsqueeze(1).expand(-1, queries.size(1), -1)
-        out, _ = self.attn(queries, key_value_states, key_value_states, attn_mask=attn_mask)  # <-
+        out, _ = self.attn(queries, key_value_states, key_value_states, attn_mask=attn_mask)
         return out
 """
 

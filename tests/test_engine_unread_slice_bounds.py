@@ -105,7 +105,8 @@ class Projector(nn.Module):
 
 def test_a_3d_attention_mask_whose_query_length_is_axis_1_shows_a_batch_first_query():
     found = findings_on_lines(ARIA.format(flag=""))
-    assert found == [("SC507", "attn_output, _ = self.multihead_attn(query, key, value, attn_mask=attn_mask)")]
+    # Reported where the layer is built: that is where ``batch_first=True`` goes.
+    assert found == [("SC507", "self.multihead_attn = nn.MultiheadAttention(hidden_size, config.vision_config.num_attention_heads)")]
 
 
 def test_the_same_model_built_batch_first_is_clean():

@@ -1322,10 +1322,11 @@ EncoderLayer()(torch.randint(0, 100, (2, 16)))
 
 def test_SC507_a_right_layer_first_and_a_wrong_one_after_a_conflict_is_a_follow_on() -> None:
     # the batch-first layer, and a seq-first one given (seq, batch, feature), are right; the seq-first
-    # one given the widened (batch, seq, feature) states is reported, with a hint, when the rule runs
-    # alone; with all rules on it is a follow-on of the width conflict before it
+    # one given the widened (batch, seq, feature) states is reported where it is built (line 12), with
+    # a hint, when the rule runs alone; with all rules on it is a follow-on of the width conflict
+    # before its call
     alone = lint_source(SC507_AFTER_A_BATCH_FIRST_LAYER, "snippet.py", {"SC507"})
-    assert [(d.line, bool(d.hint)) for d in alone.diagnostics] == [(23, True)]
+    assert [(d.line, bool(d.hint)) for d in alone.diagnostics] == [(12, True)]
     every = lint_source(SC507_AFTER_A_BATCH_FIRST_LAYER, "snippet.py")
     assert [d.line for d in every.diagnostics if d.code in ("SC505", "SC507")] == [22]
 

@@ -19,14 +19,14 @@ class Encoder(nn.Module):
         self.pad_id = pad_id
         self.tok = nn.Embedding(vocab_size, d_model, padding_idx=pad_id)
         self.pos = nn.Embedding(max_len, d_model)
-        self.attn = nn.MultiheadAttention(d_model, n_heads)
+        self.attn = nn.MultiheadAttention(d_model, n_heads)  # BUG: SC507 (no batch_first=True)
         self.norm = nn.LayerNorm(d_model)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         b, t = ids.shape
         x = self.tok(ids) + self.pos(torch.arange(t))  # (b, t, d)
         padding = ids == self.pad_id  # (b, t): True at padding
-        attn_out, _ = self.attn(x, x, x, key_padding_mask=padding)  # BUG: SC507
+        attn_out, _ = self.attn(x, x, x, key_padding_mask=padding)  # (batch, seq, d) given here
         return self.norm(x + attn_out)
 
 

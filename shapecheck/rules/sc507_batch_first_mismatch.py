@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.facts.layouts import causes
 from shapecheck.engine.facts.records import FileFacts
-from shapecheck.engine.facts.sequence_layers import batch_first, batch_first_evidence, layer_calls
+from shapecheck.engine.facts.sequence_layers import batch_first, batch_first_evidence, layer_calls, seq_first_layer
 from shapecheck.rules import _examples
 from shapecheck.rules.base import Report, Rule
 
@@ -22,7 +22,8 @@ class BatchFirstMismatch(Rule):
     feature)`: a `key_padding_mask` of shape `(b, s)` that matches axes 0 and 1 of the input, an
     attention mask `(t, s)` or `(b * heads, t, s)` whose `t` is the input's axis 1, or a `batch_first=True` layer
     elsewhere in the file called on a tensor of the same shape. Code that transposes to
-    `(t, b, d)` first is left alone.
+    `(t, b, d)` first is left alone. The finding is reported where the layer is built (for a
+    stack, the layer it repeats), where `batch_first=True` goes, naming the function that calls it.
 
     ## Why is this bad?
     Such a layer reads axis 0 as the sequence and axis 1 as the batch. With `(b, t, d)` input it
@@ -49,6 +50,7 @@ class BatchFirstMismatch(Rule):
 
     def check(self, facts: FileFacts) -> Iterator[Report]:
         calls = layer_calls(facts)
+        built_reported = set()
         # A call met in several contexts may give several reports on its node: the linter keeps the first.
         for call in calls:
             if batch_first(call.module) is not False:
@@ -56,10 +58,25 @@ class BatchFirstMismatch(Rule):
             evidence = batch_first_evidence(call, calls)
             if evidence is None:
                 continue
+            layer = seq_first_layer(call.module)
+            what = f"nn.{call.module.kind}" + (f" of an nn.{layer.kind}" if layer is not None and layer is not call.module else "")
+            message = (
+                f"{what} built without batch_first=True reads its input {call.input.shape} as "
+                f"(seq, batch, feature), but the input is (batch, seq, feature): {evidence}"
+            )
+            # Reported where the layer is built (where ``batch_first=True`` goes), once however often
+            # it is called; the call is the fallback.
+            built = layer.node if layer is not None else None
+            if built is not None and id(built) in built_reported:
+                continue
+            if built is not None:
+                built_reported.add(id(built))
+            caller = call.event.run.qualname if call.event.run is not None else None
             yield Report(
-                call.event.node,
-                f"nn.{call.module.kind} built without batch_first=True reads its input {call.input.shape} as "
-                f"(seq, batch, feature), but the input is (batch, seq, feature): {evidence}",
+                built if built is not None else call.event.node,
+                message + (f" (called in {caller})" if built is not None and caller else ""),
                 hint="build the layer with batch_first=True, or transpose the input to (seq, batch, feature)",
                 causes=causes(call.input),
+                fallback=call.event.node if built is not None else None,
+                fallback_message=message if built is not None else None,
             )

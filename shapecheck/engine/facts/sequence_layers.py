@@ -72,6 +72,16 @@ class LayerCall:
         return value if isinstance(value, TensorValue) else None
 
 
+def seq_first_layer(module: ModuleValue) -> ModuleValue | None:
+    """The layer whose ``batch_first`` is missing: the layer itself, or for a stack
+    (``nn.TransformerEncoder(layer, n)``) the layer it repeats (where ``batch_first=True`` goes)."""
+    stacked = _STACKED.get(module.kind)
+    if stacked is not None:
+        layer = module.params.get(stacked)
+        return seq_first_layer(layer) if isinstance(layer, ModuleValue) else None
+    return module
+
+
 def batch_first(module: ModuleValue) -> bool | None:
     """The layer's ``batch_first``: False when not given, None when the engine cannot read it."""
     stacked = _STACKED.get(module.kind)

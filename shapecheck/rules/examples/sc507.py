@@ -1,7 +1,8 @@
 """SC507 batch-first-mismatch: rule examples.
 
-Marker (``# <-``): the call of the ``nn.MultiheadAttention`` / ``nn.Transformer*`` layer, built
-without ``batch_first=True``, that receives a provably batch-first ``(b, t, d)`` tensor.
+Marker (``# <-``): the construction of the ``nn.MultiheadAttention`` / ``nn.Transformer*`` layer
+(for a stack, of the layer it repeats), built without ``batch_first=True``, that is called on a
+provably batch-first ``(b, t, d)`` tensor: where ``batch_first=True`` goes.
 """
 
 INVALID = [
@@ -16,14 +17,14 @@ class EncoderLayer(nn.Module):
         self.pad_id = pad_id
         self.embedding = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(128, d_model)
-        self.self_attn = nn.MultiheadAttention(d_model, n_heads, dropout=0.1)
+        self.self_attn = nn.MultiheadAttention(d_model, n_heads, dropout=0.1)  # <-
         self.norm = nn.LayerNorm(d_model)
 
     def forward(self, ids):
         batch_size, seq_len = ids.size()
         x = self.embedding(ids) + self.pos(torch.arange(seq_len))
         padding = ids == self.pad_id
-        attn_out, _ = self.self_attn(x, x, x, key_padding_mask=padding)  # <-
+        attn_out, _ = self.self_attn(x, x, x, key_padding_mask=padding)
         return self.norm(x + attn_out)
 '''),
     ("nanoGPT-style decoder: TransformerEncoderLayer with a (T, T) causal mask", '''\
@@ -36,7 +37,7 @@ class GPT(nn.Module):
         super().__init__()
         self.wte = nn.Embedding(vocab_size, n_embd)
         self.wpe = nn.Embedding(block_size, n_embd)
-        self.block = nn.TransformerEncoderLayer(n_embd, n_head, 4 * n_embd)
+        self.block = nn.TransformerEncoderLayer(n_embd, n_head, 4 * n_embd)  # <-
         self.lm_head = nn.Linear(n_embd, vocab_size)
 
     def forward(self, idx):
@@ -44,7 +45,7 @@ class GPT(nn.Module):
         pos = torch.arange(0, t, dtype=torch.long)
         x = self.wte(idx) + self.wpe(pos)
         causal = nn.Transformer.generate_square_subsequent_mask(t)
-        x = self.block(x, src_mask=causal)  # <-
+        x = self.block(x, src_mask=causal)
         return self.lm_head(x)
 '''),
     ("Hugging Face-style: nn.TransformerEncoder stack with src_key_padding_mask = attention_mask == 0", '''\
@@ -57,14 +58,14 @@ class Encoder(nn.Module):
         super().__init__()
         self.embeddings = nn.Embedding(vocab_size, hidden_size)
         self.position_embeddings = nn.Embedding(512, hidden_size)
-        layer = nn.TransformerEncoderLayer(hidden_size, num_heads, 4 * hidden_size)
+        layer = nn.TransformerEncoderLayer(hidden_size, num_heads, 4 * hidden_size)  # <-
         self.encoder = nn.TransformerEncoder(layer, num_layers)
 
     def forward(self, input_ids, attention_mask):
         batch, seq = input_ids.shape
         hidden_states = self.embeddings(input_ids) + self.position_embeddings(torch.arange(seq))
         attention_mask = attention_mask.view(batch, seq)
-        return self.encoder(hidden_states, src_key_padding_mask=attention_mask == 0)  # <-
+        return self.encoder(hidden_states, src_key_padding_mask=attention_mask == 0)
 '''),
     ("einops projections, then a batch_first=False MHA next to a batch_first=True one", '''\
 import torch
@@ -76,12 +77,12 @@ class TwoStage(nn.Module):
     def __init__(self, dim=64, heads=4):
         super().__init__()
         self.local_attn = nn.MultiheadAttention(dim, heads, batch_first=True)
-        self.global_attn = nn.MultiheadAttention(dim, heads)
+        self.global_attn = nn.MultiheadAttention(dim, heads)  # <-
 
     def forward(self, x):
         b, n, d = x.shape
         y, _ = self.local_attn(x, x, x)
-        z, _ = self.global_attn(y, y, y)  # <-
+        z, _ = self.global_attn(y, y, y)
         return rearrange(z, "b n d -> b d n")
 '''),
     ("functional: nn.Transformer called on (b, s, d) / (b, t, d) with padding masks", '''\
@@ -97,13 +98,13 @@ class Seq2Seq(nn.Module):
     def __init__(self, vocab=100, d_model=64):
         super().__init__()
         self.emb = nn.Embedding(vocab, d_model)
-        self.transformer = nn.Transformer(d_model, nhead=4, num_encoder_layers=2, num_decoder_layers=2)
+        self.transformer = nn.Transformer(d_model, nhead=4, num_encoder_layers=2, num_decoder_layers=2)  # <-
 
     def forward(self, src_ids, tgt_ids):
         b, s = src_ids.shape
         _, t = tgt_ids.shape
         src, tgt = self.emb(src_ids), self.emb(tgt_ids)
-        return self.transformer(src, tgt, src_key_padding_mask=src_ids == 0)  # <-
+        return self.transformer(src, tgt, src_key_padding_mask=src_ids == 0)
 '''),
     ("aliased imports: from torch.nn import TransformerDecoderLayer as DecLayer", '''\
 import torch as th
@@ -116,13 +117,13 @@ class Decoder(tnn.Module):
         super().__init__()
         self.tok = tnn.Embedding(vocab, width)
         self.pos = tnn.Embedding(128, width)
-        self.layer = DecLayer(width, heads)
+        self.layer = DecLayer(width, heads)  # <-
 
     def forward(self, ids, memory):
         bsz, seqlen = ids.shape
         h = self.tok(ids) + self.pos(th.arange(seqlen))
         pad = ids.eq(0)
-        return self.layer(h, memory, tgt_key_padding_mask=pad)  # <-
+        return self.layer(h, memory, tgt_key_padding_mask=pad)
 '''),
     ("nanoGPT-style: token + position embeddings (positions along axis 1) into a seq-first MHA", '''\
 import torch
@@ -134,13 +135,13 @@ class TinyLM(nn.Module):
         super().__init__()
         self.wte = nn.Embedding(vocab_size, n_embd)
         self.wpe = nn.Embedding(block_size, n_embd)
-        self.attn = nn.MultiheadAttention(n_embd, n_head)
+        self.attn = nn.MultiheadAttention(n_embd, n_head)  # <-
         self.lm_head = nn.Linear(n_embd, vocab_size)
 
     def forward(self, idx):
         b, t = idx.size()
         x = self.wte(idx) + self.wpe(torch.arange(t))
-        y, _ = self.attn(x, x, x, need_weights=False)  # <-
+        y, _ = self.attn(x, x, x, need_weights=False)
         return self.lm_head(x + y)
 '''),
 ]
