@@ -493,3 +493,25 @@ def test_regression_loss_layers_compare_windows() -> None:
         bug = source.format(layer=layer, target="x[:, :-1]  # <-")
         assert sc603_lines(bug) == marked(bug) != [], layer
         assert sc603_lines(source.format(layer=layer, target="x[:, 1:]")) == [], layer
+
+
+def test_a_stepped_slice_of_unreadable_length_stays_unknown() -> None:
+    """Only a slice without a step keeps its axis when its length cannot be told: torch refuses a
+    negative step, so ``x[:, ::-1]`` is no tensor at all."""
+    from engine_snippets import standalone_shapes
+
+    source = """
+    import torch
+    from torch import nn
+
+
+    class M(nn.Module):
+        def forward(self, x: "Float[Tensor, 'b t d']", n: int):
+            a = x[:, ::-1]
+            b = x[:, n::2]
+            c = x[:, -n:]
+            return a, b, c
+    """
+    assert standalone_shapes(source, "M.forward", "a") == []
+    assert standalone_shapes(source, "M.forward", "b") == []
+    assert standalone_shapes(source, "M.forward", "c") == ["(b, _, d)"]

@@ -951,12 +951,12 @@ def test_slicing_and_indexing_a_tensor() -> None:
     )
     assert facts.internal_errors == []
     assert {name: _shape(value) for name, value in values.items() if name[0] in "cskv"} == {
-        "c1": "(b, t, 8)", "c2": "(b, t, 4)", "c3": "(b, t, 0)", "c4": None, "c5": "(b, t, 5)",
+        "c1": "(b, t, 8)", "c2": "(b, t, 4)", "c3": "(b, t, 0)", "c4": "(b, t, _)", "c5": "(b, t, 5)",
         "c6": "(b, t, 12)", "c7": "(b, t, 3)", "c8": "(b, t, 0)", "c9": "(b, t, 11)", "c10": "(b, t, 9)",
-        "c11": None, "c12": "(b, t, 6)", "c13": "(b, t, 3)", "c14": None, "c15": None, "c16": None,
+        "c11": "(b, t, _)", "c12": "(b, t, 6)", "c13": "(b, t, 3)", "c14": None, "c15": None, "c16": "(b, t, _)",
         "c17": "(b, t, 0)",
         "s1": "(b, t-1, d)", "s2": "(b, t-1, d)", "s3": "(b, t-3, d)", "s4": "(b, t, d)",
-        "s5": "(b, (t+1)//2, d)", "s6": "(b, t, d)", "s7": "(b, t-3, d)", "s8": None, "s9": "(b, t-1, d)",
+        "s5": "(b, (t+1)//2, d)", "s6": "(b, t, d)", "s7": "(b, t-3, d)", "s8": "(b, _, d)", "s9": "(b, t-1, d)",
         "s10": "(b, t, d)", "s11": "(b, b, d)", "s12": "(b, t-b, d)", "s13": None,
         "k1": "(t, d)", "k2": "(b, d)", "k3": "(b, t)", "k4": "(1, b, t, d)", "k5": "(b, 1, t, d)",
         "k6": "(b, t, d, 1)", "k7": None, "k8": None, "k9": None, "k10": "(b, t, d, 1)",
@@ -3329,8 +3329,8 @@ def test_indexing_sizes_pieces_containers_rows_and_position_tables() -> None:
 
 def test_slice_lengths_from_the_end_by_zero_and_by_names() -> None:
     """Slice lengths torch gives (r's last axis is 12, T is x's time axis); None where torch raises
-    (step 0) or the engine cannot tell (a step after a start on an axis of unknown rank, a start it
-    cannot read). Every part of a subscript of a string or a dict is evaluated: a walrus there binds."""
+    (step 0) or the engine cannot tell a stepped slice (a step after a start on an axis of unknown
+    rank); ``_`` (the axis kept, its size unknown) for a start it cannot read. Every part of a subscript of a string or a dict is evaluated: a walrus there binds."""
     values, facts = _analysed(
         """
         c1 = r[..., -12:]
@@ -3354,7 +3354,7 @@ def test_slice_lengths_from_the_end_by_zero_and_by_names() -> None:
     assert facts.internal_errors == []
     shapes = {name: _shape(values[name]) for name in ("c1", "c2", "c3", "c4", "c5", "c6", "v1", "c7", "c8", "c9")}
     assert shapes == {
-        "c1": "(b, t, 12)", "c2": "(b, 0, d)", "c3": "(b, 0, d)", "c4": None, "c5": None, "c6": None,
+        "c1": "(b, t, 12)", "c2": "(b, 0, d)", "c3": "(b, 0, d)", "c4": None, "c5": "(b, t, _)", "c6": None,
         "v1": None, "c7": "(b, t, d)", "c8": "(b, t, d)", "c9": "(b, t, d)",
     }
     assert not hasattr(values["a1"], "items")

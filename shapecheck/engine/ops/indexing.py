@@ -274,8 +274,10 @@ def _walk(interp: "Interpreter", dims: tuple[Dim, ...], parts: list[tuple[str, o
             if position >= len(dims):
                 return None
             length = _slice_length(interp, dims[position], value)  # type: ignore[arg-type]
+            if length is None and value[2] is not None:  # type: ignore[index]
+                return None  # a step (torch refuses a negative one)
             # A bound the engine cannot read (``self.query[:query_num]`` with ``query_num`` found in a
-            # loop): the axis keeps its place, of a size nobody knows.
+            # loop, a negative start): the axis keeps its place, of a size nobody knows.
             out.append(length if length is not None else fresh_anonymous())
             position += 1
     out.extend(dims[position:])
