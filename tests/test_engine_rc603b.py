@@ -493,3 +493,26 @@ def test_regression_loss_layers_compare_windows() -> None:
         bug = source.format(layer=layer, target="x[:, :-1]  # <-")
         assert sc603_lines(bug) == marked(bug) != [], layer
         assert sc603_lines(source.format(layer=layer, target="x[:, 1:]")) == [], layer
+
+
+def test_a_slice_of_a_negative_step_is_no_tensor() -> None:
+    """A slice keeps its axis when its length cannot be told (a start it cannot read, with or
+    without a positive step), but torch refuses a step of zero or less, so ``x[:, ::-1]`` is no
+    tensor at all."""
+    from engine_snippets import standalone_shapes
+
+    source = """
+    import torch
+    from torch import nn
+
+
+    class M(nn.Module):
+        def forward(self, x: "Float[Tensor, 'b t d']", n: int):
+            a = x[:, ::-1]
+            b = x[:, n::2]
+            c = x[:, -n:]
+            return a, b, c
+    """
+    assert standalone_shapes(source, "M.forward", "a") == []
+    assert standalone_shapes(source, "M.forward", "b") == ["(b, _, d)"]
+    assert standalone_shapes(source, "M.forward", "c") == ["(b, _, d)"]

@@ -18,6 +18,7 @@ import libcst as cst
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
 from shapecheck.engine.domain.values import UNKNOWN_TENSOR, Opaque, TensorValue, Value, dim_of
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic.shapes import is_anonymous
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -105,12 +106,15 @@ def _axes(base: TensorValue, parts: list[Part]) -> list[tuple[int | None, Part]]
 
 
 def _axis_dim(base: TensorValue, axis: int | None) -> Dim | None:
+    """The size of ``axis``; None where it is not known (a size nobody knows, ``_``, included)."""
     shape = base.shape
     if shape is None or axis is None:
         return None
     if shape.variadic:
-        return shape.dims[axis] if axis < 0 and -axis <= len(shape.dims) else None
-    return shape.dims[axis] if -shape.rank <= axis < shape.rank else None  # type: ignore[operator]
+        dim = shape.dims[axis] if axis < 0 and -axis <= len(shape.dims) else None
+    else:
+        dim = shape.dims[axis] if -shape.rank <= axis < shape.rank else None  # type: ignore[operator]
+    return None if dim is None or is_anonymous(dim) else dim
 
 
 def _is_last_axis(base: TensorValue, axis: int | None, count: int) -> bool:
