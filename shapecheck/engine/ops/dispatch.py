@@ -101,9 +101,13 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
     special = QUALIFIED.get(qualname)
     if special is not None:
         return apply(interp, special, call, frame)
+    qualname = library_layers.located(qualname, interp.home_path)
     layers = library_layers.torch_call(qualname, call)
     if layers is not None:
         return call_qualified(interp, layers[0], layers[1], frame)
+    helped = library_layers.library_value(qualname, call)
+    if helped is not None:
+        return helped
     for prefix in TORCH_PREFIXES:
         if qualname.startswith(prefix):
             name = qualname[len(prefix) :]
@@ -191,6 +195,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
     if isinstance(receiver, ObjectValue):
         if name == "register_buffer" or name == "register_parameter":
             return nn_modules.register(interp, receiver, call, frame)
+        if name == "add_module" and receiver.cls.is_module and name not in receiver.cls.methods:
+            return _add_module(receiver, call)
         method = receiver.cls.methods.get(name)
         if method is not None:
             owner = receiver.cls.owner_of(name)
@@ -200,6 +206,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         return unknown_call(call)
     if isinstance(receiver, ModuleValue):
         return nn_modules.call_module_method(interp, receiver, name, call, frame)
+    if isinstance(receiver, ConstValue) and isinstance(receiver.value, str) and name == "replace":
+        return _string_replace(receiver.value, call)
     if isinstance(receiver, (TupleValue, Repeated)) or isinstance(receiver, ConstValue):
         return UNKNOWN
     if isinstance(receiver, (IntValue, FloatValue)):
@@ -270,6 +278,36 @@ def call_super(interp: "Interpreter", receiver: SuperValue, name: str, call: Cal
         return call_module(interp, base, call, frame)
     # ``super().get(key, default)`` of a project table derived from a library mapping.
     return registry_fallback(name, call) or unknown_call(call)
+
+
+def _string_replace(text: str, call: Call) -> Value:
+    """``layout.replace('t', 'k')`` of a known string (a pattern's key axis renamed)."""
+    old, new = call.arg(0, "old"), call.arg(1, "new")
+    if len(call.args) > 2 or call.kwargs:
+        return UNKNOWN
+    if not all(isinstance(v, ConstValue) and isinstance(v.value, str) for v in (old, new)):
+        return UNKNOWN
+    if text == "<f-string>":
+        return ConstValue(text)
+    return ConstValue(text.replace(old.value, new.value))  # type: ignore[union-attr]
+
+
+def _add_module(receiver: ObjectValue, call: Call) -> Value:
+    """``self.add_module("c", nn.Conv2d(...))``: the child is the attribute ``self.c``; in a subclass
+    of ``nn.Sequential`` (timm's ``ConvNorm``: a conv, then a norm) it is also the next layer the
+    forward runs."""
+    key, child = call.arg(0, "name"), call.arg(1, "module")
+    if not (isinstance(key, ConstValue) and isinstance(key.value, str)):
+        layer = receiver.attrs.get(NN_BASE)
+        if isinstance(layer, ModuleValue) and layer.kind == "Sequential":
+            layer.params["__broken__"] = UNKNOWN  # a child the engine cannot name: the chain is unknown
+        return ConstValue(None)
+    receiver.attrs[key.value] = child
+    layer = receiver.attrs.get(NN_BASE)
+    if isinstance(layer, ModuleValue) and layer.kind == "Sequential" and not layer.repeated:
+        layer.items = layer.items + (child,)
+        layer.named = {**layer.named, key.value: child}
+    return ConstValue(None)
 
 
 def _dict_method(receiver: DictValue, name: str, call: Call, frame: "Frame") -> Value:
@@ -353,13 +391,13 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         if attr in base.attrs:
             return base.attrs[attr]
         layer = base.attrs.get(NN_BASE)
-        if isinstance(layer, ModuleValue) and attr not in base.cls.methods:
+        if isinstance(layer, ModuleValue) and attr not in base.cls.methods and attr != "add_module":
             return nn_modules.module_attribute(interp, layer, attr, node, frame)  # self.weight of a Linear subclass
         method = base.cls.methods.get(attr)
         if method is not None:
             return FunctionValue(method, f"{base.cls.owner_of(attr).qualname}.{attr}", base)
         # (``train`` / ``eval`` are in RETURNS_SELF: ``training.is_mode_switch`` adds nothing here.)
-        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.returns_itself(base, attr):
+        if attr in ("register_buffer", "register_parameter", "add_module") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.returns_itself(base, attr):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:
             return UNKNOWN
