@@ -19,6 +19,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
     ConstValue,
+    EitherString,
     FloatValue,
     FunctionValue,
     ModuleValue,
@@ -29,6 +30,8 @@ from shapecheck.engine.domain.values import (
     TensorValue,
     TupleValue,
     Value,
+    either_string,
+    string_options,
 )
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.ops.scalars import scalar_binary
@@ -228,7 +231,7 @@ class ExpressionEvaluator:
         known strings or integers is that string (audiocraft builds its einsum and einops patterns
         so). Other fields (expressions, conversions, format specs) leave the placeholder
         ``"<f-string>"``; only names are read, so an error message's fields record nothing."""
-        text: list[str] = []
+        texts: list[str] = [""]  # one per option of the fields read so far (``EitherString``)
         raw = "r" in node.prefix.lower()
         if "b" in node.prefix.lower():
             return ConstValue("<f-string>")
@@ -236,18 +239,20 @@ class ExpressionEvaluator:
             if isinstance(part, cst.FormattedStringText):
                 if "\\" in part.value and not raw:
                     return ConstValue("<f-string>")
-                text.append(part.value.replace("{{", "{").replace("}}", "}"))
+                piece = part.value.replace("{{", "{").replace("}}", "}")
+                texts = [text + piece for text in texts]
                 continue
             if part.conversion is not None or part.format_spec is not None or not isinstance(part.expression, cst.Name):
                 return ConstValue("<f-string>")
             value = self.eval(part.expression, frame)
-            if isinstance(value, ConstValue) and isinstance(value.value, str):
-                text.append(value.value)
-            elif isinstance(value, IntValue) and value.dim.is_const:
-                text.append(str(value.dim.value))
-            else:
+            options = string_options(value)
+            if options is None and isinstance(value, IntValue) and value.dim.is_const:
+                options = (str(value.dim.value),)
+            if options is None or len(texts) * len(options) > EitherString.MAX_OPTIONS:
                 return ConstValue("<f-string>")
-        return ConstValue("".join(text))
+            texts = [text + option for text in texts for option in options]
+        result = either_string(texts)
+        return result if result is not UNKNOWN else ConstValue("<f-string>")
 
     def _eval_paren_free(self, node: cst.NamedExpr, frame: Frame) -> Value:
         value = self.eval(node.value, frame)
@@ -360,6 +365,9 @@ def truth_of(value: Value) -> bool | None:
         return True
     if isinstance(value, DictValue):
         return bool(value.entries)  # its keys are all known: ``conv_kwargs or {}``
+    if isinstance(value, EitherString):
+        truths = {bool(option) for option in value.options}
+        return truths.pop() if len(truths) == 1 else None
     return None
 
 

@@ -35,6 +35,7 @@ from shapecheck.engine.domain.values import (
     BoundMethod,
     ClassValue,
     ConstValue,
+    EitherString,
     FloatValue,
     FunctionValue,
     IntValue,
@@ -55,6 +56,8 @@ from shapecheck.engine.domain.values import (
     int_of,
     is_scalar,
     scale_of,
+    either_string,
+    string_options,
 )
 from shapecheck.engine.domain.joins import join_all
 from shapecheck.engine.facts.records import OpEvent
@@ -92,6 +95,11 @@ TORCH_PREFIXES = ("torch.nn.functional.", "torch.Tensor.", "torch.special.", "to
 
 
 def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Frame") -> Value:
+    options = _pattern_options(qualname, call)
+    if options is not None:
+        # ``torch.einsum(f"{query_layout},{key_layout}-> b h t k", q, k)`` with a layout chosen on a
+        # path the engine cannot decide: the call as each pattern makes it, joined.
+        return join_all([call_qualified(interp, qualname, option, frame) for option in options])
     if qualname.startswith("torch.nn.") and not qualname.startswith("torch.nn.functional."):
         built = nn_modules.construct(interp, qualname[len("torch.nn.") :], call, frame)
         if isinstance(built, ModuleValue):
@@ -102,6 +110,7 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
     if special is not None:
         return apply(interp, special, call, frame)
     qualname = library_layers.located(qualname, interp.home_path)
+    qualname = library_layers.TORCH_EQUIVALENTS.get(qualname, qualname)
     layers = library_layers.torch_call(qualname, call)
     if layers is not None:
         return call_qualified(interp, layers[0], layers[1], frame)
@@ -206,8 +215,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         return unknown_call(call)
     if isinstance(receiver, ModuleValue):
         return nn_modules.call_module_method(interp, receiver, name, call, frame)
-    if isinstance(receiver, ConstValue) and isinstance(receiver.value, str) and name == "replace":
-        return _string_replace(receiver.value, call)
+    if string_options(receiver) is not None and name == "replace":
+        return _string_replace(string_options(receiver), call)
     if isinstance(receiver, (TupleValue, Repeated)) or isinstance(receiver, ConstValue):
         return UNKNOWN
     if isinstance(receiver, (IntValue, FloatValue)):
@@ -280,16 +289,37 @@ def call_super(interp: "Interpreter", receiver: SuperValue, name: str, call: Cal
     return registry_fallback(name, call) or unknown_call(call)
 
 
-def _string_replace(text: str, call: Call) -> Value:
-    """``layout.replace('t', 'k')`` of a known string (a pattern's key axis renamed)."""
+#: Calls whose string argument is a pattern that decides the shapes.
+_PATTERN_CALLS = ("torch.einsum", "torch.functional.einsum", "einops.einsum")
+
+
+def _pattern_options(qualname: str, call: Call) -> list[Call] | None:
+    """One call per string an ``EitherString`` argument of an einops or einsum call may be."""
+    if not (qualname.startswith("einops.") or qualname in _PATTERN_CALLS):
+        return None
+    for index, value in enumerate(call.args):
+        if isinstance(value, EitherString):
+            return [
+                Call(call.node, call.args[:index] + (ConstValue(option),) + call.args[index + 1 :], call.kwargs, call.arg_nodes, call.kwarg_nodes)
+                for option in value.options
+            ]
+    for key, value in call.kwargs.items():
+        if isinstance(value, EitherString):
+            return [Call(call.node, call.args, {**call.kwargs, key: ConstValue(option)}, call.arg_nodes, call.kwarg_nodes) for option in value.options]
+    return None
+
+
+def _string_replace(texts: tuple[str, ...], call: Call) -> Value:
+    """``layout.replace('t', 'k')`` of a known string, or of each string it may be (a pattern's key
+    axis renamed)."""
     old, new = call.arg(0, "old"), call.arg(1, "new")
     if len(call.args) > 2 or call.kwargs:
         return UNKNOWN
     if not all(isinstance(v, ConstValue) and isinstance(v.value, str) for v in (old, new)):
         return UNKNOWN
-    if text == "<f-string>":
-        return ConstValue(text)
-    return ConstValue(text.replace(old.value, new.value))  # type: ignore[union-attr]
+    if "<f-string>" in texts:
+        return ConstValue("<f-string>")
+    return either_string([text.replace(old.value, new.value) for text in texts])  # type: ignore[union-attr]
 
 
 def _add_module(receiver: ObjectValue, call: Call) -> Value:

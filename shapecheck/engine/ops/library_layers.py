@@ -143,6 +143,10 @@ BUILDERS: dict[str, Callable[[Call], "tuple[str, Call] | None"]] = {
 
 _HELPERS = ("timm.layers.to_2tuple", "timm.layers.helpers.to_2tuple")
 
+#: Library functions that are torch's own under another name: xformers' ``ops.unbind(x, dim)``
+#: (``xformers/ops/unbind.py``: ``torch.unbind`` whose pieces share one storage) in audiocraft.
+TORCH_EQUIVALENTS = {"xformers.ops.unbind": "torch.unbind", "xformers.ops.unbind.unbind": "torch.unbind"}
+
 
 def located(qualname: str, path: str | None) -> str:
     """A relative name (``..utils.build_norm_layer``, its file read alone, so not resolved through
