@@ -232,7 +232,7 @@ def _split_pieces(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             piece_dim = None
             if full is not None and divides(size_value.dim, full, frame.assumptions) is Truth.TRUE:
                 piece_dim = frame.assumptions.simplify(full // size_value.dim)
-            return SplitTuple(None, same_values(source, piece_shape(piece_dim or fresh_anonymous())))
+            return SplitTuple(None, same_values(source, piece_shape(piece_dim if piece_dim is not None else fresh_anonymous())))
         if count is None or count <= 0:
             return SplitTuple(None, same_values(source, None))
         if full is not None and full.is_const:
@@ -244,7 +244,8 @@ def _split_pieces(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         piece_dim = None
         if full is not None and divides(Dim.const(count), full, frame.assumptions) is Truth.TRUE:
             piece_dim = frame.assumptions.simplify(full // count)
-        pieces = tuple(_piece(source, piece_shape(piece_dim), i) for i in range(count))
+        # A length the count may not divide: each piece still keeps the other axes.
+        pieces = tuple(_piece(source, piece_shape(piece_dim if piece_dim is not None else fresh_anonymous()), i) for i in range(count))
         return SplitTuple(pieces, same_values(source, None))
     if isinstance(size_value, TupleValue):
         sizes = [dim_of(item) for item in size_value.items]
