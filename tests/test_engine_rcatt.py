@@ -153,12 +153,18 @@ def test_identity_permute_keeps_the_key_untransposed():
 
 
 def test_talking_heads_with_a_wider_kernel_are_no_longer_scores():
-    """A 3x3 conv over the scores mixes neighbouring positions: not judged as scores."""
-    source = EFFICIENTFORMER.format(bias_before=BIAS, bias_after="", dim=-2).replace(
-        "self.talking_head1 = nn.Conv2d(num_heads, num_heads, kernel_size=1)",
-        "self.talking_head1 = nn.Conv2d(num_heads, num_heads, kernel_size=3, padding=1)",
-    )
-    assert _codes(source) == []
+    """A 3x3 conv over the scores mixes neighbouring positions, a conv to another number of
+    channels is no mixing of the heads: neither is judged as scores."""
+    for layer in (
+        "nn.Conv2d(num_heads, num_heads, kernel_size=3, padding=1)",
+        "nn.Conv2d(num_heads, num_heads, kernel_size=3)",
+        "nn.Conv2d(num_heads, num_heads, kernel_size=1, stride=2)",
+        "nn.Conv2d(num_heads, 2 * num_heads, kernel_size=1)",
+    ):
+        source = EFFICIENTFORMER.format(bias_before=BIAS, bias_after="", dim=-2).replace(
+            "self.talking_head1 = nn.Conv2d(num_heads, num_heads, kernel_size=1)", "self.talking_head1 = " + layer
+        )
+        assert _codes(source) == [], layer
 
 
 # ---------------------------------------------------------------------------------- norms, builders
@@ -249,9 +255,12 @@ class Net(nn.Module):
         super().__init__()
         self.resolution = to_2tuple(7)
         self.block = ConvNorm(64, 128, 3)
+        self.down = ConvNorm(64, 64, 2, stride=2)
 
     def forward(self, x):
         y = self.block(x)
+        z = self.down(x)
+        table = torch.zeros(self.resolution[0] * self.resolution[1])
         return y
 """
 
@@ -265,6 +274,11 @@ out = model(torch.randn(2, 64, 7, 7))
     facts = analyze(cst.parse_module(source), source, "net.py")
     shapes = {str(a.value.shape) for run in facts.runs if run.qualname == "Net.forward" and run.inlined for a in run.assignments if a.name == "y"}
     assert "(2, 128, 7, 7)" in shapes
+    # timm's padding for a 2x2 kernel of stride 2 is ((2 - 1) + (2 - 1)) // 2 = 1: 7 -> 4.
+    shapes = {str(a.value.shape) for run in facts.runs if run.qualname == "Net.forward" and run.inlined for a in run.assignments if a.name == "z"}
+    assert "(2, 64, 4, 4)" in shapes
+    shapes = {str(a.value.shape) for run in facts.runs if run.qualname == "Net.forward" for a in run.assignments if a.name == "table"}
+    assert shapes == {"(49)"}
 
 
 def test_timm_dynamic_same_padding_stays_unknown():
@@ -359,8 +373,14 @@ class StreamingAttention(nn.Module):
 MASK = "pre_w = pre_w + attn_mask"
 
 
-def _audiocraft(mask_before: str, mask_after: str, dim: int) -> str:
-    return AUDIOCRAFT.replace("MASK_BEFORE", mask_before).replace("MASK_AFTER", mask_after).replace("DIM", str(dim))
+def _audiocraft(mask_before: str, mask_after: str, dim: int, decided: bool = False) -> str:
+    source = AUDIOCRAFT.replace("MASK_BEFORE", mask_before).replace("MASK_AFTER", mask_after).replace("DIM", str(dim))
+    if decided:
+        return source
+    # The flag from a configuration the engine cannot read: the layout is either string.
+    return source.replace("efficient: bool = False):", "config=None):").replace(
+        "self.efficient = efficient", "self.efficient = config.memory_efficient"
+    )
 
 
 def test_patterns_chosen_on_a_path_softmax_dim():
@@ -375,6 +395,18 @@ def test_patterns_chosen_on_a_path_mask_after_softmax():
 
 def test_patterns_chosen_on_a_path_correct_code_is_clean():
     assert _codes(_audiocraft(mask_before=MASK, mask_after="", dim=-1)) == []
+
+
+def test_patterns_decided_by_the_defaults():
+    assert _codes(_audiocraft(mask_before="", mask_after="", dim=-2, decided=True)) == [("SC103", "w = torch.softmax(pre_w, dim=-2)")]
+    assert _codes(_audiocraft(mask_before=MASK, mask_after="", dim=-1, decided=True)) == []
+
+
+def test_either_layout_shapes():
+    source = _audiocraft(mask_before=MASK, mask_after="", dim=-1)
+    shapes = standalone_shapes(source, "StreamingAttention.forward", "pre_w")
+    # Heads and time on one path, time and heads on the other: joined axis by axis.
+    assert shapes and all(shape.startswith("(b, 4|t") and shape.count(",") == 3 for shape in shapes)
 
 
 def test_f_string_of_a_known_layout():
@@ -408,14 +440,26 @@ def test_bool_and_false_is_false():
             return 2 if (BACKEND == 'torch' and flag) else 1
 
 
+        def pick_or(flag: bool = False):
+            return 2 if (BACKEND == 'torch' or flag) else 1
+
+
         def make():
             n = pick(False)
             return torch.zeros(n, 5)
+
+
+        def make_or():
+            n = pick_or(False)
+            return torch.ones(n, 5)
         """
     )
     facts = analyze(cst.parse_module(source), source, "pick.py")
     shapes = {str(e.result_tensor.shape) for e in facts.events if e.op == "zeros"}
     assert shapes == {"(1, 5)"}
+    # ``bool or False`` is that bool: not decided.
+    shapes = {str(e.result_tensor.shape) for e in facts.events if e.op == "ones"}
+    assert "(1, 5)" not in shapes
 
 
 # ---------------------------------------------------------------------------------- chunk, helpers, blocks
@@ -605,3 +649,90 @@ class LM(nn.Module):
         return x + self.pos
 """
     assert [code for code, _ in findings_on_lines(source)] == ["SC302"]
+
+
+ESM = """
+import torch
+from torch import nn
+
+
+class Attn(nn.Module):
+    def __init__(self, d: int = 64):
+        super().__init__()
+        self.scaling = d ** SCALE
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q = self.q(x)
+        q *= self.scaling
+        k = self.k(x)
+        w = torch.bmm(q, k.transpose(1, 2))
+        w = Attn.apply_sparse_mask(w, t, t, b)
+        w = torch.softmax(w, dim=-1)
+        return torch.bmm(w, x)
+
+    DECORATOR
+    def apply_sparse_mask(attn_weights, tgt_len: int, src_len: int, bsz: int):
+        return attn_weights
+"""
+
+
+def test_method_read_off_its_class_is_a_plain_function():
+    """fair-esm's ``MultiheadAttention.apply_sparse_mask(attn_weights, ...)`` (no ``self``, no
+    decorator) and the same as a ``@staticmethod``: the scores go through unchanged."""
+    for decorator in ("", "@staticmethod"):
+        source = ESM.replace("DECORATOR", decorator)
+        assert _codes(source.replace("SCALE", "-1")) == [("SC102", "self.scaling = d ** -1")]
+        assert _codes(source.replace("SCALE", "-0.5")) == []
+
+
+def test_learned_queries_against_channel_first_features_are_no_scores():
+    """``x.transpose(1, 2) @ self.queries`` (a learned parameter): a pooling, not ``q^T k``."""
+    source = """
+import torch
+from torch import nn
+
+
+class Pool(nn.Module):
+    def __init__(self, dim: int = 64, slots: int = 4):
+        super().__init__()
+        self.queries = nn.Parameter(torch.randn(dim, slots))
+
+    def forward(self, x):
+        b, c, n = x.shape
+        w = (x.transpose(1, 2) @ self.queries).softmax(dim=1)
+        return x @ w
+"""
+    assert _codes(source) == []
+
+
+def test_a_transposed_activation_times_a_vector_is_no_scores():
+    source = textwrap.dedent(
+        """
+        import torch
+
+
+        def pool(x: "Float[Tensor, 'b c n']", w: "Float[Tensor, 'c']"):
+            return x.transpose(-2, -1) @ w
+        """
+    )
+    source = "from jaxtyping import Float\nfrom torch import Tensor\n" + source
+    facts = analyze(cst.parse_module(source), source, "pool.py")
+    (event,) = [e for e in facts.events if e.op == "matmul"]
+    assert str(event.result_tensor.shape) == "(b, n)"
+    assert not any(type(tag).__name__ == "ScoresTag" for tag in event.result_tensor.tags)
+
+
+def test_score_blocks_joined_along_another_axis_are_not_scores():
+    source = BIGBIRD.format(scale="self.head_dim").replace("band = torch.cat([first, second], dim=-1)", "band = torch.cat([first, second], dim=1)")
+    assert _codes(source) == []
+
+
+def test_softmax_dim_written_in_the_helper_lands_there():
+    source = PROPHETNET.format(main_dim=-1).replace(
+        "        return nn.functional.softmax(hidden_state, dim=dim, dtype=torch.float32)",
+        "        axis = -2\n        return nn.functional.softmax(hidden_state, dim=axis, dtype=torch.float32)",
+    )
+    assert _codes(source) == [("SC103", "return nn.functional.softmax(hidden_state, dim=axis, dtype=torch.float32)")]

@@ -447,6 +447,14 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
     if isinstance(base, FinfoValue) and attr == "max":
         return FloatValue(Scale(3.4028234663852886e38))  # ``-torch.finfo(dtype).max``: a mask fill
     if isinstance(base, ClassValue):
+        # ``MultiheadAttention.apply_sparse_mask(attn_weights, ...)``: a method read off its class
+        # (fair-esm's, a static method or one written without ``self``) is a plain function,
+        # called with the arguments as given. A class method or property is something else.
+        method = base.info.methods.get(attr)
+        if method is not None and all(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in method.decorators
+        ):
+            return FunctionValue(method, f"{base.info.owner_of(attr).qualname}.{attr}")
         return UNKNOWN
     return BoundMethod(base, attr)
 
