@@ -736,3 +736,39 @@ def test_softmax_dim_written_in_the_helper_lands_there():
         "        axis = -2\n        return nn.functional.softmax(hidden_state, dim=axis, dtype=torch.float32)",
     )
     assert _codes(source) == [("SC103", "return nn.functional.softmax(hidden_state, dim=axis, dtype=torch.float32)")]
+
+
+ATTEND = """
+import torch
+from torch import nn, einsum
+
+
+class Attend(nn.Module):
+    def __init__(self, heads: int = 4):
+        super().__init__()
+        self.post_softmax_talking_heads = nn.Conv2d(heads, heads, 1, bias=False)
+
+    def forward(self, q, k, v, mask=None, attn_delta=None, bias=None):
+        b, h, n, d = q.shape
+        kv_einsum_eq = 'b j d' if k.ndim == 3 else 'b h j d'
+        sim = einsum(f'b h i d, {kv_einsum_eq} -> b h i j', q, k) * d ** -0.5
+        MASK
+        attn = sim.softmax(dim=-1)
+        ADDED
+        attn = self.post_softmax_talking_heads(attn)
+        return einsum(f'b h i j, {kv_einsum_eq} -> b h i d', attn, v)
+"""
+
+
+def test_a_value_passed_in_added_after_a_masked_softmax_is_not_judged():
+    """x-transformers' ``attn = attn + attn_delta`` (a delta the caller passes, on purpose after the
+    softmax, whose scores were masked before it): this context cannot tell it from a mask."""
+    source = ATTEND.replace("MASK", "sim = sim.masked_fill(~mask, -torch.finfo(sim.dtype).max)").replace(
+        "ADDED", "attn = attn + attn_delta"
+    )
+    assert _codes(source) == []
+
+
+def test_the_mask_itself_moved_after_the_softmax_is_still_reported():
+    source = ATTEND.replace("MASK", "").replace("ADDED", "attn = attn + bias")
+    assert _codes(source) == [("SC104", "attn = attn + bias")]
