@@ -772,3 +772,37 @@ def test_a_value_passed_in_added_after_a_masked_softmax_is_not_judged():
 def test_the_mask_itself_moved_after_the_softmax_is_still_reported():
     source = ATTEND.replace("MASK", "").replace("ADDED", "attn = attn + bias")
     assert _codes(source) == [("SC104", "attn = attn + bias")]
+
+
+VISFORMER = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, embed_dim=64, use_pos_embed=True, vit_stem=False):
+        super().__init__()
+        self.use_pos_embed = use_pos_embed
+        self.vit_stem = vit_stem
+        self.patch_embed1 = nn.Sequential(nn.Conv2d(3, embed_dim, 16, stride=16), nn.BatchNorm2d(embed_dim))
+        if self.use_pos_embed:
+            if self.vit_stem:
+                self.pos_embed1 = nn.Parameter(torch.zeros(1, embed_dim, 14, 14))
+            else:
+                self.pos_embed1 = nn.Parameter(torch.zeros(1, embed_dim, 14, 14))
+            self.pos_drop = nn.Dropout(p=0.0)
+        else:
+            self.pos_embed1 = None
+
+    def forward(self, x):
+        x = self.patch_embed1(x)
+        if self.pos_embed1 is not None:
+            x = self.pos_drop(x + self.pos_embed1)
+        return x
+"""
+
+
+def test_table_declared_under_a_nested_if_of_a_flag():
+    """timm's visformer: the flag's block holds an ``if`` (a block, not small statements); reading
+    it crashed SC303's table walk once the patch embedding's BatchNorm was known."""
+    assert findings_on_lines(VISFORMER) == []
