@@ -806,3 +806,12 @@ def test_table_declared_under_a_nested_if_of_a_flag():
     """timm's visformer: the flag's block holds an ``if`` (a block, not small statements); reading
     it crashed SC303's table walk once the patch embedding's BatchNorm was known."""
     assert findings_on_lines(VISFORMER) == []
+
+
+def test_a_value_passed_in_after_a_softmax_of_biased_scores_is_still_reported():
+    """mmpretrain's BEiT attention: a relative position table added before the softmax is a bias,
+    not a mask; the shared ``rel_pos_bias`` moved after the softmax is still the catalogue bug."""
+    source = ATTEND.replace("MASK", "sim = sim + self.post_softmax_talking_heads.weight.sum()").replace(
+        "ADDED", "attn = attn + attn_delta"
+    )
+    assert _codes(source) == [("SC104", "attn = attn + attn_delta")]
