@@ -2646,7 +2646,7 @@ def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
         "c6": (None, None, False),
         "c7": (("(0, 3)",) * 3, None, False),
         "c8": (("(t, t)", "(t, t)"), None, False),
-        "c9": ((None, None), None, False),  # t rows in 2 chunks: sizes unknown (two pieces for t >= 2)
+        "c9": (("(_, 2*t)", "(_, 2*t)"), None, False),  # t rows in 2 chunks: rows unknown, columns kept (two pieces for t >= 2)
         "t1": (rows(4, 4, 4), None, False),
         "t2": (cols(4, 3, 3), None, False),
         "t3": (cols(2, 3, 5), None, False),
@@ -3614,14 +3614,14 @@ def test_operators_on_tensors_record_positions_scales_masks_and_conflicts() -> N
         "m11": ("(b, h, t, t)", "float", "ScoresTag", ("masked", "s - ut", None, None, False)),
         "r10": (None, "float", "ScoresTag", ("masked", "sc - torch.ones(5, 5)", None, None, False)),
         "r11": (None, "float", "ScoresTag", ("masked", "torch.ones(5, 5) + sc", None, None, False)),
-        "p8": ("(*, b, h, t, t)", "float", "ProbsTag", ("masked", "pr - u", None, False, False)),
+        "p8": ("(b, h, t, t)", "float", "ProbsTag", ("masked", "pr - u", None, False, False)),  # weights keep their rank (rcatt)
         "p9": ("(b, h, t, t)", "float"),  # plus a number: no longer probabilities
         "p10": ("(*, b, h, t, t)", "float", "ProbsTag"),
         "ad4": ("(4, 4)", "float", ("triangle", True, 0, False, False)),
         "k1": ("(b, t, 12)", "bool", added("32", True), "TokenEmbeddingTag"),  # computed from the tokens
         "k2": ("(b, t, 12)", "bool", added("32", True), "TokenEmbeddingTag"),
         "p1": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "pr * tri", 0.0, False, True)),
-        "p2": ("(*, b, h, t, t)", "float", "ProbsTag", ("masked", "pr + u", None, False, False)),
+        "p2": ("(b, h, t, t)", "float", "ProbsTag", ("masked", "pr + u", None, False, False)),  # weights keep their rank (rcatt)
         "p3": ("(b, h, t, t)", "float", "ProbsTag"),  # renormalised: still the weights
         "p4": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "pr - tri", None, False, True)),
         "p5": ("(b, h, 4, 4)", "float", "ProbsTag", ("masked", "tri * pr", 0.0, False, True)),
@@ -4849,7 +4849,7 @@ def test_attributes_unary_operators_identity_and_unknown_values_scaled() -> None
         "a7": ("float", math.e, ()), "a8": ("tensor", "(b, 1, t, 4)", "float"), "a9": ("qualified", "numpy.float32"),
         "a10": ("int", "4"), "a11": ("int", "8"), "a12": "_Unknown", "a13": "ShapeValue",
         "a14": ("tensor", None, None), "a15": "_Unknown", "a16": "BoundMethod",
-        "a17": ("float", -3.4028234663852886e38, ()), "a18": ("float", 3.4028234663852886e38, ()), "a19": "_Unknown",
+        "a17": ("float", -3.4028234663852886e38, ()), "a18": ("float", 3.4028234663852886e38, ()), "a19": "FunctionValue",
         "a20": ("tensor", None, None, ("KeyTransposed",)), "a21": "BoundMethod",
         "a22": ("tensor", "(conf.n_embd, 2)", "float", ("FilledTag",)),
         "a23": ("tensor", "(B, T, C)", None), "B": ("int", "B"), "T": ("int", "T"), "C": ("int", "C"),

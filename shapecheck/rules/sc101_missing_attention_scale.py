@@ -52,7 +52,9 @@ class MissingAttentionScale(Rule):
             scores = event.tensor(0, "input")
             tag = scores.tag(ScoresTag)
             head_dim = tag.head_dim  # known: _unscaled says "cannot tell" otherwise
-            expected = f"sqrt({head_dim})"
+            # A head dim the engine had to make up (a view's ``-1`` of an unseen layer's output)
+            # is no name a user knows: it is the key dim.
+            expected = f"sqrt({head_dim})" if head_dim.is_const or not facts.made_up(head_dim) else "sqrt(d_k)"
             if head_dim.is_const:
                 expected += f" = {head_dim.value ** 0.5:g}"
             shape = f" {scores.shape}" if scores.shape is not None else ""

@@ -59,18 +59,54 @@ class SoftmaxWrongDim(Rule):
         # Slot attention normalises over the queries on purpose, then renormalises over the keys.
         renormalized = attention_facts(facts).renormalized
         events = [e for e in attention_softmaxes(facts) if e.node not in renormalized]
-        for event in in_every_context(events, lambda e: _verdict(e, key_axes)):
+        for event in in_every_context(events, lambda e: _verdict(e, key_axes), _lands):
             dim = softmax_dim(event)
             key_axis = _key_axis(event, key_axes)
             scores = event.tensor(0, "input")
             given = f"no dim (implicitly dim {_implicit_dim(scores.rank)})" if dim is None else f"dim={dim}"
             shape = f" {scores.shape}" if scores.shape is not None else ""
+            # A softmax helper given the dim by its caller (ProphetNet's ``softmax(x, dim=-2,
+            # onnx_trace=...)``): the fix goes where the dim is passed.
             yield Report(
-                event.node,
+                _lands(event) or event.node,
                 f"softmax over attention scores{shape} with {given}, but the key axis (the one "
                 f"contracted with the values) is dim={key_axis}",
                 hint=f"use dim={key_axis}",
+                fallback=event.node if _lands(event) is not None else None,
             )
+
+
+def _lands(event: OpEvent) -> cst.CSTNode | None:
+    """The call that passed the softmax its ``dim``, when the softmax runs in a helper inlined
+    there and its ``dim`` is one of the helper's parameters (followed up through helpers that pass
+    it on); None when the dim is written at the softmax itself."""
+    node = event.kwarg_nodes.get("dim") or (event.arg_nodes[1] if len(event.arg_nodes) > 1 else None)
+    run, place = event.run, None
+    while isinstance(node, cst.Name) and run is not None and run.inlined and isinstance(run.call_node, cst.Call):
+        if node.value not in _parameters(run.node):
+            break
+        place = run.call_node
+        node = _argument(run.call_node, run.node, node.value)
+        run = run.parent
+    return place
+
+
+def _parameters(function: cst.FunctionDef) -> list[str]:
+    params = function.params
+    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+
+
+def _argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """The expression the call passes for parameter ``name`` (by keyword, else by position)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+    if positional and positional[0] in ("self", "cls"):
+        positional = positional[1:] if isinstance(call.func, cst.Attribute) else positional
+    index = positional.index(name) if name in positional else None
+    given = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return given[index].value if index is not None and index < len(given) else None
 
 
 def _contracted_key_axes(facts: FileFacts) -> dict[cst.CSTNode, set[int]]:

@@ -125,6 +125,14 @@ def _added_to_probabilities(event: OpEvent, attention: AttentionFacts) -> bool |
         # away from something else, not given a bias.
         return False
     added = masked.mask
+    before = probs.scores.tag(MaskedTag) if isinstance(probs.scores, TensorValue) else None
+    if added.shape is None and not added.tags and before is not None and any(tag.fill is not None for tag in before.chain()):
+        # A value the engine cannot see (a parameter) added after a softmax whose scores were
+        # masked (filled) before it: not the mask moved past the softmax, something else the caller
+        # passes (x-transformers' ``attn + attn_delta``), which this context cannot judge. A bias
+        # added before (a relative position table) is no mask: a second bias after the softmax is
+        # still judged.
+        return None
     # Another distribution (a gate mixing two attentions) or a number keeps the rows summing to 1;
     # every tensor computed from a softmax's output (probabilities included) is ``NormalisedTag``.
     return not (added.has(NormalisedTag) or added.rank == 0)

@@ -97,8 +97,15 @@ def _same_formula(seq, length) -> bool:
     configured ones: ``(height // p) * (width // p) + 1`` patches against a table of
     ``(image_size // p) ** 2 + 1``. The table was made for exactly that many tokens, and the code
     checks the input size (or interpolates the table) where it reads it, so this is not an
-    unsliced maximum-length table. Two plain sizes (``T`` against ``max_len``) are not a formula."""
-    if seq.name is not None or length.name is not None or seq.is_const or length.is_const:
+    unsliced maximum-length table. Two plain sizes (``T`` against ``max_len``) are not a formula.
+    Analysed alone with the configured defaults, the table's length is a number (``224 // 16``)
+    while the tokens are still a formula of the input's sizes with the strides of a conv stem in
+    it (``((height - 1) // 2 + 1) // 4``): the same contract, an input of the configured size."""
+    if seq.name is not None or seq.is_const:
+        return False
+    if length.is_const:
+        return bool(seq.floor_divisions())
+    if length.name is not None:
         return False
     common = Dim.sym("size")
     try:

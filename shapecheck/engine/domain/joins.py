@@ -17,6 +17,8 @@ from shapecheck.engine.domain.values import (
     BoundMethod,
     ConstValue,
     EitherFunction,
+    either_string,
+    string_options,
     EitherModule,
     FunctionValue,
     IntValue,
@@ -84,6 +86,10 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
         return _either(left, right)
     if _is_function(left) and _is_function(right):
         return _either_function(left, right)
+    strings = (string_options(left), string_options(right))
+    if strings[0] is not None and strings[1] is not None:
+        # ``layout = "b h t d"`` on one path, ``"b t h d"`` on the other: either.
+        return either_string(strings[0] + strings[1])
     # A list before a loop that appends to it, and after: any number of items like both's.
     if isinstance(left, Repeated) and isinstance(right, Repeated):
         return Repeated(join_values(left.element, right.element))

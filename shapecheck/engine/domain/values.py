@@ -11,6 +11,8 @@ never by variable name.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -539,6 +541,38 @@ class EitherModule(Value):
 
     def describe(self) -> str:
         return " or ".join(option.describe() for option in self.options)
+
+
+@dataclass(frozen=True, slots=True)
+class EitherString(Value):
+    """One of several strings, by a path the engine cannot decide: audiocraft's ``layout = "b h t
+    d" if time_dim == 2 else "b t h d"``, then ``f"{layout},{key_layout}-> b h t k"``. f-strings and
+    ``str.replace`` map over the options; an einops or einsum call given one runs once per option
+    and joins the results (``ops.dispatch.call_qualified``)."""
+
+    options: tuple[str, ...]
+
+    MAX_OPTIONS = 4
+
+    def describe(self) -> str:
+        return " or ".join(repr(option) for option in self.options)
+
+
+def either_string(options: "Sequence[str]") -> "Value":
+    """The strings, each once: one string is a constant, more than ``MAX_OPTIONS`` are unknown."""
+    unique = tuple(dict.fromkeys(options))
+    if len(unique) == 1:
+        return ConstValue(unique[0])
+    return EitherString(unique) if len(unique) <= EitherString.MAX_OPTIONS else UNKNOWN
+
+
+def string_options(value: "Value") -> "tuple[str, ...] | None":
+    """The strings a value may be: one for a string constant, several for an ``EitherString``."""
+    if isinstance(value, ConstValue) and isinstance(value.value, str):
+        return (value.value,)
+    if isinstance(value, EitherString):
+        return value.options
+    return None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -275,7 +275,9 @@ class _Visitor(cst.CSTVisitor):
             if not (isinstance(node.test, cst.Attribute) and _is_self(node.test.value)):
                 return  # a flag of the instance only (``if self.use_pos_embed:``)
             for statement in node.body.body:
-                for small in getattr(statement, "body", ()):
+                if not isinstance(statement, cst.SimpleStatementLine):
+                    continue  # a compound statement's body is a block, not small statements
+                for small in statement.body:
                     if isinstance(small, cst.Assign):
                         for target in small.targets:
                             if isinstance(target.target, cst.Attribute) and target.target.attr.value in self.names and _is_self(target.target.value):

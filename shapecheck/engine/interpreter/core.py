@@ -386,7 +386,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                 self.optional_annotations.add(id(annotated.node))
             return annotated
         if param.default is not None:
-            default = literal_value(param.default)
+            default = literal_value(param.default) or _literal_dict(param.default)
             if default is None and isinstance(param.default, cst.Name):
                 # ``dim_head=DEFAULT_DIM_HEAD``: a module-level constant of the file.
                 constant = self.globals.get(param.default.value)
@@ -692,6 +692,29 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         finally:
             if saved is not None:
                 self.globals, self.imports, self.home_path, self.home_module = saved
+
+
+def _literal_dict(node: cst.BaseExpression) -> DictValue | None:
+    """A default written as a dict of literals, ``norm_cfg=dict(type='BN1d')`` or
+    ``{'type': 'BN1d'}`` (mmpretrain's layer configurations): that dict."""
+    entries: list[tuple[str, Value]] = []
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
+        for arg in node.args:
+            value = literal_value(arg.value)
+            if arg.keyword is None or arg.star or value is None:
+                return None
+            entries.append((arg.keyword.value, value))
+        return DictValue(tuple(entries))
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                return None
+            key, value = element.key.evaluated_value, literal_value(element.value)
+            if not isinstance(key, str) or value is None:
+                return None
+            entries.append((key, value))
+        return DictValue(tuple(entries))
+    return None
 
 
 def _with_origin(value: Value | None, node: cst.CSTNode | None, label: str) -> Value:

@@ -19,6 +19,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
     ConstValue,
+    EitherString,
     FloatValue,
     FunctionValue,
     ModuleValue,
@@ -30,6 +31,8 @@ from shapecheck.engine.domain.values import (
     TensorValue,
     TupleValue,
     Value,
+    either_string,
+    string_options,
 )
 from shapecheck.engine.interpreter.imports import dotted_name
 from shapecheck.engine.ops import base, dispatch
@@ -165,6 +168,11 @@ class ExpressionEvaluator:
         right = self.eval(node.right, frame)
         if decided is not None:
             return right  # ``n_heads or 8`` with n_heads None: the operand Python returns
+        if _boolean(node.left, left) and isinstance(right, ConstValue) and type(right.value) is bool:
+            if right.value == isinstance(node.operator, cst.Or):
+                # ``backend == "torch" and memory_efficient`` with the flag False: a bool ``and``
+                # False is False whatever the bool (``or`` True is True).
+                return right
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
         return join_values(left, right)
@@ -227,6 +235,34 @@ class ExpressionEvaluator:
         value = literal_value(node)
         return value if value is not None else UNKNOWN
 
+    def _eval_formatted(self, node: cst.FormattedString, frame: Frame) -> Value:
+        """``f"{query_layout},{key_layout}-> b h t k"``: an f-string whose fields are names holding
+        known strings or integers is that string (audiocraft builds its einsum and einops patterns
+        so). Other fields (expressions, conversions, format specs) leave the placeholder
+        ``"<f-string>"``; only names are read, so an error message's fields record nothing."""
+        texts: list[str] = [""]  # one per option of the fields read so far (``EitherString``)
+        raw = "r" in node.prefix.lower()
+        if "b" in node.prefix.lower():
+            return ConstValue("<f-string>")
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                if "\\" in part.value and not raw:
+                    return ConstValue("<f-string>")
+                piece = part.value.replace("{{", "{").replace("}}", "}")
+                texts = [text + piece for text in texts]
+                continue
+            if part.conversion is not None or part.format_spec is not None or not isinstance(part.expression, cst.Name):
+                return ConstValue("<f-string>")
+            value = self.eval(part.expression, frame)
+            options = string_options(value)
+            if options is None and isinstance(value, IntValue) and value.dim.is_const:
+                options = (str(value.dim.value),)
+            if options is None or len(texts) * len(options) > EitherString.MAX_OPTIONS:
+                return ConstValue("<f-string>")
+            texts = [text + option for text in texts for option in options]
+        result = either_string(texts)
+        return result if result is not UNKNOWN else ConstValue("<f-string>")
+
     def _eval_paren_free(self, node: cst.NamedExpr, frame: Frame) -> Value:
         value = self.eval(node.value, frame)
         self.assign(node.target, value, frame, node)
@@ -254,6 +290,15 @@ class ExpressionEvaluator:
         return UNKNOWN
 
 
+def _boolean(node: cst.BaseExpression, value: Value) -> bool:
+    """A Python bool for sure: a comparison or a ``not`` of values that are not tensors."""
+    if isinstance(value, TensorValue):
+        return False
+    if isinstance(node, cst.Comparison):
+        return True
+    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+
+
 _EXPRESSIONS = {
     cst.Name: ExpressionEvaluator._eval_name,
     cst.Attribute: ExpressionEvaluator._eval_attribute,
@@ -272,7 +317,7 @@ _EXPRESSIONS = {
     cst.Float: ExpressionEvaluator._eval_literal,
     cst.SimpleString: ExpressionEvaluator._eval_literal,
     cst.ConcatenatedString: ExpressionEvaluator._eval_literal,
-    cst.FormattedString: ExpressionEvaluator._eval_literal,
+    cst.FormattedString: ExpressionEvaluator._eval_formatted,
     cst.Ellipsis: ExpressionEvaluator._eval_literal,
     cst.NamedExpr: ExpressionEvaluator._eval_paren_free,
     cst.Dict: ExpressionEvaluator._eval_dict,
@@ -329,6 +374,9 @@ def truth_of(value: Value) -> bool | None:
         return True
     if isinstance(value, DictValue):
         return bool(value.entries)  # its keys are all known: ``conv_kwargs or {}``
+    if isinstance(value, EitherString):
+        truths = {bool(option) for option in value.options}
+        return truths.pop() if len(truths) == 1 else None
     return None
 
 

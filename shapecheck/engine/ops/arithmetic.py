@@ -260,6 +260,15 @@ def _sequence_length(shape: Shape | None) -> object:
     return shape.dims[-2]
 
 
+def _attention_weights(tensor: TensorValue) -> bool:
+    """Attention scores, or the probabilities a softmax made of them: what is added to them or
+    multiplied with them (a bias, a mask, a head mask) broadcasts into them, keeping their rank."""
+    if tensor.has(ScoresTag):
+        return True
+    probs = tensor.tag(ProbsTag)
+    return probs is not None and not probs.log and isinstance(probs.scores, TensorValue) and probs.scores.has(ScoresTag)
+
+
 def _result_shape(
     interp: "Interpreter",
     operator: str,
@@ -274,7 +283,7 @@ def _result_shape(
     if left_tensor and right_tensor:
         if a.shape is None or b.shape is None:
             known = a if a.shape is not None else b
-            return broadcast_with_unknown(known.shape, known.has(ScoresTag) and operator in ("add", "sub", "mul"), operator == "mul")
+            return broadcast_with_unknown(known.shape, _attention_weights(known) and operator in ("add", "sub", "mul"), operator == "mul")
         result = shape_ops.broadcast(a.shape, b.shape, frame.assumptions, presume_fit=interp.is_invented)
         problem = result.conflict
         if problem is None and operator in ("add", "sub") and result.mismatch is not None:
@@ -309,7 +318,7 @@ def _result_shape(
         # A parameter or the result of a call the engine cannot see (``self.act_fn(gate(x)) *
         # up(x)``): a number or a tensor, which broadcasts with this one. Added to attention scores
         # (``attn + rel_pos_bias``), it is a bias or a mask that fits them, as a tensor would.
-        onto_scores = tensor.has(ScoresTag) and operator in ("add", "sub", "mul")
+        onto_scores = _attention_weights(tensor) and operator in ("add", "sub", "mul")
         return broadcast_with_unknown(tensor.shape, onto_scores, gain=operator == "mul")
     return None
 

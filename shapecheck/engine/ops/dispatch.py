@@ -36,6 +36,7 @@ from shapecheck.engine.domain.values import (
     BoundMethod,
     ClassValue,
     ConstValue,
+    EitherString,
     FloatValue,
     FunctionValue,
     IntValue,
@@ -56,6 +57,8 @@ from shapecheck.engine.domain.values import (
     int_of,
     is_scalar,
     scale_of,
+    either_string,
+    string_options,
 )
 from shapecheck.engine.domain.joins import join_all
 from shapecheck.engine.facts.records import OpEvent
@@ -93,6 +96,11 @@ TORCH_PREFIXES = ("torch.nn.functional.", "torch.Tensor.", "torch.special.", "to
 
 
 def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Frame") -> Value:
+    options = _pattern_options(qualname, call)
+    if options is not None:
+        # ``torch.einsum(f"{query_layout},{key_layout}-> b h t k", q, k)`` with a layout chosen on a
+        # path the engine cannot decide: the call as each pattern makes it, joined.
+        return join_all([call_qualified(interp, qualname, option, frame) for option in options])
     if qualname.startswith("torch.nn.") and not qualname.startswith("torch.nn.functional."):
         built = nn_modules.construct(interp, qualname[len("torch.nn.") :], call, frame)
         if isinstance(built, ModuleValue):
@@ -102,9 +110,14 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
     special = QUALIFIED.get(qualname)
     if special is not None:
         return apply(interp, special, call, frame)
+    qualname = library_layers.located(qualname, interp.home_path)
+    qualname = library_layers.TORCH_EQUIVALENTS.get(qualname, qualname)
     layers = library_layers.torch_call(qualname, call)
     if layers is not None:
         return call_qualified(interp, layers[0], layers[1], frame)
+    helped = library_layers.library_value(qualname, call)
+    if helped is not None:
+        return helped
     for prefix in TORCH_PREFIXES:
         if qualname.startswith(prefix):
             name = qualname[len(prefix) :]
@@ -192,6 +205,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
     if isinstance(receiver, ObjectValue):
         if name == "register_buffer" or name == "register_parameter":
             return nn_modules.register(interp, receiver, call, frame)
+        if name == "add_module" and receiver.cls.is_module and name not in receiver.cls.methods:
+            return _add_module(receiver, call)
         method = receiver.cls.methods.get(name)
         if method is not None:
             owner = receiver.cls.owner_of(name)
@@ -201,6 +216,8 @@ def call_method(interp: "Interpreter", receiver: Value, name: str, call: Call, f
         return unknown_call(call)
     if isinstance(receiver, ModuleValue):
         return nn_modules.call_module_method(interp, receiver, name, call, frame)
+    if string_options(receiver) is not None and name == "replace":
+        return _string_replace(string_options(receiver), call)
     if isinstance(receiver, (TupleValue, Repeated)) or isinstance(receiver, ConstValue):
         return UNKNOWN
     if isinstance(receiver, (IntValue, FloatValue)):
@@ -271,6 +288,57 @@ def call_super(interp: "Interpreter", receiver: SuperValue, name: str, call: Cal
         return call_module(interp, base, call, frame)
     # ``super().get(key, default)`` of a project table derived from a library mapping.
     return registry_fallback(name, call) or unknown_call(call)
+
+
+#: Calls whose string argument is a pattern that decides the shapes.
+_PATTERN_CALLS = ("torch.einsum", "torch.functional.einsum", "einops.einsum")
+
+
+def _pattern_options(qualname: str, call: Call) -> list[Call] | None:
+    """One call per string an ``EitherString`` argument of an einops or einsum call may be."""
+    if not (qualname.startswith("einops.") or qualname in _PATTERN_CALLS):
+        return None
+    for index, value in enumerate(call.args):
+        if isinstance(value, EitherString):
+            return [
+                Call(call.node, call.args[:index] + (ConstValue(option),) + call.args[index + 1 :], call.kwargs, call.arg_nodes, call.kwarg_nodes)
+                for option in value.options
+            ]
+    for key, value in call.kwargs.items():
+        if isinstance(value, EitherString):
+            return [Call(call.node, call.args, {**call.kwargs, key: ConstValue(option)}, call.arg_nodes, call.kwarg_nodes) for option in value.options]
+    return None
+
+
+def _string_replace(texts: tuple[str, ...], call: Call) -> Value:
+    """``layout.replace('t', 'k')`` of a known string, or of each string it may be (a pattern's key
+    axis renamed)."""
+    old, new = call.arg(0, "old"), call.arg(1, "new")
+    if len(call.args) > 2 or call.kwargs:
+        return UNKNOWN
+    if not all(isinstance(v, ConstValue) and isinstance(v.value, str) for v in (old, new)):
+        return UNKNOWN
+    if "<f-string>" in texts:
+        return ConstValue("<f-string>")
+    return either_string([text.replace(old.value, new.value) for text in texts])  # type: ignore[union-attr]
+
+
+def _add_module(receiver: ObjectValue, call: Call) -> Value:
+    """``self.add_module("c", nn.Conv2d(...))``: the child is the attribute ``self.c``; in a subclass
+    of ``nn.Sequential`` (timm's ``ConvNorm``: a conv, then a norm) it is also the next layer the
+    forward runs."""
+    key, child = call.arg(0, "name"), call.arg(1, "module")
+    if not (isinstance(key, ConstValue) and isinstance(key.value, str)):
+        layer = receiver.attrs.get(NN_BASE)
+        if isinstance(layer, ModuleValue) and layer.kind == "Sequential":
+            layer.params["__broken__"] = UNKNOWN  # a child the engine cannot name: the chain is unknown
+        return ConstValue(None)
+    receiver.attrs[key.value] = child
+    layer = receiver.attrs.get(NN_BASE)
+    if isinstance(layer, ModuleValue) and layer.kind == "Sequential" and not layer.repeated:
+        layer.items = layer.items + (child,)
+        layer.named = {**layer.named, key.value: child}
+    return ConstValue(None)
 
 
 def _dict_method(receiver: DictValue, name: str, call: Call, frame: "Frame") -> Value:
@@ -351,13 +419,13 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
         if attr in base.attrs:
             return base.attrs[attr]
         layer = base.attrs.get(NN_BASE)
-        if isinstance(layer, ModuleValue) and attr not in base.cls.methods:
+        if isinstance(layer, ModuleValue) and attr not in base.cls.methods and attr != "add_module":
             return nn_modules.module_attribute(interp, layer, attr, node, frame)  # self.weight of a Linear subclass
         method = base.cls.methods.get(attr)
         if method is not None:
             return FunctionValue(method, f"{base.cls.owner_of(attr).qualname}.{attr}", base)
         # (``train`` / ``eval`` are in RETURNS_SELF: ``training.is_mode_switch`` adds nothing here.)
-        if attr in ("register_buffer", "register_parameter") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.returns_itself(base, attr):
+        if attr in ("register_buffer", "register_parameter", "add_module") or (base.cls.is_module and attr in nn_modules.RETURNS_SELF) or training.returns_itself(base, attr):
             return BoundMethod(base, attr)
         if base.cls.is_dataclass and attr in base.cls.fields:
             return UNKNOWN
@@ -377,6 +445,14 @@ def attribute(interp: "Interpreter", base: Value, attr: str, node: cst.CSTNode, 
     if isinstance(base, FinfoValue) and attr == "max":
         return FloatValue(Scale(3.4028234663852886e38))  # ``-torch.finfo(dtype).max``: a mask fill
     if isinstance(base, ClassValue):
+        # ``MultiheadAttention.apply_sparse_mask(attn_weights, ...)``: a method read off its class
+        # (fair-esm's, a static method or one written without ``self``) is a plain function,
+        # called with the arguments as given. A class method or property is something else.
+        method = base.info.methods.get(attr)
+        if method is not None and all(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in method.decorators
+        ):
+            return FunctionValue(method, f"{base.info.owner_of(attr).qualname}.{attr}")
         return UNKNOWN
     return BoundMethod(base, attr)
 

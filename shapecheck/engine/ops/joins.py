@@ -12,7 +12,9 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import KeyTransposed, Repeated, SplitTuple
 from shapecheck.engine.domain.values import (
+    IntValue,
     ProjectionTag,
+    ScoresTag,
     TensorValue,
     TupleValue,
     Value,
@@ -57,7 +59,7 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             return TensorValue(Shape((count * shape.dims[0],) + shape.dims[1:]), joined.dtype, joined.tags, call.node)
         return joined
     tensors = [as_tensor(item) for item in items]
-    tags = lineage(*tensors) + keep_scale(*tensors) + _one_projection(tensors)
+    tags = lineage(*tensors) + keep_scale(*tensors) + _one_projection(tensors) + _scores_joined(tensors, axis)
     shapes = [t.shape for t in tensors]
     dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
     if any(s is None or s.variadic for s in shapes) or not shapes:
@@ -92,6 +94,22 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
                 )
                 return TensorValue(None, dtype, tags, call.node)
     return TensorValue(shapes[0].with_dim(a, total), dtype, tags, call.node)  # type: ignore[union-attr]
+
+
+def _scores_joined(tensors: list[TensorValue], axis: int) -> tuple[ScoresTag, ...]:
+    """Attention scores of one query against blocks of keys, joined along the key axis (BigBird's
+    block-sparse attention: ``cat([first_band, inner_band, rand_band, last_band], dim=-1)``): the
+    scores of the whole key set. The head dim is kept where every block agrees."""
+    tags = [t.tag(ScoresTag) for t in tensors]
+    if len(tags) < 2 or any(tag is None for tag in tags) or axis != -1:
+        return ()
+    first = tags[0]
+    axes = {tag.key_axis for tag in tags} - {None}  # an einsum does not write its key axis
+    if axes - {-1}:
+        return ()
+    first = replace(first, key_axis=-1 if axes else None)
+    same_dim = all(tag.head_dim is not None and first.head_dim is not None and tag.head_dim == first.head_dim for tag in tags)
+    return (replace(first, head_dim=first.head_dim if same_dim else None),)
 
 
 def _one_projection(tensors: list[TensorValue]) -> tuple[ProjectionTag, ...]:
@@ -208,6 +226,13 @@ def _split_pieces(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 
     if name == "chunk":
         count = int_of(size_value)
+        if count is None and isinstance(size_value, IntValue):
+            # ``x.chunk(1 + self.ngram, dim=2)``: a count the code computed. Each piece keeps the
+            # other axes; the one cut is ``full / count`` where that divides, else of unknown size.
+            piece_dim = None
+            if full is not None and divides(size_value.dim, full, frame.assumptions) is Truth.TRUE:
+                piece_dim = frame.assumptions.simplify(full // size_value.dim)
+            return SplitTuple(None, same_values(source, piece_shape(piece_dim if piece_dim is not None else fresh_anonymous())))
         if count is None or count <= 0:
             return SplitTuple(None, same_values(source, None))
         if full is not None and full.is_const:
@@ -219,7 +244,8 @@ def _split_pieces(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         piece_dim = None
         if full is not None and divides(Dim.const(count), full, frame.assumptions) is Truth.TRUE:
             piece_dim = frame.assumptions.simplify(full // count)
-        pieces = tuple(_piece(source, piece_shape(piece_dim), i) for i in range(count))
+        # A length the count may not divide: each piece still keeps the other axes.
+        pieces = tuple(_piece(source, piece_shape(piece_dim if piece_dim is not None else fresh_anonymous()), i) for i in range(count))
         return SplitTuple(pieces, same_values(source, None))
     if isinstance(size_value, TupleValue):
         sizes = [dim_of(item) for item in size_value.items]

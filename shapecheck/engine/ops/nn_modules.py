@@ -30,9 +30,12 @@ from shapecheck.engine.domain.values import (
     ModuleValue,
     ObjectValue,
     Opaque,
+    MaskedTag,
     PositionTag,
+    ProbsTag,
     ProjectionTag,
     ScaleTag,
+    ScoresTag,
     TensorValue,
     TokenEmbeddingTag,
     TriangleTag,
@@ -219,6 +222,17 @@ def _shape_preserving(interp: "Interpreter", call: Call, frame: "Frame") -> Valu
     return result.with_tag(layer) if layer is not None else result
 
 
+def _batch_norm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``nn.BatchNorm1d/2d/3d``: the input's shape. Per channel it is an affine map (running
+    statistics and a learned gain and bias: at inference it folds into the layer before it, as
+    timm's and LeViT's conv-norm pairs are fused), so unlike a per-token norm (``LayerNorm``, a
+    QK-norm) it does not set the scale of attention scores computed from its output."""
+    x = _input(call)
+    result = TensorValue(x.shape, x.dtype or "float", lineage(x), call.node)
+    layer = x.tag(LayerOutputTag)
+    return result.with_tag(layer) if layer is not None else result
+
+
 def linear_output(
     interp: "Interpreter",
     x: TensorValue,
@@ -327,8 +341,37 @@ def _convolution(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     out = out_channels if out_channels is not None else fresh_anonymous()
     shape = Shape(x.shape.dims[: -(spatial + 1)] + (out,) + sizes, x.shape.variadic)
     result = TensorValue(shape, "float", lineage(x), call.node).with_tag(LayerOutputTag(_label(module)))
+    if _mixes_heads(module, spatial, x, in_channels, out_channels, frame):
+        roles = tuple(tag for tag in x.tags if type(tag) in ATTENTION_ROLES)
+        return replace(result, tags=tuple(tag for tag in result.tags if type(tag) not in ATTENTION_ROLES) + roles)
     kind = _token_kind(module, spatial, x, call.node, out_channels)
     return result.with_tag(kind) if kind is not None else result
+
+
+#: What attention scores or weights are, kept by a layer that mixes their heads.
+ATTENTION_ROLES = (ScoresTag, ProbsTag, ScaleTag, MaskedTag)
+
+
+def _mixes_heads(
+    module: ModuleValue, spatial: int, x: TensorValue, in_channels: Dim | None, out_channels: Dim | None, frame: "Frame"
+) -> bool:
+    """Talking heads (EfficientFormer v2): a 1x1 ``nn.Conv2d(heads, heads, 1)`` over attention
+    scores or weights ``(b, heads, n, m)`` mixes the heads at each (query, key) pair, so what comes
+    out is still scores (before a softmax) or weights (after it), with their scale and mask. A
+    kernel wider than one, a stride or a padding would move the key positions."""
+    if spatial != 2 or not (x.has(ScoresTag) or x.has(ProbsTag)) or x.shape is None or x.shape.rank != 4:
+        return False
+    if in_channels is None or out_channels is None or equal(in_channels, out_channels, frame.assumptions) is not Truth.TRUE:
+        return False
+    for name, default in (("kernel_size", None), ("stride", 1), ("dilation", 1)):
+        for axis in range(spatial):
+            size = _per_axis(_conv_arg(module, name), axis, spatial, default)
+            if size is None or not (size.is_const and size.value == 1):
+                return False
+    padding = _conv_arg(module, "padding")
+    return padding is None or (isinstance(padding, ConstValue) and padding.value in (0, "valid", "same")) or all(
+        (size := _per_axis(padding, axis, spatial, 0)) is not None and size.is_const and size.value == 0 for axis in range(spatial)
+    )
 
 
 def _pooling(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
@@ -566,6 +609,10 @@ FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "L1Loss": _regression_loss_module,
     "SmoothL1Loss": _regression_loss_module,
     "HuberLoss": _regression_loss_module,
+    "BatchNorm1d": _batch_norm,
+    "BatchNorm2d": _batch_norm,
+    "BatchNorm3d": _batch_norm,
+    "SyncBatchNorm": _batch_norm,
     "Conv1d": _convolution,
     "Conv2d": _convolution,
     "Conv3d": _convolution,

@@ -141,7 +141,17 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
     tags: tuple[object, ...] = lineage(a, b)
     result_tensor = TensorValue(shape, a.dtype or b.dtype, tags, node)
     transposed = b.tag(KeyTransposed)
-    if transposed is not None and not a.has(ProbsTag):
+    if b.has(ProbsTag) and not a.has(ProbsTag):
+        # ``v @ attn.transpose(-2, -1)``: values laid out channel first, ``(b, c, n)``, weighted by
+        # the probabilities on the right (iformer). The axis contracted is the probabilities' -2,
+        # their key axis -1 when the product transposed them.
+        probs = b.tag(ProbsTag)
+        key_axis = -1 if transposed is not None and transposed.source.tag(ProbsTag) == probs else -2
+        if b.has(Reordered) and transposed is None:
+            key_axis = None  # reordered otherwise: which axis is which is not followed here
+        result_tensor = result_tensor.with_tag(AttentionOutputTag(node, probs.node, key_axis))
+        result_tensor = attended(result_tensor, attention_query(b), probs.node)
+    elif transposed is not None and not a.has(ProbsTag):
         head_dim = a.shape.dim(-1) if a.shape is not None else None
         if head_dim is None and b.shape is not None and b.shape.rank is not None and b.shape.rank >= 2:
             head_dim = b.shape.dim(-2)  # the contracted dim of the transposed key
@@ -154,10 +164,32 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
     elif a.has(ProbsTag):
         result_tensor = result_tensor.with_tag(AttentionOutputTag(node, a.tag(ProbsTag).node, -1))
         result_tensor = attended(result_tensor, attention_query(a), a.tag(ProbsTag).node)
+    elif _channel_first_scores(a, b):
+        # ``q.transpose(-2, -1) @ k`` with ``q`` and ``k`` laid out ``(..., d, n)``, features before
+        # tokens (a conv's channels, EfficientFormer's and iformer's attention): the query is the
+        # operand transposed, the product is ``q^T k`` over the features, as ``q @ k^T`` is.
+        head_dim = a.shape.dim(-1) if a.shape is not None and a.shape.rank != 0 else None
+        if head_dim is None and b.shape is not None and b.shape.rank is not None and b.shape.rank >= 2:
+            head_dim = b.shape.dim(-2)
+        result_tensor = result_tensor.with_tag(ScoresTag(node, a, b, head_dim))
+        factor = combined_scale(a, b)
+        if factor is not None:
+            result_tensor = result_tensor.with_tag(factor)
     weight = weight_projection(a, b, node)
     if weight is not None:
         result_tensor = result_tensor.with_tag(weight)
     return result_tensor
+
+
+def _channel_first_scores(a: TensorValue, b: TensorValue) -> bool:
+    """``a.transpose(-2, -1) @ b`` of two activations, neither transposed back nor already
+    attention scores or weights, nor a module's weight: a product over the features of two
+    channel-first tensors."""
+    if not a.has(KeyTransposed) or b.has(KeyTransposed):
+        return False
+    if any(x.has(ProbsTag) or x.has(ScoresTag) or x.has(ParameterTag) for x in (a, b)):
+        return False
+    return b.shape is None or b.shape.rank is None or b.shape.rank >= 2
 
 
 def _token_contraction(a: TensorValue, b: TensorValue, inner_a: Dim, inner_b: Dim, frame: "Frame") -> bool:

@@ -473,7 +473,10 @@ def _mark_transposed(
 
 def _reorder(result: TensorValue, source: TensorValue, order: tuple[int, ...], node) -> TensorValue:
     """The memory layout after reordering ``source``'s axes by ``order`` (composed with any
-    reordering already applied; the identity means contiguous again)."""
+    reordering already applied; the identity means contiguous again). ``permute(0, 1, 2, 3)``
+    reorders nothing: the tensor keeps the layout it had."""
+    if order == tuple(range(len(order))):
+        return result
     result = result.with_tag(Reordered(order, node, source))
     if source.has(KernelLayout):
         return result  # the strides are the kernel's: unknown
