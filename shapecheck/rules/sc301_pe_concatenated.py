@@ -15,6 +15,7 @@ from shapecheck.engine.domain.values import (
     TupleValue,
     as_tensor,
     int_of,
+    positional_features,
 )
 from shapecheck.engine.facts.queries import in_some_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
@@ -138,9 +139,9 @@ def _last_is(tensor: TensorValue, width: object) -> bool:
 
 
 def _positional(tensor: TensorValue) -> bool:
-    """A positional table or embedding: built from positions, or a per-position parameter."""
-    tag = tensor.tag(PositionTag)
-    if tag is not None and tag.kind in ("table", "embedding", "learned"):
+    """A positional table or embedding: built from positions (a sinusoidal encoding computed from
+    ``arange`` too), or a per-position parameter."""
+    if positional_features(tensor):
         return True
     parameter = tensor.tag(ParameterTag)
     if parameter is None:

@@ -12,6 +12,7 @@ from shapecheck.engine.domain.values import (
     TensorValue,
     TokenEmbeddingTag,
     as_tensor,
+    positional_features,
 )
 from shapecheck.engine.facts.records import Assignment, FileFacts, OpEvent
 from shapecheck.engine.facts.tables import dropped_tables
@@ -95,10 +96,15 @@ class MissingPositionalEncoding(Rule):
             token = _query_tokens(event, tensor)
             if token is None or id(token.node) in reported:
                 continue
-            if any(other.has(PositionTag) for other in _attention_operands(event, tensor)):
-                # Positions may arrive here (a causal mask, a bias, a value the engine cannot see):
-                # positions dropped where these tokens were looked up are not judged either.
-                quiet |= runs_of.get(id(token.node), set())
+            arriving = [other.tag(PositionTag) for other in _attention_operands(event, tensor) if other.has(PositionTag)]
+            if arriving:
+                # Positions may arrive here (a causal mask, a bias, a value the engine cannot see).
+                # Positions dropped where these tokens were looked up are not judged either when
+                # positions are known to arrive (a relative bias, a table added on another path);
+                # a mask or bias from a builder the engine cannot see (``create_causal_mask(...)``)
+                # is no reason to compute an absolute encoding and drop it.
+                if any(position.kind != "unknown" for position in arriving):
+                    quiet |= runs_of.get(id(token.node), set())
                 continue
             reported.add(id(token.node))
             # Positions bound beside the tokens and never read are the same root cause: one finding.
@@ -192,8 +198,7 @@ def _positions_alone(value: object) -> bool:
     floats: integer position ids are not their embeddings."""
     if not isinstance(value, TensorValue) or value.has(TokenEmbeddingTag) or value.dtype in ("int", "bool"):
         return False
-    position = value.tag(PositionTag)
-    return position is not None and position.kind in POSITIONAL_SOURCES
+    return positional_features(value)
 
 
 def _table(value: object) -> bool:

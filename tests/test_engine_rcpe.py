@@ -1,0 +1,276 @@
+"""Positional encodings computed from positions alone, and the modules and terms a standalone run
+chose between (issue 8, "Engine II": SC301 / SC303 on real model code).
+
+Three engine capabilities:
+
+- ``ops.base.lineage``: what is computed from position ids and nothing that may be a stream (other
+  positions, numbers, a gain of one element, and beside integer ids any offset the engine cannot
+  see) is still positions (kind "index"), not "positions added to a stream". A float one is a
+  positional encoding (``values.positional_features``): CTRL's ``positional_encoding`` (``pos *
+  angle_rates`` then ``sin`` / ``cos`` and ``cat``) and x-transformers' ``ScaledSinusoidalEmbedding``
+  (``einsum('i, j -> i j', arange(n) + offset, inv_freq)``, times a ``(1,)`` scale). Before, any
+  computation turned the ids into "added", the kind of a token stream positions were added to, so
+  SC301 and SC303 did not know the table was positions.
+- ``joins.join_values``: a constructor parameter that defaults to None and is replaced by a module
+  built by default (``if token_emb is None: token_emb = TokenEmbedding(...)``, or ``norm if norm is
+  not None else nn.LayerNorm(d)``), read standalone, is that module (as a tensor parameter's fallback
+  already was); and a tensor or ``0`` (``token_type_embeds = self.w(ids) if ids is not None else 0``)
+  is the tensor (zero adds nothing).
+- SC303: positions computed and never used are not kept quiet by a mask or bias that only *may*
+  carry positions (an unseen ``create_causal_mask(...)``); positions known to arrive still quiet them.
+
+Torch (checked in a scratch script): ``torch.cat([torch.randn(2, 5, 8), torch.randn(5, 8)], -1)`` raises
+("Tensors must have same number of dimensions"); ``torch.cat([torch.randn(2, 5, 8), torch.randn(2, 5, 8)], -1)``
+is ``(2, 5, 16)``: the next ``Linear(8, ...)`` fails.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from engine_snippets import findings_on_lines, standalone_shapes
+from shapecheck.engine import analyze
+from shapecheck.engine.domain.values import PositionTag, TensorValue, positional_features
+
+# Hugging Face CTRL: a sinusoidal table computed by module-level helpers from ``arange``, indexed by
+# the position ids; the causal mask comes from a builder the engine cannot see.
+CTRL = '''
+import numpy as np
+import torch
+from torch import nn
+from ...masking_utils import create_causal_mask
+
+
+def angle_defn(pos, i, d_model_size):
+    angle_rates = 1 / torch.pow(10000, (2 * (i // 2)) / d_model_size)
+    return pos * angle_rates
+
+
+def positional_encoding(position, d_model_size, dtype):
+    angle_rads = angle_defn(
+        torch.arange(position, dtype=torch.int64).to(dtype).unsqueeze(1),
+        torch.arange(d_model_size, dtype=torch.int64).to(dtype).unsqueeze(0),
+        d_model_size,
+    )
+    sines = torch.sin(angle_rads[:, 0::2])
+    cosines = torch.cos(angle_rads[:, 1::2])
+    pos_encoding = torch.cat([sines, cosines], dim=-1)
+    return pos_encoding
+
+
+class Attention(nn.Module):
+    def __init__(self, d_model_size, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.depth = d_model_size // num_heads
+        self.Wq = nn.Linear(d_model_size, d_model_size)
+        self.Wk = nn.Linear(d_model_size, d_model_size)
+        self.Wv = nn.Linear(d_model_size, d_model_size)
+        self.dense = nn.Linear(d_model_size, d_model_size)
+
+    def split(self, x, batch_size):
+        x = x.reshape(batch_size, -1, self.num_heads, self.depth)
+        return x.permute([0, 2, 1, 3])
+
+    def forward(self, x, mask=None):
+        b = x.shape[0]
+        q = self.split(self.Wq(x), b)
+        k = self.split(self.Wk(x), b)
+        v = self.split(self.Wv(x), b)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / np.sqrt(self.depth)
+        if mask is not None:
+            scores = scores + mask
+        attn = torch.softmax(scores, dim=-1)
+        out = torch.matmul(attn, v).permute([0, 2, 1, 3]).reshape(b, -1, self.num_heads * self.depth)
+        return self.dense(out)
+
+
+class CTRLModel(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.d_model_size = config.n_embd
+        self.pos_encoding = positional_encoding(config.n_positions, self.d_model_size, torch.float)
+        self.w = nn.Embedding(config.vocab_size, config.n_embd)
+        self.h = nn.ModuleList([Attention(config.n_embd, config.n_head) for _ in range(config.n_layer)])
+
+    def forward(self, input_ids, token_type_ids=None, position_ids=None):
+        inputs_embeds = self.w(input_ids)
+        if position_ids is None:
+            position_ids = torch.arange(0, input_ids.shape[-1], dtype=torch.long).unsqueeze(0)
+        if token_type_ids is not None:
+            token_type_embeds = self.w(token_type_ids)
+            token_type_embeds *= np.sqrt(self.d_model_size)
+        else:
+            token_type_embeds = 0
+        causal_mask = create_causal_mask(config=self.config, inputs_embeds=inputs_embeds)
+        inputs_embeds *= np.sqrt(self.d_model_size)
+        pos_embeds = self.pos_encoding[position_ids, :]
+        hidden_states = {SUM}
+        for h in self.h:
+            hidden_states = h(hidden_states, causal_mask)
+        return hidden_states
+'''
+
+
+def test_ctrl_sinusoids_concatenated_to_the_tokens_are_sc301():
+    found = findings_on_lines(CTRL.replace("{SUM}", "torch.cat([inputs_embeds, pos_embeds], dim=-1) + token_type_embeds"))
+    assert found == [("SC301", "hidden_states = torch.cat([inputs_embeds, pos_embeds], dim=-1) + token_type_embeds")]
+
+
+def test_ctrl_sinusoids_computed_and_dropped_are_sc303_despite_an_unseen_causal_mask():
+    found = findings_on_lines(CTRL.replace("{SUM}", "inputs_embeds + token_type_embeds"))
+    assert found == [("SC303", "pos_embeds = self.pos_encoding[position_ids, :]")]
+
+
+def test_ctrl_as_written_is_clean():
+    assert findings_on_lines(CTRL.replace("{SUM}", "inputs_embeds + pos_embeds + token_type_embeds")) == []
+
+
+# x-transformers: the absolute positional embedding chosen in ``__init__`` (a constant 0, a scaled
+# sinusoid or a learned table), the token embedding a caller may pass (built by default).
+X_TRANSFORMERS = '''
+import torch
+from torch import nn, einsum
+
+
+def exists(val):
+    return val is not None
+
+
+def always(val):
+    def inner(*args, **kwargs):
+        return val
+    return inner
+
+
+class TokenEmbedding(nn.Module):
+    def __init__(self, dim, num_tokens):
+        super().__init__()
+        self.emb = nn.Embedding(num_tokens, dim)
+
+    def forward(self, x):
+        return self.emb(x.long())
+
+
+class ScaledSinusoidalEmbedding(nn.Module):
+    def __init__(self, dim, theta=10000):
+        super().__init__()
+        assert dim % 2 == 0
+        self.scale = nn.Parameter(torch.ones(1) * dim ** -0.5)
+        half_dim = dim // 2
+        freq_seq = torch.arange(half_dim).float() / half_dim
+        inv_freq = theta ** -freq_seq
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, x, pos=None, offset=0):
+        seq_len, device = x.shape[1], x.device
+        if not exists(pos):
+            pos = torch.arange(seq_len, device=device) + offset
+        emb = einsum("i, j -> i j", pos, self.inv_freq)
+        emb = torch.cat((emb.sin(), emb.cos()), dim=-1)
+        return emb * self.scale
+
+
+class TransformerWrapper(nn.Module):
+    def __init__(self, *, num_tokens, max_seq_len, dim=512, use_abs_pos_emb=True, token_emb=None):
+        super().__init__()
+        if not exists(token_emb):
+            token_emb = TokenEmbedding(dim, num_tokens)
+        self.token_emb = token_emb
+        if not use_abs_pos_emb:
+            self.pos_emb = always(0)
+        else:
+            self.pos_emb = ScaledSinusoidalEmbedding(dim)
+        self.to_logits = nn.Linear(dim, num_tokens)
+
+    def forward(self, x, pos=None, offset=0):
+        pos_emb = self.pos_emb(x, pos=pos, offset=offset)
+        token_embeds = self.token_emb(x)
+        x = {SUM}
+        return self.to_logits(x)
+'''
+
+
+def test_scaled_sinusoids_concatenated_to_a_default_token_embedding_are_sc301():
+    found = findings_on_lines(X_TRANSFORMERS.replace("{SUM}", "torch.cat([token_embeds, pos_emb], dim=-1)"))
+    assert found == [("SC301", "x = torch.cat([token_embeds, pos_emb], dim=-1)")]
+
+
+def test_scaled_sinusoids_added_are_clean():
+    assert findings_on_lines(X_TRANSFORMERS.replace("{SUM}", "token_embeds + pos_emb")) == []
+
+
+def test_a_module_parameter_with_a_default_module_is_that_module_standalone():
+    source = X_TRANSFORMERS.replace("{SUM}", "token_embeds + pos_emb")
+    assert standalone_shapes(source, "TransformerWrapper.forward", "token_embeds") == ["(*, 512)"]
+    conditional = source.replace(
+        "        if not exists(token_emb):\n            token_emb = TokenEmbedding(dim, num_tokens)\n        self.token_emb = token_emb\n",
+        "        self.token_emb = token_emb if token_emb is not None else TokenEmbedding(dim, num_tokens)\n",
+    )
+    assert standalone_shapes(conditional, "TransformerWrapper.forward", "token_embeds") == ["(*, 512)"]
+
+
+def _tags_of(source: str, function: str, name: str) -> list[TensorValue]:
+    source = textwrap.dedent(source)
+    facts = analyze(cst.parse_module(source), source, "model.py")
+    return [
+        assignment.value
+        for run in facts.runs
+        if run.qualname == function and not run.inlined
+        for assignment in run.assignments
+        if assignment.name == name and isinstance(assignment.value, TensorValue)
+    ]
+
+
+SINUSOID = '''
+import math
+import torch
+from torch import nn
+
+
+class Sinusoid(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.gain = nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor, offset: int = 0):
+        t = x.shape[1]
+        pos = torch.arange(t, device=x.device) + offset
+        div = torch.exp(torch.arange(0, self.dim, 2).float() * (-math.log(10000.0) / self.dim))
+        angles = pos[:, None].float() * div[None, :]
+        pe = torch.cat([angles.sin(), angles.cos()], dim=-1) * self.gain
+        mixed = x + pe
+        return mixed
+'''
+
+
+def test_positions_computed_alone_stay_positions_and_a_stream_they_reach_is_added():
+    pos = _tags_of(SINUSOID, "Sinusoid.forward", "pos")
+    pe = _tags_of(SINUSOID, "Sinusoid.forward", "pe")
+    mixed = _tags_of(SINUSOID, "Sinusoid.forward", "mixed")
+    assert pos and all(v.tag(PositionTag).kind == "index" and v.dtype == "int" for v in pos)
+    assert not any(positional_features(v) for v in pos)  # integer ids are no encoding
+    assert pe and all(v.tag(PositionTag).kind == "index" and positional_features(v) for v in pe)
+    # ``x`` is a stream the engine cannot see into: what positions were added to is not positions.
+    assert mixed and all(v.tag(PositionTag).kind == "added" and not positional_features(v) for v in mixed)
+
+
+def test_float_positions_beside_a_tensor_without_provenance_are_a_stream():
+    source = SINUSOID.replace("        mixed = x + pe\n", "        mixed = torch.randn(2, t, self.dim) * pe\n")
+    mixed = _tags_of(source, "Sinusoid.forward", "mixed")
+    assert mixed and all(v.tag(PositionTag).kind == "added" for v in mixed)
+
+
+def test_a_gain_wider_than_one_element_is_a_stream():
+    source = SINUSOID.replace("torch.ones(1)", "torch.ones(7, self.dim)")
+    pe = _tags_of(source, "Sinusoid.forward", "pe")
+    assert pe and all(v.tag(PositionTag).kind == "added" for v in pe)
+
+
+def test_an_optional_term_or_zero_is_the_term():
+    source = CTRL.replace("{SUM}", "inputs_embeds + pos_embeds + token_type_embeds")
+    assert standalone_shapes(source, "CTRLModel.forward", "token_type_embeds") == ["(*, config.n_embd)", "(*, config.n_embd)"]
