@@ -271,6 +271,30 @@ def test_a_gain_wider_than_one_element_is_a_stream():
     assert pe and all(v.tag(PositionTag).kind == "added" for v in pe)
 
 
+OPTIONAL_TERM = '''
+import torch
+from torch import nn
+
+
+class Embeddings(nn.Module):
+    def __init__(self, vocab_size=100, d_model=32):
+        super().__init__()
+        self.w = nn.Embedding(vocab_size, d_model)
+
+    def forward(self, input_ids, token_type_ids=None):
+        if token_type_ids is not None:
+            token_type_embeds = self.w(token_type_ids)
+        else:
+            token_type_embeds = {ZERO}
+        scaled = token_type_embeds * 2.0
+        return self.w(input_ids) + scaled
+'''
+
+
 def test_an_optional_term_or_zero_is_the_term():
-    source = CTRL.replace("{SUM}", "inputs_embeds + pos_embeds + token_type_embeds")
-    assert standalone_shapes(source, "CTRLModel.forward", "token_type_embeds") == ["(*, config.n_embd)", "(*, config.n_embd)"]
+    assert standalone_shapes(OPTIONAL_TERM.replace("{ZERO}", "0"), "Embeddings.forward", "scaled") == ["(*, 32)"]
+    assert standalone_shapes(OPTIONAL_TERM.replace("{ZERO}", "0."), "Embeddings.forward", "scaled") == ["(*, 32)"]
+
+
+def test_an_optional_term_or_another_number_is_not_known():
+    assert standalone_shapes(OPTIONAL_TERM.replace("{ZERO}", "1"), "Embeddings.forward", "scaled") == []
