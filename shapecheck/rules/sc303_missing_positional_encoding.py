@@ -201,6 +201,22 @@ def _positions_alone(value: object) -> bool:
     return positional_features(value)
 
 
+def _broadcast_buffer(value: object) -> bool:
+    """A buffer registered from a value the engine cannot see (``get_2d_sincos_pos_embed(...)``),
+    cut or reshaped into a per-token table with a batch axis of 1, ``(1, N, d)`` with N not 1:
+    made to be broadcast-added to a batch of tokens (OmniGen's ``_cropped_pos_embed``), as floats."""
+    if not isinstance(value, TensorValue) or value.dtype in ("int", "bool") or value.has(TokenEmbeddingTag):
+        return False
+    parameter = value.tag(ParameterTag)
+    shape = value.shape
+    if parameter is None or parameter.shape is not None or value.has(PositionTag):
+        return False
+    if shape is None or shape.variadic or shape.rank is None or shape.rank < 3:
+        return False
+    first, rows = shape.dims[0], shape.dims[-2]
+    return first.is_const and first.value == 1 and not (rows.is_const and rows.value == 1)
+
+
 def _table(value: object) -> bool:
     """A positional table itself, as floats: a positional table or embedding, or a parameter
     declared as a per-token table made to broadcast over the batch (``(1, N, d)``, N not 1)."""
@@ -237,7 +253,7 @@ def _dropped_positions(facts: FileFacts) -> dict[int, tuple[object, set[int]]]:
         (id(assignment.node), assignment.name)
         for run in facts.runs
         for assignment in run.assignments
-        if _positions_alone(assignment.value)
+        if _positions_alone(assignment.value) or _broadcast_buffer(assignment.value)
     }
 
     def candidate(assignment: Assignment) -> bool:
@@ -251,10 +267,12 @@ def _dropped_positions(facts: FileFacts) -> dict[int, tuple[object, set[int]]]:
         if not isinstance(value, TensorValue) or (value.shape is None and not value.tags):
             verdicts.setdefault(key, [])  # this run does not know what it is
             continue
-        if not _positions_alone(value):
-            verdicts.setdefault(key, []).append(None)
-        else:
+        if _positions_alone(value):
             verdicts.setdefault(key, []).append(value.tag(PositionTag).node)  # type: ignore[union-attr]
+        elif _broadcast_buffer(value):
+            verdicts.setdefault(key, []).append(assignment.node)
+        else:
+            verdicts.setdefault(key, []).append(None)
         functions.setdefault(key, set()).add(id(_run.node))
     found: dict[int, tuple[object, set[int]]] = {}
     for key, nodes in verdicts.items():
