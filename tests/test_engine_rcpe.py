@@ -298,3 +298,202 @@ def test_an_optional_term_or_zero_is_the_term():
 
 def test_an_optional_term_or_another_number_is_not_known():
     assert standalone_shapes(OPTIONAL_TERM.replace("{ZERO}", "1"), "Embeddings.forward", "scaled") == []
+
+
+# OpenAI CLIP's attention pool (and mmpretrain's Chinese-CLIP): the tokens kept sequence-first,
+# ``(HW + 1, N, C)``, the table ``(HW + 1, C)`` made ``(HW + 1, 1, C)`` to be broadcast-added.
+ATTENTION_POOL = '''
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class AttentionPool2d(nn.Module):
+    def __init__(self, spacial_dim=7, embed_dim=64, num_heads=4, output_dim=32):
+        super().__init__()
+        self.positional_embedding = nn.Parameter(torch.randn(spacial_dim ** 2 + 1, embed_dim) / embed_dim ** 0.5)
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.v_proj = nn.Linear(embed_dim, embed_dim)
+        self.c_proj = nn.Linear(embed_dim, output_dim)
+        self.num_heads = num_heads
+
+    def forward(self, x):
+        x = x.reshape(x.shape[0], x.shape[1], x.shape[2] * x.shape[3]).permute(2, 0, 1)  # NCHW -> (HW)NC
+        x = torch.cat([x.mean(dim=0, keepdim=True), x], dim=0)  # (HW+1)NC
+        x = {SUM}
+        return x
+'''
+
+
+def test_a_sequence_first_table_concatenated_to_the_tokens_is_sc301():
+    found = findings_on_lines(ATTENTION_POOL.replace("{SUM}", "torch.cat([x, self.positional_embedding[:, None, :].to(x.dtype)], dim=-1)"))
+    assert found == [("SC301", "x = torch.cat([x, self.positional_embedding[:, None, :].to(x.dtype)], dim=-1)")]
+
+
+def test_a_sequence_first_table_added_or_expanded_and_concatenated_is_clean():
+    added = ATTENTION_POOL.replace("{SUM}", "x + self.positional_embedding[:, None, :].to(x.dtype)")
+    assert findings_on_lines(added) == []
+    expanded = ATTENTION_POOL.replace(
+        "{SUM}", "torch.cat([x, self.positional_embedding[:, None, :].expand(-1, x.shape[1], -1)], dim=-1)"
+    )
+    assert findings_on_lines(expanded) == []
+
+
+# OPT: token embeddings of ``word_embed_proj_dim`` projected in to ``hidden_size``, positions from a
+# learned table of ``hidden_size``.
+OPT = '''
+import torch
+from torch import nn
+
+
+class OPTDecoder(nn.Module):
+    def __init__(self, vocab_size=100, word_embed_proj_dim=16, hidden_size=32, max_positions=64):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab_size, word_embed_proj_dim)
+        self.embed_positions = nn.Embedding(max_positions + 2, hidden_size)
+        self.project_in = nn.Linear(word_embed_proj_dim, hidden_size, bias=False)
+        self.out = nn.Linear(hidden_size, vocab_size)
+
+    def forward(self, input_ids: torch.Tensor):
+        b, t = input_ids.shape
+        inputs_embeds = self.embed_tokens(input_ids)
+        positions = torch.arange(t, device=input_ids.device).unsqueeze(0).expand(b, -1) + 2
+        pos_embeds = self.embed_positions(positions)
+        inputs_embeds = self.project_in(inputs_embeds)
+        hidden_states = {SUM}
+        return self.out(hidden_states)
+'''
+
+
+def test_projected_token_embeddings_concatenated_to_positions_as_wide_are_sc301():
+    found = findings_on_lines(OPT.replace("{SUM}", "torch.cat([inputs_embeds, pos_embeds], dim=-1)"))
+    assert ("SC301", "hidden_states = torch.cat([inputs_embeds, pos_embeds], dim=-1)") in found
+
+
+def test_projected_token_embeddings_added_to_positions_are_clean():
+    assert findings_on_lines(OPT.replace("{SUM}", "inputs_embeds + pos_embeds")) == []
+
+
+# diffusers' OmniGen: a (1, N, d) buffer registered from a helper the engine cannot see, cropped per
+# input; the two branches each add it (or, mutated, one drops it while the other still adds it).
+OMNIGEN = '''
+import torch
+from torch import nn
+from ..embeddings import get_2d_sincos_pos_embed
+
+
+class OmniGenPatchEmbed(nn.Module):
+    def __init__(self, patch_size=2, in_channels=4, embed_dim=64, pos_embed_max_size=32):
+        super().__init__()
+        self.proj = nn.Conv2d(in_channels, embed_dim, kernel_size=patch_size, stride=patch_size)
+        self.patch_size = patch_size
+        self.pos_embed_max_size = pos_embed_max_size
+        pos_embed = get_2d_sincos_pos_embed(embed_dim, pos_embed_max_size, output_type="pt")
+        self.register_buffer("pos_embed", pos_embed.float().unsqueeze(0), persistent=True)
+
+    def _cropped_pos_embed(self, height, width):
+        height = height // self.patch_size
+        width = width // self.patch_size
+        top = (self.pos_embed_max_size - height) // 2
+        left = (self.pos_embed_max_size - width) // 2
+        spatial_pos_embed = self.pos_embed.reshape(1, self.pos_embed_max_size, self.pos_embed_max_size, -1)
+        spatial_pos_embed = spatial_pos_embed[:, top : top + height, left : left + width, :]
+        spatial_pos_embed = spatial_pos_embed.reshape(1, -1, spatial_pos_embed.shape[-1])
+        return spatial_pos_embed
+
+    def _patch_embeddings(self, hidden_states):
+        return self.proj(hidden_states).flatten(2).transpose(1, 2)
+
+    def forward(self, hidden_states, padding_latent=None):
+        if isinstance(hidden_states, list):
+            patched_latents = []
+            for sub_latent in hidden_states:
+                height, width = sub_latent.shape[-2:]
+                sub_latent = self._patch_embeddings(sub_latent)
+                pos_embed = self._cropped_pos_embed(height, width)
+                sub_latent = {LIST_SUM}
+                patched_latents.append(sub_latent)
+        else:
+            height, width = hidden_states.shape[-2:]
+            pos_embed = self._cropped_pos_embed(height, width)
+            hidden_states = self._patch_embeddings(hidden_states)
+            patched_latents = {SUM}
+        return patched_latents
+'''
+
+
+def test_a_broadcast_table_dropped_in_one_branch_and_added_in_the_other_is_sc303():
+    one = OMNIGEN.replace("{LIST_SUM}", "sub_latent").replace("{SUM}", "hidden_states + pos_embed")
+    assert findings_on_lines(one) == [("SC303", "pos_embed = self._cropped_pos_embed(height, width)")]
+    other = OMNIGEN.replace("{LIST_SUM}", "sub_latent + pos_embed").replace("{SUM}", "hidden_states")
+    found = findings_on_lines(other)
+    assert found == [("SC303", "pos_embed = self._cropped_pos_embed(height, width)")]
+    lines = textwrap.dedent(other).splitlines()
+    assert [i for i, line in enumerate(lines) if line.strip() == "pos_embed = self._cropped_pos_embed(height, width)"][-1] + 1 == _finding_line(other)
+
+
+def _finding_line(source: str) -> int:
+    from shapecheck.linter import lint_source
+
+    (diagnostic,) = lint_source(textwrap.dedent(source), "attention.py").diagnostics
+    return diagnostic.span.line
+
+
+def test_a_broadcast_table_added_in_both_branches_is_clean():
+    source = OMNIGEN.replace("{LIST_SUM}", "sub_latent + pos_embed").replace("{SUM}", "hidden_states + pos_embed")
+    assert findings_on_lines(source) == []
+
+
+def test_a_table_read_later_in_a_loop_or_after_the_if_is_not_dropped():
+    # Bound in the loop, read at the top of the next iteration: not dead.
+    looped = OMNIGEN.replace("{SUM}", "hidden_states + pos_embed").replace(
+        "            for sub_latent in hidden_states:\n",
+        "            pos_embed = None\n            for sub_latent in hidden_states:\n                if pos_embed is not None:\n                    patched_latents.append(pos_embed)\n",
+    ).replace("{LIST_SUM}", "sub_latent")
+    assert "SC303" not in [code for code, _ in findings_on_lines(looped)]
+    # Bound in both branches, read after the ``if``: not dead.
+    after = OMNIGEN.replace("{LIST_SUM}", "sub_latent").replace("{SUM}", "hidden_states").replace(
+        "        return patched_latents\n", "        return patched_latents, pos_embed\n"
+    )
+    assert "SC303" not in [code for code, _ in findings_on_lines(after)]
+    # Read in a closure defined before it is bound: called later, it reads it.
+    closure = OMNIGEN.replace("{LIST_SUM}", "sub_latent").replace("{SUM}", "hidden_states").replace(
+        "        if isinstance(hidden_states, list):\n",
+        "        add = lambda t: t + pos_embed\n        if isinstance(hidden_states, list):\n",
+    )
+    assert "SC303" not in [code for code, _ in findings_on_lines(closure)]
+
+
+# perceiver-pytorch's PerceiverLM (lucidrains): the positions rebound by a rearrange, then dropped.
+PERCEIVER_LM = '''
+import torch
+from torch import nn
+from einops import rearrange
+from .perceiver_io import PerceiverIO
+
+
+class PerceiverLM(nn.Module):
+    def __init__(self, *, dim=32, num_tokens=100, max_seq_len=64, **kwargs):
+        super().__init__()
+        self.token_emb = nn.Embedding(num_tokens, dim)
+        self.pos_emb = nn.Embedding(max_seq_len, dim)
+        self.perceiver_io = PerceiverIO(dim=dim, queries_dim=dim, logits_dim=num_tokens, **kwargs)
+
+    def forward(self, x, mask=None):
+        n, device = x.shape[1], x.device
+        x = self.token_emb(x)
+        pos_emb = self.pos_emb(torch.arange(n, device=device))
+        pos_emb = rearrange(pos_emb, "n d -> () n d")
+        x = {SUM}
+        return self.perceiver_io(x, mask=mask, queries=x)
+'''
+
+
+def test_positions_rebound_and_then_dropped_are_sc303_where_rebound():
+    found = findings_on_lines(PERCEIVER_LM.replace("{SUM}", "x"))
+    assert found == [("SC303", 'pos_emb = rearrange(pos_emb, "n d -> () n d")')]
+
+
+def test_positions_rebound_and_added_are_clean():
+    assert findings_on_lines(PERCEIVER_LM.replace("{SUM}", "x + pos_emb")) == []
