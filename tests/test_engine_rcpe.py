@@ -259,6 +259,12 @@ def test_positions_computed_alone_stay_positions_and_a_stream_they_reach_is_adde
     assert mixed and all(v.tag(PositionTag).kind == "added" and not positional_features(v) for v in mixed)
 
 
+def test_positions_first_beside_a_stream_they_were_added_to_are_that_stream():
+    source = SINUSOID.replace("        return mixed\n", "        again = pe + mixed\n        return again\n")
+    again = _tags_of(source, "Sinusoid.forward", "again")
+    assert again and all(v.tag(PositionTag).kind == "added" for v in again)
+
+
 def test_float_positions_beside_a_tensor_without_provenance_are_a_stream():
     source = SINUSOID.replace("        mixed = x + pe\n", "        mixed = torch.randn(2, t, self.dim) * pe\n")
     mixed = _tags_of(source, "Sinusoid.forward", "mixed")
@@ -298,6 +304,7 @@ def test_an_optional_term_or_zero_is_the_term():
 
 def test_an_optional_term_or_another_number_is_not_known():
     assert standalone_shapes(OPTIONAL_TERM.replace("{ZERO}", "1"), "Embeddings.forward", "scaled") == []
+    assert standalone_shapes(OPTIONAL_TERM.replace("{ZERO}", "1."), "Embeddings.forward", "scaled") == []
 
 
 # OpenAI CLIP's attention pool (and mmpretrain's Chinese-CLIP): the tokens kept sequence-first,
@@ -497,3 +504,44 @@ def test_positions_rebound_and_then_dropped_are_sc303_where_rebound():
 
 def test_positions_rebound_and_added_are_clean():
     assert findings_on_lines(PERCEIVER_LM.replace("{SUM}", "x + pos_emb")) == []
+
+
+def test_a_sequence_first_table_beside_tokens_with_a_batch_of_one_is_clean():
+    # ``torch.cat([torch.randn(50, 1, 64), torch.randn(50, 1, 64)], -1)`` is fine: nothing to broadcast.
+    source = ATTENTION_POOL.replace("{SUM}", "torch.cat([x[:, :1], self.positional_embedding[:, None, :]], dim=-1)")
+    assert "SC301" not in [code for code, _ in findings_on_lines(source)]
+
+
+def test_projected_tokens_and_positions_both_transposed_then_concatenated_are_not_sc301():
+    source = OPT.replace(
+        "{SUM}", "torch.cat([inputs_embeds.transpose(1, 2), pos_embeds.transpose(1, 2)], dim=-1).transpose(1, 2)"
+    )
+    assert "SC301" not in [code for code, _ in findings_on_lines(source)]
+
+
+def test_positions_of_another_width_concatenated_to_projected_tokens_are_not_sc301():
+    # Features of a width of their own (Fourier features, a small learned code) may be concatenated on purpose.
+    source = OPT.replace("nn.Embedding(max_positions + 2, hidden_size)", "nn.Embedding(max_positions + 2, 8)").replace(
+        "nn.Linear(hidden_size, vocab_size)", "nn.Linear(hidden_size + 8, vocab_size)"
+    )
+    found = findings_on_lines(source.replace("{SUM}", "torch.cat([inputs_embeds, pos_embeds], dim=-1)"))
+    assert "SC301" not in [code for code, _ in found]
+
+
+def test_a_single_row_buffer_dropped_is_not_sc303():
+    source = OMNIGEN.replace("{LIST_SUM}", "sub_latent").replace("{SUM}", "hidden_states + pos_embed").replace(
+        "spatial_pos_embed = spatial_pos_embed.reshape(1, -1, spatial_pos_embed.shape[-1])",
+        "spatial_pos_embed = spatial_pos_embed[:, :1, :1].reshape(1, 1, spatial_pos_embed.shape[-1])",
+    )
+    assert "SC303" not in [code for code, _ in findings_on_lines(source)]
+
+
+def test_a_statement_outside_the_function_may_be_read_after():
+    from shapecheck.engine.facts.unread import _flow
+
+    function = cst.parse_module("def f(x):\n    y = x\n    return x\n").body[0]
+    other = cst.parse_module("y = 1\n").body[0]
+    flow = _flow(function)
+    assert flow is not None
+    assert flow.read_after(other, "y") is True
+    assert flow.read_after(function.body.body[0], "y") is False
