@@ -16,8 +16,12 @@ Three engine capabilities:
   not None else nn.LayerNorm(d)``), read standalone, is that module (as a tensor parameter's fallback
   already was); and a tensor or ``0`` (``token_type_embeds = self.w(ids) if ids is not None else 0``)
   is the tensor (zero adds nothing).
-- SC303: positions computed and never used are not kept quiet by a mask or bias that only *may*
-  carry positions (an unseen ``create_causal_mask(...)``); positions known to arrive still quiet them.
+- SC303: positions computed and never used are not kept quiet by a value the engine cannot see
+  somewhere along the stream (an unseen layer); positions known to arrive, or a mask (a causal mask
+  tells positions apart, ``create_causal_mask(...)``), still quiet them.
+- ``facts.unread.dead_stores``: a store is dead when no read of its name may run after it (flow of
+  the function's text), not only when the name is never read: ``pos_emb = rearrange(pos_emb, ...)``
+  then dropped (perceiver-pytorch), or bound in one branch and read only in the other (OmniGen).
 
 Torch (checked in a scratch script): ``torch.cat([torch.randn(2, 5, 8), torch.randn(5, 8)], -1)`` raises
 ("Tensors must have same number of dimensions"); ``torch.cat([torch.randn(2, 5, 8), torch.randn(2, 5, 8)], -1)``
@@ -120,9 +124,16 @@ def test_ctrl_sinusoids_concatenated_to_the_tokens_are_sc301():
     assert found == [("SC301", "hidden_states = torch.cat([inputs_embeds, pos_embeds], dim=-1) + token_type_embeds")]
 
 
-def test_ctrl_sinusoids_computed_and_dropped_are_sc303_despite_an_unseen_causal_mask():
-    found = findings_on_lines(CTRL.replace("{SUM}", "inputs_embeds + token_type_embeds"))
-    assert found == [("SC303", "pos_embeds = self.pos_encoding[position_ids, :]")]
+def test_ctrl_sinusoids_computed_and_dropped_are_sc303_without_a_mask():
+    source = CTRL.replace("{SUM}", "inputs_embeds + token_type_embeds").replace(
+        "hidden_states = h(hidden_states, causal_mask)", "hidden_states = h(hidden_states)"
+    )
+    assert findings_on_lines(source) == [("SC303", "pos_embeds = self.pos_encoding[position_ids, :]")]
+
+
+def test_ctrl_sinusoids_dropped_beside_a_causal_mask_from_the_library_are_not_judged():
+    # A causal mask tells positions apart (test_engine_hf_models: the library's builder is not read).
+    assert findings_on_lines(CTRL.replace("{SUM}", "inputs_embeds + token_type_embeds")) == []
 
 
 def test_ctrl_as_written_is_clean():

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.domain.tags import ParameterTag
 from shapecheck.engine.domain.values import (
+    MaskedTag,
     PositionTag,
     ScoresTag,
     TensorValue,
@@ -96,14 +97,17 @@ class MissingPositionalEncoding(Rule):
             token = _query_tokens(event, tensor)
             if token is None or id(token.node) in reported:
                 continue
-            arriving = [other.tag(PositionTag) for other in _attention_operands(event, tensor) if other.has(PositionTag)]
+            operands = _attention_operands(event, tensor)
+            arriving = [other.tag(PositionTag) for other in operands if other.has(PositionTag)]
             if arriving:
                 # Positions may arrive here (a causal mask, a bias, a value the engine cannot see).
                 # Positions dropped where these tokens were looked up are not judged either when
-                # positions are known to arrive (a relative bias, a table added on another path);
-                # a mask or bias from a builder the engine cannot see (``create_causal_mask(...)``)
-                # is no reason to compute an absolute encoding and drop it.
-                if any(position.kind != "unknown" for position in arriving):
+                # positions are known to arrive (a relative bias, a table added on another path) or
+                # may arrive with a mask (a causal mask tells positions apart); a value the engine
+                # cannot see somewhere along the stream (an unseen layer) is no reason to compute
+                # an absolute encoding and drop it.
+                masked = tensor.has(MaskedTag) if event.op == "softmax" else operands[-1].has(PositionTag)
+                if masked or any(position.kind != "unknown" for position in arriving):
                     quiet |= runs_of.get(id(token.node), set())
                 continue
             reported.add(id(token.node))
