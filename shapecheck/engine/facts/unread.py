@@ -93,6 +93,7 @@ class _Flow(cst.CSTVisitor):
 
     def __init__(self, reads: set[int]) -> None:
         self.counter = 0
+        self.entry: dict[int, int] = {}
         self.exit: dict[int, int] = {}
         self.frames_of: dict[int, tuple[_Frame, ...]] = {}
         self.frames: list[_Frame] = []
@@ -110,6 +111,7 @@ class _Flow(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.counter += 1
+        self.entry[id(node)] = self.counter
         self.frames_of[id(node)] = tuple(self.frames)
         if isinstance(node, cst.Name) and id(node) in self._reads:
             self.reads.setdefault(node.value, []).append((self.counter, tuple(self.frames), self.scopes > 0))
@@ -147,17 +149,39 @@ class _Flow(cst.CSTVisitor):
         end = self.exit.get(id(statement))
         if end is None:
             return True
+        begin = self.entry[id(statement)]
+        # An assignment binds its targets once its value is computed: reads inside it come before.
+        # A ``for`` loop, a comprehension's variable, a ``with ... as``: reads inside come after.
+        inside_first = _assigns(statement, name)
         mine = self.frames_of[id(statement)]
         loops = {frame for frame in mine if frame[1] == "loop"}
         branches = {frame[0]: frame[1] for frame in mine if frame[1] != "loop"}
         for start, frames, closure in self.reads.get(name, ()):
             if closure or any(frame in loops for frame in frames):
                 return True
+            if begin < start < end and not inside_first:
+                return True
             if any(branches.get(node, branch) != branch for node, branch in frames if branch != "loop"):
                 continue  # the other branch of an ``if`` this statement is in
             if start > end:
                 return True
         return False
+
+
+def _assigns(statement: cst.CSTNode, name: str) -> bool:
+    """``statement`` is an assignment (``name = ...``, ``a, name = ...``, ``name: T = ...``) with
+    ``name`` among its targets."""
+    smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
+    for small in smalls:
+        if isinstance(small, cst.Assign):
+            targets = [leaf for target in small.targets for leaf in target_leaves(target.target)]
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            targets = list(target_leaves(small.target))
+        else:
+            continue
+        if any(isinstance(leaf, cst.Name) and leaf.value == name for leaf in targets):
+            return True
+    return False
 
 
 def _flow(function: cst.FunctionDef) -> _Flow | None:
