@@ -556,3 +556,60 @@ def test_a_statement_outside_the_function_may_be_read_after():
     assert flow is not None
     assert flow.read_after(other, "y") is True
     assert flow.read_after(function.body.body[0], "y") is False
+
+
+# Bindings that are not an assignment's targets: what the statement holds runs after them (the
+# false positives of a first flow walk on transformers: DAB-DETR's sine embedding, Mask2Former's and
+# Grounding DINO's per-level position embeddings).
+DETR_LEVELS = '''
+import math
+import torch
+from torch import nn
+
+
+def gen_sine_position_embeddings(pos_tensor, num_pos_feats=128, temperature=10000):
+    scale = 2 * math.pi
+    dim_t = torch.arange(num_pos_feats, dtype=torch.float32, device=pos_tensor.device)
+    dim_t = temperature ** (2 * torch.div(dim_t, 2, rounding_mode="floor") / num_pos_feats)
+    coords = pos_tensor.unbind(-1)
+    embeddings = [coord[..., None] * scale / dim_t for coord in coords]
+    embeddings = [torch.stack((e[..., 0::2].sin(), e[..., 1::2].cos()), dim=-1).flatten(-2) for e in embeddings]
+    return torch.cat(embeddings, dim=-1).to(pos_tensor.dtype)
+
+
+class Levels(nn.Module):
+    def __init__(self, num_levels=3, d_model=32):
+        super().__init__()
+        self.level_embed = nn.Parameter(torch.randn(num_levels, d_model))
+
+    def forward(self, feature_maps, position_embeddings_list):
+        lvl_pos_embed_flatten = []
+        for level, (source, pos_embed) in enumerate(zip(feature_maps, position_embeddings_list)):
+            pos_embed = pos_embed.flatten(2).transpose(1, 2)
+            lvl_pos_embed = pos_embed + self.level_embed[level].view(1, 1, -1)
+            lvl_pos_embed_flatten.append(lvl_pos_embed)
+        position_embeddings = [embed.flatten(2).transpose(1, 2) for embed in position_embeddings_list]
+        return torch.cat(lvl_pos_embed_flatten, 1), position_embeddings
+
+
+def positions(n):
+    pos = torch.arange(n)[:, None].float() / n
+    return gen_sine_position_embeddings(pos)
+'''
+
+
+def test_loop_targets_and_comprehension_variables_read_in_their_statement_are_not_dead():
+    assert findings_on_lines(DETR_LEVELS) == []
+
+
+def test_an_assignment_reading_its_own_name_does_not_keep_it_alive():
+    from shapecheck.engine.facts.unread import _flow
+
+    function = cst.parse_module(
+        "def f(pe, xs):\n    pe = g(pe)\n    ys = [e for e in xs]\n    for t in xs:\n        h(t)\n    return ys\n"
+    ).body[0]
+    flow = _flow(function)
+    rebind, comprehension, loop = function.body.body[0], function.body.body[1], function.body.body[2]
+    assert flow.read_after(rebind, "pe") is False
+    assert flow.read_after(comprehension, "e") is True
+    assert flow.read_after(loop, "t") is True
