@@ -606,10 +606,58 @@ def test_an_assignment_reading_its_own_name_does_not_keep_it_alive():
     from shapecheck.engine.facts.unread import _flow
 
     function = cst.parse_module(
-        "def f(pe, xs):\n    pe = g(pe)\n    ys = [e for e in xs]\n    for t in xs:\n        h(t)\n    return ys\n"
+        "def f(pe, xs):\n    pe = g(pe)\n    ys = [e for e in xs]\n    for t in xs:\n        h(t)\n    q: int = k(q)\n    return ys\n"
     ).body[0]
     flow = _flow(function)
-    rebind, comprehension, loop = function.body.body[0], function.body.body[1], function.body.body[2]
+    rebind, comprehension, loop, annotated = (function.body.body[i] for i in range(4))
     assert flow.read_after(rebind, "pe") is False
+    assert flow.read_after(annotated, "q") is False
     assert flow.read_after(comprehension, "e") is True
     assert flow.read_after(loop, "t") is True
+
+
+# The tokens reach a seen attention through a layer the engine cannot see (which may add anything),
+# with no mask: positions computed beside them and dropped are still reported.
+THROUGH_AN_UNSEEN_LAYER = '''
+import torch
+from torch import nn
+from einops import rearrange
+from .layers import PreNormResidual
+
+
+class Attention(nn.Module):
+    def __init__(self, dim=32):
+        super().__init__()
+        self.to_q = nn.Linear(dim, dim)
+        self.to_k = nn.Linear(dim, dim)
+        self.to_v = nn.Linear(dim, dim)
+        self.scale = dim ** -0.5
+
+    def forward(self, x):
+        q, k, v = self.to_q(x), self.to_k(x), self.to_v(x)
+        attn = (q @ k.transpose(-1, -2) * self.scale).softmax(dim=-1)
+        return attn @ v
+
+
+class Model(nn.Module):
+    def __init__(self, num_tokens=100, dim=32, max_seq_len=64):
+        super().__init__()
+        self.token_emb = nn.Embedding(num_tokens, dim)
+        self.pos_emb = nn.Embedding(max_seq_len, dim)
+        self.pre = PreNormResidual(dim)
+        self.attn = Attention(dim)
+
+    def forward(self, x):
+        n = x.shape[1]
+        x = self.token_emb(x)
+        pos_emb = self.pos_emb(torch.arange(n, device=x.device))
+        pos_emb = rearrange(pos_emb, "n d -> () n d")
+        x = {SUM}
+        return self.attn(self.pre(x))
+'''
+
+
+def test_positions_dropped_before_an_unseen_layer_and_a_seen_attention_are_sc303():
+    found = findings_on_lines(THROUGH_AN_UNSEEN_LAYER.replace("{SUM}", "x"))
+    assert found == [("SC303", 'pos_emb = rearrange(pos_emb, "n d -> () n d")')]
+    assert findings_on_lines(THROUGH_AN_UNSEEN_LAYER.replace("{SUM}", "x + pos_emb")) == []
