@@ -272,9 +272,10 @@ def _positions_alone(values: tuple[Value, ...]) -> bool:
     frequencies from ``arange`` too, their ``sin``/``cos``), scaled by a gain of one element
     (``emb * self.scale``, a ``(1,)`` parameter) or by numbers. Such a result is still positions
     (kind "index": a float one is a positional encoding, as sinusoids are), not a stream positions
-    were added to. Beside float positions, a tensor without provenance or a value the engine cannot
-    see may be a stream; beside integer position ids it is not (ids are shifted, clamped or scaled:
-    ``pos - seq_start_pos[..., None]``, ``pos * inv_freq``; no stream is added to ids)."""
+    were added to. A float tensor without provenance may be a stream (``torch.randn(2, 3) +
+    torch.arange(3)``); an integer one or a value the engine cannot see may be one beside float
+    positions, not beside integer position ids (ids are shifted: ``arange(t) + offset``,
+    ``positions + offsets.view(-1, 1, 1)``)."""
     index, ids, others = False, True, False
     for value in values:
         if isinstance(value, TensorValue):
@@ -286,6 +287,8 @@ def _positions_alone(values: tuple[Value, ...]) -> bool:
                 ids = ids and value.dtype != "float"
             elif position is not None:
                 return False
+            elif value.dtype != "int" and not _one_element(value):
+                return False  # a float (or unknown) tensor of no provenance may be a stream
             elif not _one_element(value):
                 others = True
         elif unseen(value):
