@@ -661,3 +661,14 @@ def test_positions_dropped_before_an_unseen_layer_and_a_seen_attention_are_sc303
     found = findings_on_lines(THROUGH_AN_UNSEEN_LAYER.replace("{SUM}", "x"))
     assert found == [("SC303", 'pos_emb = rearrange(pos_emb, "n d -> () n d")')]
     assert findings_on_lines(THROUGH_AN_UNSEEN_LAYER.replace("{SUM}", "x + pos_emb")) == []
+
+
+def test_position_ids_beside_a_float_tensor_of_no_provenance_are_added_and_beside_int_offsets_stay_ids():
+    source = SINUSOID.replace(
+        "        mixed = x + pe\n",
+        "        mixed = x + pe\n        noisy = torch.randn(t) + pos\n        shifted = pos + torch.zeros(t, dtype=torch.long)\n",
+    )
+    noisy = _tags_of(source, "Sinusoid.forward", "noisy")
+    shifted = _tags_of(source, "Sinusoid.forward", "shifted")
+    assert noisy and all(v.tag(PositionTag).kind == "added" for v in noisy)
+    assert shifted and all(v.tag(PositionTag).kind == "index" and v.dtype == "int" for v in shifted)
