@@ -4432,7 +4432,8 @@ def test_a_subscript_assignment_is_an_event_and_gives_the_tensor_what_is_written
     run = run_of(facts, "f")
     values = {a.name: a.value for a in run.assignments}
     tags = {name: _tag_summary(values[name]) for name in ("pe", "pe1", "pe2", "labels", "labels2", "shifted", "shifted2")}
-    positions = ("position", "added", "torch.arange(16)")
+    # (computed from the positions alone: still positions, kind "index"; test_engine_rcpe)
+    positions = ("position", "index", "torch.arange(16)")
     assert tags == {
         "pe": [("FilledTag",)], "pe1": [positions], "pe2": [positions, ("cause", ["torch.cat([row, row], dim=-1)"])],
         "labels": [("sequence", "0", "16", False)], "labels2": [], "shifted": [("FilledTag",)], "shifted2": [],

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from shapecheck.diagnostics import Edit, Fix, Severity
-from shapecheck.engine.domain.tags import ParameterTag
+from shapecheck.engine.domain.tags import ParameterTag, Permuted, Reordered
 from shapecheck.engine.domain.values import (
     PositionTag,
     TensorValue,
@@ -15,6 +15,7 @@ from shapecheck.engine.domain.values import (
     TupleValue,
     as_tensor,
     int_of,
+    positional_features,
 )
 from shapecheck.engine.facts.queries import in_some_context
 from shapecheck.engine.facts.records import FileFacts, OpEvent
@@ -117,7 +118,21 @@ def _made_to_broadcast(table: TensorValue, other: TensorValue) -> bool:
     if other.shape is not None and not other.shape.variadic and shape.rank < other.shape.rank:
         return True
     first = shape.dims[0]
-    return shape.rank >= 3 and first.is_const and first.value == 1
+    if shape.rank >= 3 and first.is_const and first.value == 1:
+        return True
+    # The batch axis of 1 elsewhere: CLIP's attention pool keeps its tokens sequence-first,
+    # ``(L, N, C)``, and its table ``(L, C)`` made ``(L, 1, C)`` by ``[:, None, :]`` to be added to
+    # them; the other operand has a batch there that is not 1.
+    if shape.rank < 3 or other.shape is None or other.shape.variadic or other.shape.rank != shape.rank:
+        return False
+    return any(
+        _is_one(mine) and not _is_one(theirs) and not (mine == theirs)
+        for mine, theirs in zip(shape.dims[:-1], other.shape.dims[:-1])
+    )
+
+
+def _is_one(dim: object) -> bool:
+    return getattr(dim, "is_const", False) and getattr(dim, "value", None) == 1
 
 
 def _token_features(tensor: TensorValue, positions: list[TensorValue]) -> bool:
@@ -125,11 +140,19 @@ def _token_features(tensor: TensorValue, positions: list[TensorValue]) -> bool:
     shape, or, when the shape was lost on the way, from a positional operand as wide as the
     embedding (built to be added to it)."""
     tag = tensor.tag(TokenEmbeddingTag)
-    if tag is None or tag.width is None:
+    if tag is None:
         return False
     if tensor.shape is None:
-        return any(_last_is(position, tag.width) for position in positions)
-    return _last_is(tensor, tag.width)
+        return tag.width is not None and any(_last_is(position, tag.width) for position in positions)
+    if tag.width is not None and _last_is(tensor, tag.width):
+        return True
+    # Projected since the lookup (OPT's ``project_in``: the embedding's width is not the model's),
+    # its last axis as wide as a positional operand's, which was built to be added to it; not
+    # while its axes are reordered (the last axis may be the sequence's then).
+    last = tensor.shape.dim(-1)
+    if last is None or tensor.has(Permuted) or tensor.has(Reordered):
+        return False
+    return any(_last_is(position, last) for position in positions)
 
 
 def _last_is(tensor: TensorValue, width: object) -> bool:
@@ -138,9 +161,9 @@ def _last_is(tensor: TensorValue, width: object) -> bool:
 
 
 def _positional(tensor: TensorValue) -> bool:
-    """A positional table or embedding: built from positions, or a per-position parameter."""
-    tag = tensor.tag(PositionTag)
-    if tag is not None and tag.kind in ("table", "embedding", "learned"):
+    """A positional table or embedding: built from positions (a sinusoidal encoding computed from
+    ``arange`` too), or a per-position parameter."""
+    if positional_features(tensor):
         return True
     parameter = tensor.tag(ParameterTag)
     if parameter is None:

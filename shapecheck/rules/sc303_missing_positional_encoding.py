@@ -7,11 +7,13 @@ from collections.abc import Iterator
 from shapecheck.diagnostics import Severity
 from shapecheck.engine.domain.tags import ParameterTag
 from shapecheck.engine.domain.values import (
+    MaskedTag,
     PositionTag,
     ScoresTag,
     TensorValue,
     TokenEmbeddingTag,
     as_tensor,
+    positional_features,
 )
 from shapecheck.engine.facts.records import Assignment, FileFacts, OpEvent
 from shapecheck.engine.facts.tables import dropped_tables
@@ -95,10 +97,18 @@ class MissingPositionalEncoding(Rule):
             token = _query_tokens(event, tensor)
             if token is None or id(token.node) in reported:
                 continue
-            if any(other.has(PositionTag) for other in _attention_operands(event, tensor)):
-                # Positions may arrive here (a causal mask, a bias, a value the engine cannot see):
-                # positions dropped where these tokens were looked up are not judged either.
-                quiet |= runs_of.get(id(token.node), set())
+            operands = _attention_operands(event, tensor)
+            arriving = [other.tag(PositionTag) for other in operands if other.has(PositionTag)]
+            if arriving:
+                # Positions may arrive here (a causal mask, a bias, a value the engine cannot see).
+                # Positions dropped where these tokens were looked up are not judged either when
+                # positions are known to arrive (a relative bias, a table added on another path) or
+                # may arrive with a mask (a causal mask tells positions apart); a value the engine
+                # cannot see somewhere along the stream (an unseen layer) is no reason to compute
+                # an absolute encoding and drop it.
+                masked = tensor.has(MaskedTag) if event.op == "softmax" else operands[-1].has(PositionTag)
+                if masked or any(position.kind != "unknown" for position in arriving):
+                    quiet |= runs_of.get(id(token.node), set())
                 continue
             reported.add(id(token.node))
             # Positions bound beside the tokens and never read are the same root cause: one finding.
@@ -192,8 +202,23 @@ def _positions_alone(value: object) -> bool:
     floats: integer position ids are not their embeddings."""
     if not isinstance(value, TensorValue) or value.has(TokenEmbeddingTag) or value.dtype in ("int", "bool"):
         return False
-    position = value.tag(PositionTag)
-    return position is not None and position.kind in POSITIONAL_SOURCES
+    return positional_features(value)
+
+
+def _broadcast_buffer(value: object) -> bool:
+    """A buffer registered from a value the engine cannot see (``get_2d_sincos_pos_embed(...)``),
+    cut or reshaped into a per-token table with a batch axis of 1, ``(1, N, d)`` with N not 1:
+    made to be broadcast-added to a batch of tokens (OmniGen's ``_cropped_pos_embed``), as floats."""
+    if not isinstance(value, TensorValue) or value.dtype in ("int", "bool") or value.has(TokenEmbeddingTag):
+        return False
+    parameter = value.tag(ParameterTag)
+    shape = value.shape
+    if parameter is None or parameter.shape is not None or value.has(PositionTag):
+        return False
+    if shape is None or shape.variadic or shape.rank is None or shape.rank < 3:
+        return False
+    first, rows = shape.dims[0], shape.dims[-2]
+    return first.is_const and first.value == 1 and not (rows.is_const and rows.value == 1)
 
 
 def _table(value: object) -> bool:
@@ -232,7 +257,7 @@ def _dropped_positions(facts: FileFacts) -> dict[int, tuple[object, set[int]]]:
         (id(assignment.node), assignment.name)
         for run in facts.runs
         for assignment in run.assignments
-        if _positions_alone(assignment.value)
+        if _positions_alone(assignment.value) or _broadcast_buffer(assignment.value)
     }
 
     def candidate(assignment: Assignment) -> bool:
@@ -246,10 +271,12 @@ def _dropped_positions(facts: FileFacts) -> dict[int, tuple[object, set[int]]]:
         if not isinstance(value, TensorValue) or (value.shape is None and not value.tags):
             verdicts.setdefault(key, [])  # this run does not know what it is
             continue
-        if not _positions_alone(value):
-            verdicts.setdefault(key, []).append(None)
-        else:
+        if _positions_alone(value):
             verdicts.setdefault(key, []).append(value.tag(PositionTag).node)  # type: ignore[union-attr]
+        elif _broadcast_buffer(value):
+            verdicts.setdefault(key, []).append(assignment.node)
+        else:
+            verdicts.setdefault(key, []).append(None)
         functions.setdefault(key, set()).add(id(_run.node))
     found: dict[int, tuple[object, set[int]]] = {}
     for key, nodes in verdicts.items():

@@ -20,6 +20,7 @@ from shapecheck.engine.domain.values import (
     either_string,
     string_options,
     EitherModule,
+    FloatValue,
     FunctionValue,
     IntValue,
     QualifiedValue,
@@ -52,6 +53,12 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
         return left
     if isinstance(right, TensorValue) and _is_none(left):
         return right
+    # An optional term of a sum (``token_type_embeds = self.w(ids) if ids is not None else 0``):
+    # zero adds nothing, so what the sum may hold is what the tensor holds.
+    if isinstance(left, TensorValue) and _is_zero(right):
+        return left
+    if isinstance(right, TensorValue) and _is_zero(left):
+        return right
     # An optional layer (``self.q_proj = None if lora else nn.Linear(...)``): the code that calls
     # it runs only where it is set (``if self.q_lora_rank is None: self.q_proj(x)``), so it is the
     # layer, as a layer set to None by an ``if`` statement on the other path is.
@@ -59,9 +66,9 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
         return left
     if is_module_value(right) and _is_none(left):
         return right
-    # ``if not exists(loss_fn): loss_fn = nn.MSELoss()`` with ``loss_fn`` a parameter the engine
-    # cannot see: the layer the function falls back to stands for what callers pass, as a tensor
-    # fallback does (below).
+    # ``if token_emb is None: token_emb = TokenEmbedding(dim, n)`` (or ``norm if norm is not None
+    # else nn.LayerNorm(d)``) run standalone: the parameter is whatever module callers pass, the
+    # default built on the other path says what it stands for (as for a tensor's fallback below).
     if is_module_value(left) and isinstance(right, Opaque):
         return left
     if is_module_value(right) and isinstance(left, Opaque):
@@ -204,6 +211,13 @@ def _join_sizes(left: Dim, right: Dim) -> Value:
 
 def _is_none(value: Value) -> bool:
     return isinstance(value, ConstValue) and value.value is None
+
+
+def _is_zero(value: Value) -> bool:
+    """The number 0 (``0`` or ``0.``)."""
+    if isinstance(value, IntValue):
+        return value.dim.is_const and value.dim.value == 0
+    return isinstance(value, FloatValue) and value.scale.coef == 0 and not value.scale.factors
 
 
 #: Joins the names of a size that differs between paths: ``a|b`` is ``a`` on one path, ``b`` on another.

@@ -396,6 +396,20 @@ class PositionTag:
     sliced: bool = False
 
 
+#: Kinds of PositionTag that are positional information itself (not a stream it reached, nor a guess).
+POSITIONAL_KINDS = ("table", "embedding", "learned")
+
+
+def positional_features(tensor: "TensorValue") -> bool:
+    """Positional information itself, as features: a positional table, a lookup of one, a learned
+    per-position table, or floats computed from position ids alone (a sinusoidal encoding built
+    from ``arange``: kind "index", float). Not a stream positions were added to, nor integer ids."""
+    position = tensor.tag(PositionTag)
+    if position is None:
+        return False
+    return position.kind in POSITIONAL_KINDS or (position.kind == "index" and tensor.dtype == "float")
+
+
 @dataclass(frozen=True, slots=True)
 class TokenEmbeddingTag:
     """The output of a token embedding lookup (nn.Embedding over token ids); ``width`` is the

@@ -81,20 +81,138 @@ def unread_names(function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(stored - read)
 
 
+#: A frame of the statement nesting: (id of an ``if`` and the branch, "body" or "else"), or (id of
+#: a loop, "loop") for what a loop repeats (its body; a ``while``'s test too).
+_Frame = tuple[int, str]
+
+
+class _Flow(cst.CSTVisitor):
+    """Where each statement and each read of a function sits: its place in the text (entry and exit
+    counters of a pre-order walk) and its frames (the ``if`` branches and loops around it), and
+    which reads are in a nested function, lambda or class (a closure: read whenever it is called)."""
+
+    def __init__(self, reads: set[int]) -> None:
+        self.counter = 0
+        self.entry: dict[int, int] = {}
+        self.exit: dict[int, int] = {}
+        self.frames_of: dict[int, tuple[_Frame, ...]] = {}
+        self.frames: list[_Frame] = []
+        self.scopes = 0
+        self._reads = reads
+        #: name -> [(entry counter, frames, in a nested scope)]
+        self.reads: dict[str, list[tuple[int, tuple[_Frame, ...], bool]]] = {}
+
+    def _inside(self, frame: _Frame, *children: cst.CSTNode | None) -> None:
+        self.frames.append(frame)
+        for child in children:
+            if child is not None:
+                child.visit(self)
+        self.frames.pop()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.counter += 1
+        self.entry[id(node)] = self.counter
+        self.frames_of[id(node)] = tuple(self.frames)
+        if isinstance(node, cst.Name) and id(node) in self._reads:
+            self.reads.setdefault(node.value, []).append((self.counter, tuple(self.frames), self.scopes > 0))
+        if isinstance(node, cst.If):
+            node.test.visit(self)
+            self._inside((id(node), "body"), node.body)
+            self._inside((id(node), "else"), node.orelse)
+            return False
+        if isinstance(node, cst.For):
+            node.target.visit(self)
+            node.iter.visit(self)
+            self._inside((id(node), "loop"), node.body)
+            if node.orelse is not None:
+                node.orelse.visit(self)
+            return False
+        if isinstance(node, cst.While):
+            self._inside((id(node), "loop"), node.test, node.body)
+            if node.orelse is not None:
+                node.orelse.visit(self)
+            return False
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            self.scopes += 1
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.counter += 1
+        self.exit[id(original_node)] = self.counter
+        if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            self.scopes -= 1
+
+    def read_after(self, statement: cst.CSTNode, name: str) -> bool:
+        """Some read of ``name`` may run after ``statement``: later in the text and not in the other
+        branch of an ``if`` the statement is in, or anywhere in a loop around both, or in a closure.
+        A statement outside the walk (unknown) may be read after."""
+        end = self.exit.get(id(statement))
+        if end is None:
+            return True
+        begin = self.entry[id(statement)]
+        # An assignment binds its targets once its value is computed: reads inside it come before.
+        # A ``for`` loop, a comprehension's variable, a ``with ... as``: reads inside come after.
+        inside_first = _assigns(statement, name)
+        mine = self.frames_of[id(statement)]
+        loops = {frame for frame in mine if frame[1] == "loop"}
+        branches = {frame[0]: frame[1] for frame in mine if frame[1] != "loop"}
+        for start, frames, closure in self.reads.get(name, ()):
+            if closure or any(frame in loops for frame in frames):
+                return True
+            if begin < start < end and not inside_first:
+                return True
+            if any(branches.get(node, branch) != branch for node, branch in frames if branch != "loop"):
+                continue  # the other branch of an ``if`` this statement is in
+            if start > end:
+                return True
+        return False
+
+
+def _assigns(statement: cst.CSTNode, name: str) -> bool:
+    """``statement`` is an assignment (``name = ...``, ``a, name = ...``, ``name: T = ...``) with
+    ``name`` among its targets."""
+    smalls = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
+    for small in smalls:
+        if isinstance(small, cst.Assign):
+            targets = [leaf for target in small.targets for leaf in target_leaves(target.target)]
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            targets = list(target_leaves(small.target))
+        else:
+            continue
+        if any(isinstance(leaf, cst.Name) and leaf.value == name for leaf in targets):
+            return True
+    return False
+
+
+def _flow(function: cst.FunctionDef) -> _Flow | None:
+    """The flow of ``function``'s body, or None when it reads its locals by name."""
+    names = _Names()
+    function.body.visit(names)
+    if names.opaque:
+        return None
+    flow = _Flow({id(name) for name in names.names if id(name) not in names.stores})
+    function.body.visit(flow)
+    return flow
+
+
 def dead_stores(facts: FileFacts, candidate: Callable[[Assignment], bool]) -> Iterator[tuple[FunctionRun, Assignment]]:
-    """Every assignment of a run that ``candidate`` accepts, to a local name its function never
-    reads, with the value the run computed there (one per run: a function run standalone and inlined
-    gives one each). Only functions with a candidate are read (a walk of the function's text)."""
-    read: dict[int, frozenset[str]] = {}  # per function (its runs share its text), for this file only
+    """Every assignment of a run that ``candidate`` accepts, to a local name that no code of its
+    function reads after it (not later in the text, except in the other branch of an ``if`` it is in;
+    not in a loop around it; not in a nested function or lambda), with the value the run computed
+    there (one per run: a function run standalone and inlined gives one each). Only functions with a
+    candidate are read (a walk of the function's text)."""
+    flows: dict[int, _Flow | None] = {}  # per function (its runs share its text), for this file only
     for run in facts.runs:
         if not isinstance(run.node, cst.FunctionDef):
             continue
         candidates = [assignment for assignment in run.assignments if "." not in assignment.name and candidate(assignment)]
         if not candidates:
             continue
-        if id(run.node) not in read:
-            read[id(run.node)] = unread_names(run.node)
-        unread = read[id(run.node)]
+        if id(run.node) not in flows:
+            flows[id(run.node)] = _flow(run.node)
+        flow = flows[id(run.node)]
+        if flow is None:
+            continue
         for assignment in candidates:
-            if assignment.name in unread:
+            if not flow.read_after(assignment.node, assignment.name):
                 yield run, assignment

@@ -122,7 +122,8 @@ def tensor_binary(
     left_tensor, right_tensor = isinstance(left, TensorValue), isinstance(right, TensorValue)
     shape = _result_shape(interp, operator, left, right, a, b, node, frame)
     dtype = _result_dtype(operator, left, right, a, b)
-    result = TensorValue(shape, dtype, lineage(a, b), node)
+    # The operands as given: a number beside position ids keeps them positions (``arange(t) + offset``).
+    result = TensorValue(shape, dtype, lineage(left, right), node)
     split = next((t for t in (a, b) if t.has(LeadingOfUnknownRank) and t.shape == shape), None)
     if split is not None:
         result = result.with_tag(split.tag(LeadingOfUnknownRank))  # a norm of the split heads: the same leading dims

@@ -245,6 +245,7 @@ def lineage(*values: Value) -> tuple[object, ...]:
     kinds: set[type] = set()
     causes: frozenset = frozenset()
     sites: frozenset = frozenset()
+    alone = _positions_alone(values)
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
@@ -252,7 +253,8 @@ def lineage(*values: Value) -> tuple[object, ...]:
                     kinds.add(type(tag))
                     if type(tag) is SequenceOriginTag and tag.axis is not None:
                         tag = replace(tag, axis=None)  # the layout may change: find the axis by its size
-                    tags.append(tag if type(tag) is not PositionTag else replace(tag, kind="added") if tag.kind == "index" else tag)
+                    moved = type(tag) is PositionTag and tag.kind == "index" and not alone
+                    tags.append(replace(tag, kind="added") if moved else tag)
                 elif type(tag) is CauseTag:
                     causes |= tag.nodes
                 elif type(tag) is StreamTag:
@@ -262,6 +264,47 @@ def lineage(*values: Value) -> tuple[object, ...]:
     if sites:
         tags.append(StreamTag(sites))
     return tuple(tags)
+
+
+def _positions_alone(values: tuple[Value, ...]) -> bool:
+    """Computed from positions and nothing else: position ids, or what was computed from them and
+    other positions alone (``arange(t) + offset``, ``einsum('i,j->ij', pos, inv_freq)`` with
+    frequencies from ``arange`` too, their ``sin``/``cos``), scaled by a gain of one element
+    (``emb * self.scale``, a ``(1,)`` parameter) or by numbers. Such a result is still positions
+    (kind "index": a float one is a positional encoding, as sinusoids are), not a stream positions
+    were added to. A float tensor without provenance may be a stream (``torch.randn(2, 3) +
+    torch.arange(3)``); an integer one or a value the engine cannot see may be one beside float
+    positions, not beside integer position ids (ids are shifted: ``arange(t) + offset``,
+    ``positions + offsets.view(-1, 1, 1)``)."""
+    index, ids, others = False, True, False
+    for value in values:
+        if isinstance(value, TensorValue):
+            position = value.tag(PositionTag)
+            if value.has(TokenEmbeddingTag) or value.has(SequenceOriginTag):
+                return False
+            if position is not None and position.kind in ("index", "table", "embedding", "learned"):
+                index = index or position.kind == "index"
+                ids = ids and value.dtype != "float"
+            elif position is not None:
+                return False
+            elif value.dtype != "int" and not _one_element(value):
+                return False  # a float (or unknown) tensor of no provenance may be a stream
+            elif not _one_element(value):
+                others = True
+        elif unseen(value):
+            others = True
+    return index and (ids or not others)
+
+
+def _one_element(tensor: TensorValue) -> bool:
+    """A tensor of one element (``(1,)``, ``(1, 1)``, a 0-d scalar), as computed or as the parameter
+    it is was declared: broadcast, it holds no sequence."""
+    parameter = tensor.tag(ParameterTag)
+    shapes = (tensor.shape, parameter.shape if parameter is not None else None)
+    return any(
+        shape is not None and not shape.variadic and all(dim.is_const and dim.value == 1 for dim in shape.dims)
+        for shape in shapes
+    )
 
 
 def attended(output: TensorValue, query: TensorValue, site: cst.CSTNode) -> TensorValue:
