@@ -1422,6 +1422,15 @@ class Assumptions:
         self._div = self._div + ((a2, b2),)
         self._renormalize()
 
+    def include(self, other: Assumptions) -> None:
+        """Learn every fact of ``other`` too (the facts of two frames that hold on one path)."""
+        for name, value in other._subst.items():
+            self.add_equal(sym(name), value)
+        for a, b in other._div:
+            self.add_divisible(a, b)
+        for difference in other._eqs:
+            self.add_equal(difference, 0)
+
     def add_value(self, name: str, n: DimLike) -> None:
         """Record ``name == n``."""
         self.add_equal(sym(name), n)
