@@ -426,6 +426,9 @@ def test_a_key_whose_batch_differs_between_paths_is_still_in_the_querys_layout()
 
     assert misplaced_key_transpose(query, key(b), Assumptions()) is None
     assert misplaced_key_transpose(query, key(path_join(b, b_enc)), Assumptions()) is None
+    # A batch computed from a size that differs between paths (``(n1|n2) * h``) is no single path's
+    # size: read without error, and not taken for the query's.
+    assert misplaced_key_transpose(query, key(path_join(Dim.sym("n1"), Dim.sym("n2")) * h), Assumptions()) is not None
     # A batch that is another size on every path: the key is not the query's layout.
     other = path_join(Dim.sym("n1"), Dim.sym("n2"))
     assert misplaced_key_transpose(query, key(other), Assumptions()) is not None
@@ -593,3 +596,41 @@ def test_keys_always_joined_with_a_cache_have_a_sequence_axis():
     assert findings(CACHED_DECODER) == []
     buggy = twin(CACHED_DECODER, "torch.matmul(q, k.transpose(-1, -2))", "torch.matmul(q, k)")
     assert findings(buggy) == [("SC505", 20)]
+
+
+SAME_NAMES = """
+import torch
+from torch import nn
+from somewhere import helper
+
+
+class Block(nn.Module):
+    def __init__(self, dim=64):
+        super().__init__()
+        self.conv = nn.Conv2d(dim, 2 * dim, 1)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        return self.conv(x.reshape(b, c, h, w))
+
+
+class Model(nn.Module):
+    def __init__(self, dim=64):
+        super().__init__()
+        self.proj_in = nn.Conv2d(3, dim, 1)
+        self.block = Block(dim)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        y = self.proj_in(x)
+        return self.block(helper(y))
+"""
+
+
+def test_a_callees_sizes_named_like_its_callers_are_its_own():
+    """The caller's ``c`` is 3 (its input's channels, on the path's facts, which flow into the
+    callee); the block's ``c``, read off a tensor the engine cannot see, is another size."""
+    assert findings(SAME_NAMES) == []
+    found = values(SAME_NAMES, "Block.forward", inlined=True)
+    assert str(found["c"].dim) != "c"
+    assert findings(twin(SAME_NAMES, "nn.Conv2d(dim, 2 * dim, 1)", "nn.Conv2d(2 * dim, 2 * dim, 1)"), "SC406") == []

@@ -45,7 +45,7 @@ def _on_a_path(a: Dim, b: Dim, assumptions: object) -> bool:
     """Equal, or ``b`` differs between paths (``a|c``) and is ``a`` on one of them."""
     if _is(a, b, assumptions):
         return True
-    return is_path_join(b) and str(a) in path_sizes(b.name)  # type: ignore[arg-type]
+    return b.name is not None and is_path_join(b) and str(a) in path_sizes(b.name)
 
 
 def _one(dim: Dim) -> bool:

@@ -198,6 +198,16 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.invented.add(name)
         return name
 
+    def size_named(self, name: str, frame: "Frame") -> Dim:
+        """The size the code names ``name`` (``B, T, C = x.shape`` of a tensor it cannot see): that
+        symbol, unless the path's facts already speak of a ``name`` (an inlined callee's ``C`` is not
+        its caller's ``C``: the caller's facts flow in), then a numbered one. Either is a size the
+        code named, not one the engine made up."""
+        if not frame.assumptions.mentions(name):
+            return Dim.sym(name)
+        self._fresh_counter += 1
+        return Dim.sym(f"{name}{self._fresh_counter}")
+
     def is_sequence_length(self, dim: Dim) -> bool:
         """A made-up size presumed to be a sequence length on every path (``sequence_sizes``)."""
         return dim.name is not None and all(part in self.sequence_sizes for part in path_sizes(dim.name))

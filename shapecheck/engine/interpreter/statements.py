@@ -547,7 +547,7 @@ class StatementExecutor:
         named = []
         for element in elements[: count - len(known)]:
             name = element.value.value  # type: ignore[union-attr]
-            named.append(Dim.sym(self.fresh_name("size") if name == "_" else name))
+            named.append(Dim.sym(self.fresh_name("size")) if name == "_" else self.size_named(name, frame))
         dims = tuple(named) + tuple(known)
         refined = Shape(dims)
         source = value.source
@@ -573,7 +573,7 @@ class StatementExecutor:
         for index, element in enumerate(elements):
             name = element.value.value  # type: ignore[attr-defined]
             if is_anonymous(dims[index]) and name != "_":
-                dims[index] = Dim.sym(name)
+                dims[index] = self.size_named(name, frame)
         if dims == list(shape.dims):
             return value
         source = value.source
