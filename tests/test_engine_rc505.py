@@ -634,3 +634,35 @@ def test_a_callees_sizes_named_like_its_callers_are_its_own():
     found = values(SAME_NAMES, "Block.forward", inlined=True)
     assert str(found["c"].dim) != "c"
     assert findings(twin(SAME_NAMES, "nn.Conv2d(dim, 2 * dim, 1)", "nn.Conv2d(2 * dim, 2 * dim, 1)"), "SC406") == []
+
+
+def test_assumptions_tell_which_symbols_they_speak_of():
+    from shapecheck.engine.symbolic.dims import Assumptions, Dim
+
+    a, b, c, d, e, t, k = (Dim.sym(name) for name in "a b c d e t k".split())
+    facts = Assumptions()
+    assert not facts.mentions("a")
+    facts.add_equal(a, b + Dim.const(1))
+    assert facts.mentions("a") and facts.mentions("b")
+    facts.add_equal(c * d, d * e + Dim.const(2))
+    assert facts.mentions("e")
+    facts.add_divisible(t, k)
+    assert facts.mentions("k") and facts.mentions("t")
+    assert not facts.mentions("z")
+
+
+def test_a_product_divisible_as_written_stays_divisible_under_the_paths_facts():
+    """ViTDet's ``rel_pos.reshape(1, rel_pos.shape[0], -1)`` of ``(2 * n - 1, e // h)`` under
+    ``e % h == 0`` (the caller's check): the facts fold ``e // h`` into ``(2 * n * e - e) // h``,
+    which must not make the -1 look like it leaves a head count over."""
+    from shapecheck.engine.symbolic.dims import Assumptions, Dim, Truth, divides, leaves_a_fraction_of_the_head_count
+
+    n, e, h = Dim.sym("n"), Dim.sym("e"), Dim.sym("h")
+    facts = Assumptions()
+    facts.add_divisible(e, h)
+    total, known = (Dim.const(2) * n - Dim.const(1)) * (e // h), Dim.const(2) * n - Dim.const(1)
+    assert divides(known, total, facts) is Truth.TRUE
+    assert leaves_a_fraction_of_the_head_count(total, known, facts) is False
+    # BigBird's ``view(b, -1, h, h * d)`` of ``(b, t, e)`` still leaves ``t / h``.
+    t = Dim.sym("t")
+    assert leaves_a_fraction_of_the_head_count(t * e, h * e, facts) is True
