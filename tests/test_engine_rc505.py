@@ -3,8 +3,6 @@ what the engine lost between the projections and ``q @ k``.
 
 - ``x.new_empty(*x.shape[:-1], d)`` / ``torch.zeros(*x.shape[:-1], d)``: a torch.Size of known
   rank unpacked into a call gives one size per argument (DeepSeek / Kimi MLA keys).
-- ``batch_size, _, seq_length, _ = kv.shape`` of a tensor whose sizes the engine made up (a cache
-  it cannot see gave it back) names those sizes, as for a tensor of unknown shape.
 - ``self.qk_nope_head_dim + self.v_head_dim`` in ``forward``: configuration fields kept by the
   constructor, added, are a size, as they are in ``__init__``.
 - ``q, k, v = qkv.chunk(3, dim=3)`` of a conv's output of unseen spatial size: the query and the
@@ -97,7 +95,7 @@ def test_a_torch_size_of_unknown_rank_unpacked_after_other_sizes_stays_unknown()
     assert values(source, "pad")["padded"].shape is None
 
 
-# --- sizes read off a tensor whose sizes the engine made up -------------------------------------
+# --- sizes read off a tensor of known shape ----------------------------------------------------
 
 CACHED_LATENTS = """
 import torch
@@ -117,16 +115,6 @@ class Latents(nn.Module):
         batch_size, _, seq_length, _ = kv.shape
         return kv
 """
-
-
-def test_sizes_read_off_made_up_dims_are_named_and_the_tensor_carries_them():
-    found = values(CACHED_LATENTS, "Latents.forward")
-    assert isinstance(found["batch_size"], IntValue) and str(found["batch_size"].dim) == "batch_size"
-    assert isinstance(found["seq_length"], IntValue) and str(found["seq_length"].dim) == "seq_length"
-    # kv itself now has the names (the second axis, unpacked into ``_``, stays made up).
-    source = twin(CACHED_LATENTS, "        return kv\n", "        kv2 = kv\n        return kv2\n")
-    shape = str(values(source, "Latents.forward")["kv2"].shape)
-    assert shape.startswith("(batch_size, _") and shape.endswith(", seq_length, 32)")
 
 
 def test_sizes_read_off_known_dims_keep_them():
@@ -221,8 +209,11 @@ class LatentAttention(nn.Module):
 
 def test_latent_attention_keys_are_seen_through_the_cache_and_new_empty():
     assert findings(MLA) == []
+    # Not found: on the cache's path the key's sizes are made up (``(_, _, _, r)``), and sizes
+    # unpacked from made-up dims stay made up (tests/test_mutation_kills_ops_mut25.py), so the
+    # key's rows are not known to be tokens.
     untransposed = twin(MLA, "torch.matmul(query, key.transpose(2, 3))", "torch.matmul(query, key)")
-    assert findings(untransposed) == [("SC505", 8)]
+    assert findings(untransposed) == []
     over_heads = twin(MLA, "torch.matmul(query, key.transpose(2, 3))", "torch.matmul(query, key.transpose(1, 2))")
     assert findings(over_heads) == [("SC504", 8)]
 
@@ -452,12 +443,6 @@ def test_a_torch_size_of_a_tensor_known_by_its_width_only_stays_unknown_when_unp
     assert values(source, "Pad.forward")["padded"].shape is None
 
 
-def test_sizes_read_off_the_leading_made_up_dims_name_them_too():
-    source = twin(CACHED_LATENTS, "        batch_size, _, seq_length, _ = kv.shape\n", "        bsz, one, seq = kv.size()[:-1]\n")
-    source = twin(source, "        return kv\n", "        kv2 = kv\n        return kv2\n")
-    assert shape_text(values(source, "Latents.forward")["kv2"]) == "(bsz, one, seq, 32)"
-
-
 BLOCKS_CONFIG = """
 import torch
 from torch import nn
@@ -499,16 +484,6 @@ def test_an_inlined_method_knows_its_callers_checks_and_its_constructors():
     assert findings(BLOCKS_CONFIG) == []
     buggy = twin(BLOCKS_CONFIG, "key_layer.transpose(-1, -2))", "key_layer.transpose(1, 2))")
     assert findings(buggy) == [("SC504", 28)]
-
-
-def test_made_up_sizes_unpacked_into_underscores_stay_apart():
-    from shapecheck.engine.symbolic.dims import Truth, equal
-
-    source = twin(CACHED_LATENTS, "        batch_size, _, seq_length, _ = kv.shape\n", "        batch_size, _, _, width = kv.shape\n")
-    source = twin(source, "        return kv\n", "        kv2 = kv\n        return kv2\n")
-    dims = values(source, "Latents.forward")["kv2"].shape.dims
-    assert str(dims[0]) == "batch_size" and str(dims[3]) == "32"
-    assert equal(dims[1], dims[2]) is not Truth.TRUE
 
 
 CHILD_WITH_CHECK = """

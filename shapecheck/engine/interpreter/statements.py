@@ -45,7 +45,7 @@ from shapecheck.engine.ops.training import grad_switch
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim
-from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
+from shapecheck.engine.symbolic.shapes import Shape
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -539,8 +539,6 @@ class StatementExecutor:
             return value
         shape = value.shape
         count = len(elements)
-        if shape is not None and not shape.variadic and len(shape.dims) == count:
-            return self._name_anonymous_sizes(elements, value, frame)
         if shape is not None and (not shape.variadic or len(shape.dims) > count):
             return value
         known = shape.dims if shape is not None else ()
@@ -560,30 +558,6 @@ class StatementExecutor:
             elif isinstance(current, Opaque) or current is UNKNOWN:
                 frame.env[source.value] = TensorValue(whole, None, (), source)
         return ShapeValue(refined, source)
-
-    def _name_anonymous_sizes(self, elements: Sequence[cst.BaseElement], value: ShapeValue, frame: Frame) -> ShapeValue:
-        """``batch_size, _, seq_length, _ = kv.shape`` on a tensor of known rank whose sizes the engine
-        made up (``(_, _, _, r)``: a cache gave it back): the sizes the code names are named, as for a
-        tensor of unknown shape, and the tensor is refined to carry them. A made-up size stands for
-        the one size that axis has, so the name read off it is that size; an axis unpacked into
-        ``_`` stays made up."""
-        shape = value.shape
-        assert shape is not None
-        dims = list(shape.dims)
-        for index, element in enumerate(elements):
-            name = element.value.value  # type: ignore[attr-defined]
-            if is_anonymous(dims[index]) and name != "_":
-                dims[index] = self.size_named(name, frame)
-        if dims == list(shape.dims):
-            return value
-        source = value.source
-        if isinstance(source, cst.Name) and not value.extra:
-            current = self.lookup(source.value, frame)
-            if isinstance(current, TensorValue) and current.shape is not None and not current.shape.variadic:
-                whole = current.shape.dims
-                if len(whole) == len(dims) + value.dropped:  # the tensor the size was read off
-                    frame.env[source.value] = current.with_shape(Shape(tuple(dims) + whole[len(dims):]))
-        return ShapeValue(Shape(tuple(dims)), source, value.base, value.dropped, value.extra)
 
 
 def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, frame: Frame) -> list[TensorValue]:
