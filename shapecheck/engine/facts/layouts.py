@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapecheck.engine.domain.joins import is_path_join
+from shapecheck.engine.domain.joins import is_path_join, path_sizes
 from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, KeyTransposed, LayerOutputTag, Permuted, Reordered
 from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
 from shapecheck.engine.facts.records import OpEvent
@@ -39,6 +39,13 @@ def _is(a: Dim, b: Dim, assumptions: object) -> bool:
 def _may_be(a: Dim, b: Dim, assumptions: object) -> bool:
     """Equal, or not known to differ because one is unnamed or differs between paths."""
     return _is(a, b, assumptions) or any(is_anonymous(d) or is_path_join(d) for d in (a, b))
+
+
+def _on_a_path(a: Dim, b: Dim, assumptions: object) -> bool:
+    """Equal, or ``b`` differs between paths (``a|c``) and is ``a`` on one of them."""
+    if _is(a, b, assumptions):
+        return True
+    return b.name is not None and is_path_join(b) and str(a) in path_sizes(b.name)
 
 
 def _one(dim: Dim) -> bool:
@@ -225,10 +232,12 @@ def misplaced_key_transpose(a: TensorValue, b: TensorValue, assumptions: object)
     feature = key[layout.order.index(layout.rank - 1)]
     if not _is(query[-1], feature, assumptions):
         return None
-    if layout.order[-1] == layout.rank - 1 and all(_is(x, y, assumptions) for x, y in zip(query[:-2], key[:-2])):
+    if layout.order[-1] == layout.rank - 1 and all(_on_a_path(x, y, assumptions) for x, y in zip(query[:-2], key[:-2])):
         # Reordered into the query's own layout (the head move both had, ``(b, t, h, d)`` to
         # ``(b, h, t, d)``): the key was not transposed at all, which the product reports
-        # (``ops.products``), not a transpose over the wrong axes.
+        # (``ops.products``), not a transpose over the wrong axes. A key whose batch differs
+        # between paths (``batch|batch_enc``: its own tokens, or an encoder's) has the query's
+        # batch on one of them: still the query's layout.
         return None
     source = fixed_dims(layout.source.shape, layout.rank) if layout.source is not None else None
     # Shaped like the key: the same batch and head axes and the same feature size; the sequence

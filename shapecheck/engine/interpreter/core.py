@@ -198,6 +198,16 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.invented.add(name)
         return name
 
+    def size_named(self, name: str, frame: "Frame") -> Dim:
+        """The size the code names ``name`` (``B, T, C = x.shape`` of a tensor it cannot see): that
+        symbol, unless the path's facts already speak of a ``name`` (an inlined callee's ``C`` is not
+        its caller's ``C``: the caller's facts flow in), then a numbered one. Either is a size the
+        code named, not one the engine made up."""
+        if not frame.assumptions.mentions(name):
+            return Dim.sym(name)
+        self._fresh_counter += 1
+        return Dim.sym(f"{name}{self._fresh_counter}")
+
     def is_sequence_length(self, dim: Dim) -> bool:
         """A made-up size presumed to be a sequence length on every path (``sequence_sizes``)."""
         return dim.name is not None and all(part in self.sequence_sizes for part in path_sizes(dim.name))
@@ -280,8 +290,13 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         frame.grad = caller.grad if caller is not None else None
         if grad_disabled_by_decorator(self, node):
             frame.grad = False
-        if self_value is not None and self_value.context is not None and assumptions is None:
-            frame.assumptions = self_value.context.copy()
+        if self_value is not None and self_value.context is not None:
+            if assumptions is None:
+                frame.assumptions = self_value.context.copy()
+            elif self_value.context is not assumptions:
+                # Inlined: the caller's path facts (``if seqlen % block != 0: raise``) and the
+                # instance's constructor facts (``d_model % n_heads == 0``) both hold here.
+                frame.assumptions.include(self_value.context)
         self.call_stack.append(node)
         scope = self.graph.home.get(node) if self.graph is not None else None
         saved = None
@@ -565,6 +580,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             bindings = {**closure, **bindings}
         result = self.run_function(
             node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
+            assumptions=frame.assumptions,
             parent=frame.run if frame.run.node is not None else None, call_node=call.node, caller=frame,
         )
         self._run_number_fallbacks(node, qualname, cls, call, bindings, frame, self_value)

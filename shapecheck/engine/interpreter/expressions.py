@@ -115,6 +115,8 @@ class ExpressionEvaluator:
             if arg.star == "*":
                 items = base.known_items(value) if not isinstance(value, TupleValue) else value.items
                 if items is None:
+                    items = _size_items(value)  # ``zeros(*x.shape[:-1], d)``: each size one argument
+                if items is None:
                     # ``nn.Sequential(*[Block() for _ in range(n)])``: the repeated item is kept.
                     args.append(value if isinstance(value, Repeated) else UNKNOWN)
                     arg_nodes.append(arg.value)
@@ -356,6 +358,15 @@ _BUILTINS["False"] = ConstValue(False)
 def _leading_of_unknown_rank(value: Value) -> bool:
     """``x.shape[:-1]`` of a tensor whose rank is unknown."""
     return isinstance(value, ShapeValue) and value.base is not None and (value.shape is None or value.shape.variadic)
+
+
+def _size_items(value: Value) -> tuple[Value, ...] | None:
+    """The sizes of ``x.shape[:-1]`` (a torch.Size that remembers its tensor) of known rank, one
+    ``IntValue`` each, as ``*`` unpacks them into a call: ``x.new_empty(*x.shape[:-1], d)``. A size
+    of unknown rank stays unknown (the starred-first case is read as one shape by the caller)."""
+    if not isinstance(value, ShapeValue) or value.shape is None or value.shape.variadic:
+        return None
+    return tuple(IntValue(dim) for dim in value.shape.dims)
 
 
 def _plain(args: Sequence[cst.Arg]) -> bool:

@@ -548,7 +548,7 @@ class StatementExecutor:
         named = []
         for element in elements[: count - len(known)]:
             name = element.value.value  # type: ignore[union-attr]
-            named.append(Dim.sym(self.fresh_name("size") if name == "_" else name))
+            named.append(Dim.sym(self.fresh_name("size")) if name == "_" else self.size_named(name, frame))
         dims = tuple(named) + tuple(known)
         refined = Shape(dims)
         source = value.source

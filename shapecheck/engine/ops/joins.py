@@ -63,7 +63,7 @@ def _cat(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     shapes = [t.shape for t in tensors]
     dtype = tensors[0].dtype if all(t.dtype == tensors[0].dtype for t in tensors) else None
     if any(s is None or s.variadic for s in shapes) or not shapes:
-        result_shape = _cat_with_unknown_operands(shapes, axis)
+        result_shape = _cat_with_unknown_operands(interp, shapes, axis)
         if shapes and all(s is not None for s in shapes) and axis < 0:
             # With a variadic prefix the joined trailing axis is still known, and the other axes
             # are those of the operand that knows most of them (torch requires them equal).
@@ -128,11 +128,14 @@ def _one_projection(tensors: list[TensorValue]) -> tuple[ProjectionTag, ...]:
     return (replace(first, part=whole),)
 
 
-def _cat_with_unknown_operands(shapes: list[Shape | None], axis: int) -> Shape | None:
+def _cat_with_unknown_operands(interp: "Interpreter", shapes: list[Shape | None], axis: int) -> Shape | None:
     """``torch.cat([q[:, :, :npt], rotate(q[:, :, npt:])], dim=2)`` with the second operand from a
     callee the engine cannot see (or known only by its trailing dims): torch requires every operand
     to have the rank and the other dims of the one whose shape is fully known, so the result is that
-    shape with the joined axis of unknown size (``_``)."""
+    shape with the joined axis of unknown size (``_``). Joined along a presumed sequence length
+    (``torch.cat([past_key_value[0], key_layer], dim=2)`` of ``(b, h, s, d)`` keys), the joined axis
+    is another sequence length (``Interpreter.sequence_sizes``), as a cache the engine cannot see
+    gives back (``statements._updated``): past positions and new ones are positions."""
     known = [s for s in shapes if s is not None and not s.variadic]
     if not known:
         return None
@@ -143,6 +146,10 @@ def _cat_with_unknown_operands(shapes: list[Shape | None], axis: int) -> Shape |
         # against it; the leading dims it would keep have met path-insensitive joins (a batch
         # doubled for classifier-free guidance on one path only) where the precision run saw them.
         return None
+    if interp.is_sequence_length(first.dims[a]):
+        length = Dim.sym(interp.fresh_name("kv_len", use_target=False))
+        interp.sequence_sizes.add(length.name)  # type: ignore[arg-type]
+        return first.with_dim(a, length)
     return first.with_dim(a, fresh_anonymous())
 
 

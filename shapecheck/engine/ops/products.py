@@ -229,7 +229,11 @@ def _untransposed_right(
     rows_known = _rows(interp, rows_b) or alike  # a key of the query's layout: rows are positions
     # Against a parameter (``x @ self.embedding.weight``, rows the constructor named), the left
     # operand's rows may be any count (``x.view(-1, d)``): the weight is not a query.
-    rows_a_known = rows_a.is_const or _rows(interp, rows_a) or (weight and _named(interp, rows_b))
+    # Two layer outputs laid out alike whose rows are one and the same size (pieces of one tensor:
+    # ``q, k, v = qkv.chunk(3, dim=-1)`` of ``(N, h, H * W, 3 * d)``): the rows are that tensor's
+    # token axis in both, even when the engine made its size up (a conv's output of unseen size).
+    same_rows = alike and rows_a == rows_b
+    rows_a_known = rows_a.is_const or _rows(interp, rows_a) or (weight and _named(interp, rows_b)) or same_rows
     return _feature_size(interp, last_a) and rows_known and rows_a_known
 
 

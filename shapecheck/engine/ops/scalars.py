@@ -233,11 +233,21 @@ def _configuration_sizes(left: Value, right: Value, frame: "Frame") -> bool:
     """``self.qk_head_dim = config.qk_nope_head_dim + config.qk_rope_head_dim`` in a constructor:
     fields of a configuration the engine cannot see, added, make a size (as ``//`` of them already
     does). Only in ``__init__`` and only attributes read off an unseen object: elsewhere two unseen
-    values added may be tensors."""
+    values added may be tensors. The same fields kept by the constructor and added in another method
+    (``self.qk_nope_head_dim + self.v_head_dim`` in ``forward``) are those sizes too: the object they
+    were read off is none of this function's names (an object this function holds, such as a model
+    output, may carry tensors)."""
     if not (isinstance(left, Opaque) and isinstance(right, Opaque) and "." in left.name and "." in right.name):
         return False
     node = frame.run.node if frame.run is not None else None
-    return isinstance(node, cst.FunctionDef) and node.name.value == "__init__"
+    if isinstance(node, cst.FunctionDef) and node.name.value == "__init__":
+        return True
+    return not any(_root(value.name) in frame.env for value in (left, right))
+
+
+def _root(name: str) -> str:
+    """The object an unseen value's name was read off: ``config`` of ``config.hidden_size``."""
+    return name.split(".", 1)[0].split("[", 1)[0]
 
 
 def _concat_sizes(left: Value, right: Value) -> Value | None:

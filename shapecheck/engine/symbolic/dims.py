@@ -1303,6 +1303,10 @@ def leaves_a_fraction_of_the_head_count(total: DimLike, known: DimLike, assumpti
     width (:func:`_divisors_of_widths`: BigBird's ``view(b, -1, h, h * d)`` after the config check).
     Like :func:`differ_by_head_count`, very likely a bug and never certain."""
     try:
+        if _divides(as_dim(known), as_dim(total), None) is Truth.TRUE:
+            # Divisible as written (``(2 * n - 1) * (e // h)`` by ``2 * n - 1``): what the path's
+            # facts rewrite (``e // h`` exact folded into ``(2 * n * e - e) // h``) cannot undo it.
+            return False
         split = _with_exact_head_splits(total, known, assumptions)
         if split is None:
             return False
@@ -1328,6 +1332,8 @@ def divides(b: DimLike, a: DimLike, assumptions: Assumptions | None = None) -> T
     constants that do not divide -> FALSE; otherwise UNKNOWN."""
     a, b = as_dim(a), as_dim(b)
     if assumptions is not None:
+        if _divides(b, a, None) is Truth.TRUE:
+            return Truth.TRUE  # divisible as written, whatever the facts rewrite
         a, b = assumptions.simplify(a), assumptions.simplify(b)
     return _divides(b, a, assumptions)
 
@@ -1421,6 +1427,21 @@ class Assumptions:
             return
         self._div = self._div + ((a2, b2),)
         self._renormalize()
+
+    def mentions(self, name: str) -> bool:
+        """Whether some fact speaks of the symbol ``name``."""
+        if name in self._subst or any(name in value.symbols() for value in self._subst.values()):
+            return True
+        return any(name in d.symbols() for pair in self._div for d in pair) or any(name in d.symbols() for d in self._eqs)
+
+    def include(self, other: Assumptions) -> None:
+        """Learn every fact of ``other`` too (the facts of two frames that hold on one path)."""
+        for name, value in other._subst.items():
+            self.add_equal(sym(name), value)
+        for a, b in other._div:
+            self.add_divisible(a, b)
+        for difference in other._eqs:
+            self.add_equal(difference, 0)
 
     def add_value(self, name: str, n: DimLike) -> None:
         """Record ``name == n``."""
