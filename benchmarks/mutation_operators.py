@@ -824,11 +824,37 @@ def wrong_key_transpose(module: cst.Module) -> Iterator[Mutation]:
                     axes = [int_value(a.value) for a in operand.args]
                     if axes in ([-2, -1], [-1, -2], [2, 3], [3, 2]):
                         assert isinstance(operand.func, cst.Attribute)
-                        if four_d:
+                        if four_d and _key_rank(flow.function, operand.func.value) != 3:
                             new = operand.with_changes(args=[operand.args[0].with_changes(value=cst.Integer("1")), operand.args[1].with_changes(value=cst.Integer("2"))])
                             yield Mutation("SC504", operand, [(operand, new)], "transpose(-2, -1) -> transpose(1, 2)")
                         else:
                             yield Mutation("SC504", operand, [(operand, cst.Attribute(value=operand.func.value, attr=cst.Name("T")))], "transpose(-2, -1) -> .T")
+
+
+def _key_rank(function: cst.FunctionDef, key: cst.BaseExpression) -> int | None:
+    """The rank of a key named by ``key`` when the function spells it out: the last assignment to
+    that name is a ``view`` / ``reshape`` of n sizes (rank n), or the pieces of one
+    (``.reshape(3, B * h, N, -1).unbind(0)``: rank n - 1). On a 3-D key ``transpose(1, 2)`` is
+    ``transpose(-2, -1)``: not a bug."""
+    if not isinstance(key, cst.Name):
+        return None
+    rank = None
+    for node in walk(function.body):
+        if not isinstance(node, cst.Assign):
+            continue
+        names = [t.target for t in node.targets]
+        flat = [e.value for t in names if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements] + names
+        if not any(isinstance(n, cst.Name) and n.value == key.value for n in flat):
+            continue
+        value, pieces = node.value, False
+        if isinstance(value, cst.Call) and call_name(value) == "unbind" and is_method_call(value):
+            value, pieces = value.func.value, True  # type: ignore[union-attr]
+        if isinstance(value, cst.Call) and call_name(value) in {"view", "reshape"} and is_method_call(value):
+            count = len(value.args)
+            rank = count - 1 if pieces else count
+        else:
+            rank = None
+    return rank
 
 
 @operator("SC505", "a matmul operand left untransposed")

@@ -322,3 +322,44 @@ def test_operators_plant_no_change_of_a_single_token_or_a_factor_of_one(monkeypa
         "reshape(B, self.num_heads, 1, self.head_dim)", "reshape(B, N, self.num_heads, self.head_dim)"
     ).replace("self.q(x[:, :1, :])", "self.q(x)")
     assert planted(every_token) == ["transpose before the merge removed", "view(b, t, h, d) -> view(b, t, h, d * h)"]
+
+
+FUSED_3D_KEYS = '''import torch
+from torch import nn
+
+
+class WindowAttention(nn.Module):
+    def __init__(self, dim=64, num_heads=4):
+        super().__init__()
+        self.num_heads = num_heads
+        self.scale = (dim // num_heads) ** -0.5
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x):
+        B, H, W, _ = x.shape
+        qkv = self.qkv(x).reshape(B, H * W, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.reshape(3, B * self.num_heads, H * W, -1).unbind(0)
+        attn = (q * self.scale) @ k.transpose(-2, -1)
+        attn = attn.softmax(dim=-1)
+        return (attn @ v).view(B, self.num_heads, H, W, -1)
+'''
+
+
+def test_a_3d_key_is_not_planted_a_transpose_of_its_axes_1_and_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keys ``(B * h, N, d)`` (SAM's windowed attention): ``k.transpose(1, 2)`` is ``k.transpose(-2,
+    -1)``, no bug; ``k.T`` (``(d, N, B * h)``) is one. Keys of a 4-D layout get ``transpose(1, 2)``."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    mutation = importlib.import_module("mutation")
+
+    def planted(source: str) -> list[str]:
+        path = tmp_path / "modeling_w.py"
+        path.write_text(source)
+        specs, _sites, broken = mutation.find_mutants(("c", str(path), "modeling_w.py", ("SC504",), 5, 0))
+        assert not broken
+        return sorted(spec.description for spec in specs)
+
+    assert planted(FUSED_3D_KEYS) == ["transpose(-2, -1) -> .T"]
+    four_d = FUSED_3D_KEYS.replace(
+        "q, k, v = qkv.reshape(3, B * self.num_heads, H * W, -1).unbind(0)", "q, k, v = qkv.unbind(0)"
+    )
+    assert planted(four_d) == ["transpose(-2, -1) -> transpose(1, 2)"]
