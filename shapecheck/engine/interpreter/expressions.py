@@ -102,6 +102,8 @@ class ExpressionEvaluator:
                 break
             if arg.star == "*":
                 items = base.known_items(value) if not isinstance(value, TupleValue) else value.items
+                if items is None and isinstance(value, ShapeValue):
+                    items = _sizes_of(value)  # ``reshape(*x.shape)``, ``view(*x.shape[:-1], h, -1)``
                 if items is None:
                     # ``nn.Sequential(*[Block() for _ in range(n)])``: the repeated item is kept.
                     args.append(value if isinstance(value, Repeated) else UNKNOWN)
@@ -302,6 +304,14 @@ _BUILTINS["False"] = ConstValue(False)
 def _leading_of_unknown_rank(value: Value) -> bool:
     """``x.shape[:-1]`` of a tensor whose rank is unknown."""
     return isinstance(value, ShapeValue) and value.base is not None and (value.shape is None or value.shape.variadic)
+
+
+def _sizes_of(value: ShapeValue) -> tuple[Value, ...] | None:
+    """The sizes of a ``torch.Size`` of known length (``x.shape``, ``x.shape[:-1]`` of a tensor of
+    known rank), one value per size, as a starred argument passes them."""
+    if value.shape is None or value.shape.variadic:
+        return None
+    return tuple(IntValue(d) for d in value.shape.dims + value.extra)
 
 
 def _plain(args: Sequence[cst.Arg]) -> bool:

@@ -19,6 +19,7 @@ from shapecheck.engine.domain.values import (
     ClassValue,
     ConstValue,
     FunctionValue,
+    IntValue,
     ModuleIdent,
     ModuleValue,
     ObjectValue,
@@ -59,6 +60,20 @@ def _modules_assigned(owner: ObjectValue | None, before: dict[str, Value]) -> di
         name: value for name, value in owner.attrs.items()
         if before.get(name) is not value and is_module_value(value)
     }
+
+
+def _restore_sizes(owner: ObjectValue | None, before: dict[str, Value]) -> None:
+    """The other path of an ``if`` starts from the sizes ``self`` held before it: a size one branch
+    rebinds (``if self.num_heads == 0: self.num_heads = 1``; a size is a number or a parameter the
+    engine cannot see, which it reads as one) is not what the other path reads, and
+    after the ``if`` an attribute holds what the path analysed last left there (the fall-through of
+    an ``if`` without ``else``), as an attribute both branches write holds the ``else``'s value."""
+    if owner is None:
+        return
+    for name, value in list(owner.attrs.items()):
+        old = before.get(name)
+        if old is not value and isinstance(old, (IntValue, Opaque)) and isinstance(value, (IntValue, Opaque)):
+            owner.attrs[name] = old
 
 
 def _keep_either_module(owner: ObjectValue | None, then_modules: dict[str, Value], then_frame: Frame, else_frame: Frame) -> None:
@@ -301,6 +316,7 @@ class StatementExecutor:
         before = dict(owner.attrs) if owner is not None else {}
         self._snapshot_run(then_frame, node.body.body)
         then_modules = _modules_assigned(owner, before)
+        _restore_sizes(owner, before)
         else_frame = frame.fork()
         if node.orelse is not None:
             if isinstance(node.orelse, cst.If):

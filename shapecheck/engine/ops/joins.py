@@ -216,10 +216,13 @@ def _split_pieces(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
             sizes = [size] * (full.value // size) + ([full.value % size] if size and full.value % size else []) if size else [0] * count
             pieces = tuple(_piece(source, piece_shape(Dim.const(s)), i) for i, s in enumerate(sizes))
             return SplitTuple(pieces, same_values(source, None))
-        piece_dim = None
         if full is not None and divides(Dim.const(count), full, frame.assumptions) is Truth.TRUE:
             piece_dim = frame.assumptions.simplify(full // count)
-        pieces = tuple(_piece(source, piece_shape(piece_dim), i) for i in range(count))
+            pieces = tuple(_piece(source, piece_shape(piece_dim), i) for i in range(count))
+        else:
+            # ``q.chunk(2, dim=-1)`` of a size not known to be even: each piece keeps the other
+            # axes; the chunked one is a size of its own (the last piece may be shorter).
+            pieces = tuple(_piece(source, piece_shape(fresh_anonymous() if full is not None else None), i) for i in range(count))
         return SplitTuple(pieces, same_values(source, None))
     if isinstance(size_value, TupleValue):
         sizes = [dim_of(item) for item in size_value.items]
