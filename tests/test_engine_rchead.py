@@ -9,14 +9,20 @@
   that split's SC403, as ``scaled_dot_product_attention`` already was (a helper such as
   mmpretrain's ``scaled_dot_product_attention_pyimpl``);
 - a size one branch of an ``if`` rebinds on ``self`` (``if self.num_heads == 0: self.num_heads =
-  1``) is not what the other path reads; after the ``if`` the fall-through's value holds.
+  1``) is not what the other path reads; after the ``if`` the fall-through's value holds;
+- ``assert list(attn.size()) == [bsz * h, tgt_len, head_dim]`` (fairseq) and ``if attn.size() !=
+  (...): raise`` (Hugging Face) give a tensor whose shape was lost the sizes written;
+- a view that regroups a run of axes, neither merging nor splitting (``(t, b * h, d)`` viewed as
+  ``(t, b, h * d)``), needs those axes adjacent in memory as a merge does (SC501).
 
 Torch's answers (checked in a scratch script): the window reverse ``x.permute(0, 1, 3, 2, 4,
 5).view(-1, H, W, C)`` raises "view size is not compatible with input tensor's size and stride";
 ``torch.randn(2, 5, 4, 8)`` reshaped to ``(*q.shape[:-1], -1, 1, 2)`` is ``(2, 5, 4, 4, 1, 2)``;
 ``torch.randn(2, 5, 4, 7).chunk(2, -1)`` gives ``(2, 5, 4, 4)`` and ``(2, 5, 4, 3)``;
 ``randn(2, 4, 5, 32) @ randn(2, 4, 6, 8).transpose(-2, -1)`` raises; ``o.reshape(B, T, h * d)``
-of ``o (B, h, T, d)`` runs and differs from ``o.transpose(1, 2).reshape(B, T, h * d)``.
+of ``o (B, h, T, d)`` runs and differs from ``o.transpose(1, 2).reshape(B, T, h * d)``;
+``randn(8, 5, 8).transpose(0, 1).view(5, 2, 32)`` raises (it runs with a sequence of 1 and after
+``.contiguous()``).
 """
 
 from __future__ import annotations
@@ -314,3 +320,119 @@ class Block(nn.Module):
 
 def test_the_other_branch_reads_the_size_held_before_the_if():
     assert standalone_shapes(OTHER_BRANCH, "Block.forward", "y") == ["(*, 64*heads)"]
+
+
+# ------------------------------------------------------------------ asserted shapes, regrouping views
+
+FAIRSEQ = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+from .rotary_embedding import RotaryEmbedding
+
+
+class MultiheadAttention(nn.Module):
+    def __init__(self, embed_dim: int, num_heads: int):
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.num_heads = num_heads
+        self.head_dim = embed_dim // num_heads
+        assert self.head_dim * num_heads == self.embed_dim
+        self.scaling = self.head_dim ** -0.5
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+        self.v_proj = nn.Linear(embed_dim, embed_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+        self.rot_emb = RotaryEmbedding(dim=self.head_dim)
+
+    def forward(self, query):
+        tgt_len, bsz, embed_dim = query.size()
+        q = self.q_proj(query) * self.scaling
+        k = self.k_proj(query)
+        v = self.v_proj(query)
+        q = q.contiguous().view(tgt_len, bsz * self.num_heads, self.head_dim).transpose(0, 1)
+        k = k.contiguous().view(-1, bsz * self.num_heads, self.head_dim).transpose(0, 1)
+        v = v.contiguous().view(-1, bsz * self.num_heads, self.head_dim).transpose(0, 1)
+        q, k = self.rot_emb(q, k)
+        attn_weights = torch.bmm(q, k.transpose(1, 2))
+        attn_probs = F.softmax(attn_weights, dim=-1)
+        attn = torch.bmm(attn_probs, v)
+        assert list(attn.size()) == [bsz * self.num_heads, tgt_len, self.head_dim]
+        checked = attn
+        attn = attn.transpose(0, 1){contiguous}.view(tgt_len, bsz, embed_dim)
+        return self.out_proj(attn)
+"""
+
+
+def test_a_regrouping_view_of_a_transposed_asserted_output_is_sc501():
+    found = findings_on_lines(FAIRSEQ.format(contiguous=""))
+    assert found == [("SC501", "attn = attn.transpose(0, 1).view(tgt_len, bsz, embed_dim)")]
+
+
+def test_a_regrouping_view_made_contiguous_is_clean():
+    assert findings_on_lines(FAIRSEQ.format(contiguous=".contiguous()")) == []
+
+
+def test_an_asserted_size_list_gives_the_tensor_its_shape():
+    shapes = standalone_shapes(FAIRSEQ.format(contiguous=".contiguous()"), "MultiheadAttention.forward", "checked")
+    assert shapes == ["(bsz*num_heads, tgt_len, embed_dim//num_heads)"]
+
+
+HF_CHECK = """
+import torch
+from torch import nn
+from .rotary import apply_rotary
+
+
+class Attention(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.num_heads = config.num_attention_heads
+        self.head_dim = config.hidden_size // self.num_heads
+        self.out_proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, attn_output, bsz: int, tgt_len: int):
+        attn_output = apply_rotary(attn_output)
+        if attn_output.size() != (bsz, self.num_heads, tgt_len, self.head_dim):
+            raise ValueError(f"wrong size {attn_output.size()}")
+        checked = attn_output
+        return checked
+"""
+
+
+def test_a_size_test_that_raises_gives_the_tensor_its_shape_past_it():
+    shapes = standalone_shapes(HF_CHECK, "Attention.forward", "checked")
+    assert shapes == ["(bsz, config.num_attention_heads, tgt_len, config.hidden_size//config.num_attention_heads)"]
+
+
+BLOCKS = """
+import torch
+
+
+def merge(attn: torch.Tensor, bsz: int, heads: int, tgt_len: int, head_dim: int):
+    attn = attn.view(bsz * heads, tgt_len, head_dim)
+    return attn.transpose(0, 1){contiguous}.view(tgt_len, bsz, heads * head_dim)
+"""
+
+
+def test_a_view_regrouping_axes_a_transpose_left_apart_is_sc501():
+    found = findings_on_lines(BLOCKS.format(contiguous=""))
+    assert found == [("SC501", "return attn.transpose(0, 1).view(tgt_len, bsz, heads * head_dim)")]
+
+
+def test_a_view_regrouping_axes_made_contiguous_is_clean():
+    assert findings_on_lines(BLOCKS.format(contiguous=".contiguous()")) == []
+
+
+SPLIT_ONLY = """
+import torch
+
+
+def split(x: torch.Tensor, b: int, t: int, h: int, d: int):
+    x = x.view(b, t, h * d)
+    return x.transpose(0, 1).view(t, b, h, d)
+"""
+
+
+def test_a_view_that_only_splits_an_axis_after_a_transpose_is_clean():
+    assert findings_on_lines(SPLIT_ONLY) == []

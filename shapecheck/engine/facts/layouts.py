@@ -101,6 +101,41 @@ def _trailing_groups(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptio
     return axis_groups(source[:-1], result[:-1], assumptions)
 
 
+def axis_blocks(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: object) -> list[Merge] | None:
+    """How a reshape regroups axes, where a run of source axes becomes a run of result axes of the
+    same element count, neither a merge nor a split (``(t, b * h, d)`` viewed as ``(t, b, h * d)``:
+    axes 1..2 hold ``b * h * d`` elements on both sides). Each shortest such run of two source axes
+    or more is returned as a merge of those axes (``view`` needs them adjacent in memory, as it
+    needs merged axes). None when some run cannot be matched, or keeps a size of its own on both
+    sides."""
+    merges: list[Merge] = []
+    i = j = 0
+    while i < len(source) and j < len(result):
+        found = None
+        for span in range(2, len(source) - i + len(result) - j + 1):
+            for width in range(1, span):
+                end_i, end_j = i + width - 1, j + span - width - 1
+                if end_i < len(source) and end_j < len(result) and _is(product(source[i : end_i + 1]), product(result[j : end_j + 1]), assumptions):
+                    found = (end_i, end_j)
+                    break
+            if found is not None:
+                break
+        if found is None:
+            return None
+        end_i, end_j = found
+        if end_j > j and any(_is(a, b, assumptions) for a in source[i : end_i + 1] for b in result[j : end_j + 1]):
+            # a size on both sides of the run (``(h, t, d)`` read as ``(t, h * d)``): the view
+            # reinterprets an axis it keeps, heads merged without their transpose (SC502's
+            # question), not a merge of axes left apart; unanswered
+            return None
+        if end_i > i:
+            merges.append(Merge(i, end_i, j))
+        i, j = end_i + 1, end_j + 1
+    if i != len(source) or j != len(result):
+        return None
+    return merges
+
+
 def _windows_divide(assumptions: Assumptions | None, dims: tuple[Dim, ...]) -> Assumptions:
     """The path's assumptions, plus ``den`` divides ``num`` for every ``num // den`` of the sizes: a
     view of windows (Swin's ``(B, H // ws, ws, ...)`` merged back to ``(B, H, ...)``) runs only when
@@ -123,7 +158,10 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
     dims, target = fixed_dims(source.shape), fixed_dims(result.shape)
     if layout is None or dims is None or target is None or len(dims) != layout.rank:
         return None
-    merges = _leading_groups(dims, target, _windows_divide(event.assumptions, dims + target))
+    exact = _windows_divide(event.assumptions, dims + target)
+    merges = _leading_groups(dims, target, exact)
+    if merges is None:
+        merges = axis_blocks(dims, target, exact)
     if merges is None:
         return None
     for merge in merges:
