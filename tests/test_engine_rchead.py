@@ -18,6 +18,7 @@
 Torch's answers (checked in a scratch script): the window reverse ``x.permute(0, 1, 3, 2, 4,
 5).view(-1, H, W, C)`` raises "view size is not compatible with input tensor's size and stride";
 ``torch.randn(2, 5, 4, 8)`` reshaped to ``(*q.shape[:-1], -1, 1, 2)`` is ``(2, 5, 4, 4, 1, 2)``;
+``torch.zeros(1, *(q.shape[:-1] + (4, 2)))`` of ``q (2, 5, 8)`` is ``(1, 2, 5, 4, 2)``;
 ``torch.randn(2, 5, 4, 7).chunk(2, -1)`` gives ``(2, 5, 4, 4)`` and ``(2, 5, 4, 3)``;
 ``randn(2, 4, 5, 32) @ randn(2, 4, 6, 8).transpose(-2, -1)`` raises; ``o.reshape(B, T, h * d)``
 of ``o (B, h, T, d)`` runs and differs from ``o.transpose(1, 2).reshape(B, T, h * d)``;
@@ -106,6 +107,34 @@ def rope(x: torch.Tensor, freqs: torch.Tensor):
 def test_a_starred_size_of_known_length_passes_one_size_per_axis():
     assert standalone_shapes(STARRED, "rope", "pairs") == ["(2, 5, 4, 4, 1, 2)"]
     assert standalone_shapes(STARRED, "rope", "back") == ["(2, 5, 4, 8)"]
+
+
+SIZES = """
+import torch
+from torch import nn
+
+
+class M(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.proj = nn.Linear(n, 8)
+
+    def forward(self, x):
+        y = self.proj(x)
+        unknown_rank = torch.zeros(3, *y.shape[:-1], 4)
+        q = torch.zeros(2, 5, 8)
+        new_shape = q.shape[:-1] + (4, 2)
+        extended = torch.zeros(1, *new_shape)
+        return unknown_rank, extended
+"""
+
+
+def test_a_starred_size_with_sizes_appended_passes_each_once():
+    assert standalone_shapes(SIZES, "M.forward", "extended") == ["(1, 2, 5, 4, 2)"]
+
+
+def test_a_starred_size_of_unknown_length_passes_no_sizes():
+    assert standalone_shapes(SIZES, "M.forward", "unknown_rank") == []
 
 
 def test_a_chunk_of_a_constant_size_is_exact():
@@ -436,3 +465,39 @@ def split(x: torch.Tensor, b: int, t: int, h: int, d: int):
 
 def test_a_view_that_only_splits_an_axis_after_a_transpose_is_clean():
     assert findings_on_lines(SPLIT_ONLY) == []
+
+
+RESAMPLED = """
+import torch
+import torch.nn.functional as F
+from ...utils import torch_int
+
+
+def resample(patch_pos_embed: torch.Tensor, dim: int, num_positions: int, new_height: int, new_width: int):
+    n = torch_int(num_positions**0.5)
+    patch_pos_embed = patch_pos_embed.reshape(1, n, n, dim).permute(0, 3, 1, 2)
+    patch_pos_embed = F.interpolate(patch_pos_embed, size=(new_height, new_width), mode="bicubic")
+    return patch_pos_embed.permute(0, 2, 3, 1).view(1, -1, dim)
+"""
+
+
+def test_a_view_with_a_minus_one_after_a_permute_is_not_read_as_one_run():
+    # (1, dim, H, W) permuted to (1, H, W, dim): H and W are still adjacent, so view(1, -1, dim)
+    # runs (Hugging Face's interpolate_pos_encoding, git / kosmos2 / mlcd); the -1 matches any run
+    assert findings_on_lines(RESAMPLED) == []
+
+
+HALVES = """
+import torch
+
+
+def halves(x: torch.Tensor, t: int, n: int, m: int):
+    x = x.view(n, t, m)
+    return x.transpose(0, 1).view(t, 2, n * m // 2)
+"""
+
+
+def test_a_run_that_may_split_into_shorter_ones_is_not_judged():
+    # (t, n, m) viewed as (t, 2, n * m // 2): with n == 2 the run is two single axes and the view
+    # runs (torch: randn(2, 5, 6).transpose(0, 1).view(5, 2, 6)); n is not known
+    assert findings_on_lines(HALVES) == []

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from shapecheck.engine.domain.joins import is_path_join
 from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, KeyTransposed, LayerOutputTag, Permuted, Reordered
-from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
+from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag, TupleValue, Value, dim_of
 from shapecheck.engine.facts.records import OpEvent
 from shapecheck.engine.symbolic.dims import Assumptions, Dim, Truth, equal, product
 from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
@@ -123,6 +123,8 @@ def axis_blocks(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: o
         if found is None:
             return None
         end_i, end_j = found
+        if end_i > i and not _shortest(source[i : end_i + 1], result[j : end_j + 1], assumptions):
+            return None
         if end_j > j and any(_is(a, b, assumptions) for a in source[i : end_i + 1] for b in result[j : end_j + 1]):
             # a size on both sides of the run (``(h, t, d)`` read as ``(t, h * d)``): the view
             # reinterprets an axis it keeps, heads merged without their transpose (SC502's
@@ -134,6 +136,17 @@ def axis_blocks(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: o
     if i != len(source) or j != len(result):
         return None
     return merges
+
+
+def _shortest(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: object) -> bool:
+    """No shorter runs at the start of these two hold as many elements, for any sizes >= 2 (a size
+    of 1 adds an axis that groups either way): the run is one block that ``view`` must read as one
+    stretch of memory, not two blocks the engine could not tell apart."""
+    for k in range(1, len(source)):
+        for m in range(1, len(result)):
+            if equal(product(source[:k]), product(result[:m]), assumptions, min_symbol=2) is not Truth.FALSE:  # type: ignore[arg-type]
+                return False
+    return True
 
 
 def _windows_divide(assumptions: Assumptions | None, dims: tuple[Dim, ...]) -> Assumptions:
@@ -160,7 +173,8 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
         return None
     exact = _windows_divide(event.assumptions, dims + target)
     merges = _leading_groups(dims, target, exact)
-    if merges is None:
+    if merges is None and not _infers_a_size(event):
+        # a -1 holds whatever the other sizes leave: a run over the whole tensor always matches
         merges = axis_blocks(dims, target, exact)
     if merges is None:
         return None
@@ -171,6 +185,19 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
         if not layout.merges_adjacent(merge.first, merge.last):
             return layout, merge
     return None
+
+
+def _infers_a_size(event: OpEvent) -> bool:
+    """The view was given a -1 (``view(1, -1, dim)``, or one in a tuple of sizes), or sizes the
+    engine cannot read."""
+    sizes: list[Value] = []
+    for value in event.args[1:]:
+        sizes.extend(value.items if isinstance(value, TupleValue) else (value,))
+    for value in sizes:
+        dim = dim_of(value)
+        if dim is None or (dim.is_const and dim.value == -1):
+            return True
+    return not sizes
 
 
 def is_attention_data(tensor: TensorValue) -> bool:

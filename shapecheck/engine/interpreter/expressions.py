@@ -311,7 +311,7 @@ def _sizes_of(value: ShapeValue) -> tuple[Value, ...] | None:
     known rank), one value per size, as a starred argument passes them."""
     if value.shape is None or value.shape.variadic:
         return None
-    return tuple(IntValue(d) for d in value.shape.dims + value.extra)
+    return tuple(IntValue(d) for d in value.shape.dims)  # sizes appended (``extra``) are among them
 
 
 def _plain(args: Sequence[cst.Arg]) -> bool:
