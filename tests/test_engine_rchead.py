@@ -1,7 +1,8 @@
 """Head layouts in real model code (SC403 / SC501 / SC502), five things the engine follows:
 
-- ``H, W = img_size`` of a parameter the engine cannot see gives its items, the same sizes as
-  ``img_size[0]`` / ``img_size[1]`` (Swin v2's and SAM's window reverses);
+- a parameter annotated ``Tuple[int, int]`` is a tuple of two sizes named after it, so ``H, W =
+  img_size`` gives the same sizes as ``img_size[0]`` / ``img_size[1]`` (Swin v2's and SAM's window
+  reverses; an unannotated parameter still unpacks into unknown values);
 - a starred ``torch.Size`` of known length passes one size per axis (``reshape(*x.shape)``,
   ``reshape(*x.shape[:-1], -1, 1, 2)``: rotary helpers that restore the input's shape);
 - ``x.chunk(2, dim=-1)`` of a size not known to be even keeps the other axes of each piece;
@@ -64,10 +65,11 @@ def test_unpacked_items_of_a_parameter_are_its_indexed_items():
 
 
 UNPARTITION = """
+from typing import Tuple
 import torch
 
 
-def window_unpartition(windows, window_size, pad_hw, hw):
+def window_unpartition(windows: torch.Tensor, window_size: int, pad_hw: Tuple[int, int], hw: Tuple[int, int]):
     Hp, Wp = pad_hw
     H, W = hw
     B = windows.shape[0] // (Hp * Wp // window_size // window_size)

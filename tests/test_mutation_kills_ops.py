@@ -2645,7 +2645,8 @@ def test_split_chunk_and_tensor_split_make_the_pieces_torch_makes() -> None:
         "c6": (None, None, False),
         "c7": (("(0, 3)",) * 3, None, False),
         "c8": (("(t, t)", "(t, t)"), None, False),
-        "c9": ((None, None), None, False),  # t rows in 2 chunks: sizes unknown (two pieces for t >= 2)
+        # t rows in 2 chunks: row counts unknown (two pieces for t >= 2), the other axes kept
+        "c9": (("(_, 2*t)", "(_, 2*t)"), None, False),
         "t1": (rows(4, 4, 4), None, False),
         "t2": (cols(4, 3, 3), None, False),
         "t3": (cols(2, 3, 5), None, False),

@@ -497,10 +497,6 @@ def unpack(value: Value, count: int) -> list[Value]:
     if isinstance(value, Repeated):
         # Items of a comprehension are alike; modules among them are distinct instances.
         return [own_instance(value.element, i) for i in range(count)]
-    if isinstance(value, Opaque):
-        # ``H, W = img_size`` of a parameter the engine cannot see: its items, named after it as
-        # ``img_size[0]`` is, so the unpacked sizes and the indexed ones are the same sizes.
-        return [value.item(i) for i in range(count)]
     if isinstance(value, ModuleValue) and value.items and not value.named:
         # ``for attn, ff in self.layers``: each layer is a ModuleList of its parts.
         if value.repeated:
