@@ -503,3 +503,34 @@ def test_a_run_that_may_split_into_shorter_ones_is_not_judged():
     # (t, n, m) viewed as (t, 2, n * m // 2): with n == 2 the run is two single axes and the view
     # runs (torch: randn(2, 5, 6).transpose(0, 1).view(5, 2, 6)); n is not known
     assert findings_on_lines(HALVES) == []
+
+
+# ------------------------------------------------------------------ a presence check that computes nothing
+
+NAMES_ONLY = """
+from typing import Tuple
+import torch
+from torch import nn
+
+
+class Hiera(nn.Module):
+    def __init__(self, img_size: Tuple[int, int] = (224, 224), embed_dim: int = 96, patch: int = 4):
+        super().__init__()
+        num_tokens = (img_size[0] // patch) * (img_size[1] // patch)
+        self.patch_embed = nn.Conv2d(3, embed_dim, patch, patch)
+        self.pos_embed = nn.Parameter(torch.zeros(1, num_tokens, embed_dim))
+
+    def no_weight_decay(self):
+        if self.pos_embed is not None:
+            return ["pos_embed"]
+        return []
+
+    def forward(self, x):
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)
+        return x + self.pos_embed
+"""
+
+
+def test_a_presence_check_in_a_method_that_computes_nothing_is_clean():
+    # timm's hiera: the table's name for the optimizer, not the path of the token stream
+    assert findings_on_lines(NAMES_ONLY) == []

@@ -525,8 +525,14 @@ def _guard_findings(
             return None
         return info.methods.get(attribute)
 
+    # Functions that compute on tensors: a guard in one that computes nothing (timm's
+    # ``no_weight_decay``: ``if self.pos_embed is not None: return ["pos_embed"]``) names the table,
+    # it is not the path of the token stream.
+    computing = {id(event.run.node) for event in facts.events if event.run is not None}
     found: list[tuple[cst.CSTNode, str, str, cst.FunctionDef | None]] = []
     for guard in reads.guards:
+        if guard.function is not None and id(guard.function) not in computing:
+            continue
         if guard.attribute:
             if guard.name not in tables or _aliased(reads, guard.name):
                 continue
