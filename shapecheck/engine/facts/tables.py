@@ -525,10 +525,13 @@ def _guard_findings(
             return None
         return info.methods.get(attribute)
 
-    # Functions that compute on tensors: a guard in one that computes nothing (timm's
+    # Functions that compute on tensors (an op of their own, or a tensor they name: a forward that
+    # only calls layers): a guard in one that computes nothing (timm's
     # ``no_weight_decay``: ``if self.pos_embed is not None: return ["pos_embed"]``) names the table,
     # it is not the path of the token stream.
-    computing = {id(event.run.node) for event in facts.events if event.run is not None}
+    computing = {id(event.run.node) for event in facts.events if event.run is not None} | {
+        id(run.node) for run in facts.runs if any(isinstance(a.value, TensorValue) for a in run.assignments)
+    }
     found: list[tuple[cst.CSTNode, str, str, cst.FunctionDef | None]] = []
     for guard in reads.guards:
         if guard.function is not None and id(guard.function) not in computing:
