@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from shapecheck.engine.domain.joins import is_path_join, path_sizes
 from shapecheck.engine.domain.tags import AttentionOutputTag, CauseTag, KeyTransposed, LayerOutputTag, Permuted, Reordered
-from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag
+from shapecheck.engine.domain.values import ProbsTag, ProjectionTag, TensorValue, TokenEmbeddingTag, TupleValue, Value, dim_of
 from shapecheck.engine.facts.records import OpEvent
 from shapecheck.engine.symbolic.dims import Assumptions, Dim, Truth, equal, product
 from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
@@ -108,6 +108,54 @@ def _trailing_groups(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptio
     return axis_groups(source[:-1], result[:-1], assumptions)
 
 
+def axis_blocks(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: object) -> list[Merge] | None:
+    """How a reshape regroups axes, where a run of source axes becomes a run of result axes of the
+    same element count, neither a merge nor a split (``(t, b * h, d)`` viewed as ``(t, b, h * d)``:
+    axes 1..2 hold ``b * h * d`` elements on both sides). Each shortest such run of two source axes
+    or more is returned as a merge of those axes (``view`` needs them adjacent in memory, as it
+    needs merged axes). None when some run cannot be matched, or keeps a size of its own on both
+    sides."""
+    merges: list[Merge] = []
+    i = j = 0
+    while i < len(source) and j < len(result):
+        found = None
+        for span in range(2, len(source) - i + len(result) - j + 1):
+            for width in range(1, span):
+                end_i, end_j = i + width - 1, j + span - width - 1
+                if end_i < len(source) and end_j < len(result) and _is(product(source[i : end_i + 1]), product(result[j : end_j + 1]), assumptions):
+                    found = (end_i, end_j)
+                    break
+            if found is not None:
+                break
+        if found is None:
+            return None
+        end_i, end_j = found
+        if end_i > i and not _shortest(source[i : end_i + 1], result[j : end_j + 1], assumptions):
+            return None
+        if end_j > j and any(_is(a, b, assumptions) for a in source[i : end_i + 1] for b in result[j : end_j + 1]):
+            # a size on both sides of the run (``(h, t, d)`` read as ``(t, h * d)``): the view
+            # reinterprets an axis it keeps, heads merged without their transpose (SC502's
+            # question), not a merge of axes left apart; unanswered
+            return None
+        if end_i > i:
+            merges.append(Merge(i, end_i, j))
+        i, j = end_i + 1, end_j + 1
+    if i != len(source) or j != len(result):
+        return None
+    return merges
+
+
+def _shortest(source: tuple[Dim, ...], result: tuple[Dim, ...], assumptions: object) -> bool:
+    """No shorter runs at the start of these two hold as many elements, for any sizes >= 2 (a size
+    of 1 adds an axis that groups either way): the run is one block that ``view`` must read as one
+    stretch of memory, not two blocks the engine could not tell apart."""
+    for k in range(1, len(source)):
+        for m in range(1, len(result)):
+            if equal(product(source[:k]), product(result[:m]), assumptions, min_symbol=2) is not Truth.FALSE:  # type: ignore[arg-type]
+                return False
+    return True
+
+
 def _windows_divide(assumptions: Assumptions | None, dims: tuple[Dim, ...]) -> Assumptions:
     """The path's assumptions, plus ``den`` divides ``num`` for every ``num // den`` of the sizes: a
     view of windows (Swin's ``(B, H // ws, ws, ...)`` merged back to ``(B, H, ...)``) runs only when
@@ -130,7 +178,11 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
     dims, target = fixed_dims(source.shape), fixed_dims(result.shape)
     if layout is None or dims is None or target is None or len(dims) != layout.rank:
         return None
-    merges = _leading_groups(dims, target, _windows_divide(event.assumptions, dims + target))
+    exact = _windows_divide(event.assumptions, dims + target)
+    merges = _leading_groups(dims, target, exact)
+    if merges is None and not _infers_a_size(event):
+        # a -1 holds whatever the other sizes leave: a run over the whole tensor always matches
+        merges = axis_blocks(dims, target, exact)
     if merges is None:
         return None
     for merge in merges:
@@ -140,6 +192,19 @@ def non_contiguous_merge(event: OpEvent) -> tuple[Permuted, Merge] | None:
         if not layout.merges_adjacent(merge.first, merge.last):
             return layout, merge
     return None
+
+
+def _infers_a_size(event: OpEvent) -> bool:
+    """The view was given a -1 (``view(1, -1, dim)``, or one in a tuple of sizes), or sizes the
+    engine cannot read."""
+    sizes: list[Value] = []
+    for value in event.args[1:]:
+        sizes.extend(value.items if isinstance(value, TupleValue) else (value,))
+    for value in sizes:
+        dim = dim_of(value)
+        if dim is None or (dim.is_const and dim.value == -1):
+            return True
+    return not sizes
 
 
 def is_attention_data(tensor: TensorValue) -> bool:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import re
 
 import libcst as cst
+import libcst.matchers
 
 from shapecheck.engine.domain.values import UNKNOWN, ClassInfo, ConstValue, TensorValue, Value
 from shapecheck.engine.facts.records import AttributeAssignment, FileFacts
@@ -529,6 +530,10 @@ def _guard_findings(
 
     found: list[tuple[cst.CSTNode, str, str, cst.FunctionDef | None]] = []
     for guard in reads.guards:
+        if guard.function is not None and not _calls_anything(guard.function):
+            # a function that calls nothing (timm's ``no_weight_decay``: ``if self.pos_embed is not
+            # None: return ["pos_embed"]``) names the table; it is not the token stream's path
+            continue
         if guard.attribute:
             if guard.name not in tables or _aliased(reads, guard.name):
                 continue
@@ -537,6 +542,10 @@ def _guard_findings(
         if not reads.guard_reaches(guard, harmless, method):
             found.append((guard.node, f"self.{guard.name}" if guard.attribute else guard.name, "guard", guard.function))
     return found
+
+
+def _calls_anything(function: cst.FunctionDef) -> bool:
+    return bool(cst.matchers.findall(function.body, cst.matchers.Call()))
 
 
 def _bases_seen(info: ClassInfo) -> bool:

@@ -55,6 +55,21 @@ def annotated_class_name(imports: ImportTable, annotation: cst.Annotation | None
     return expr.value if isinstance(expr, cst.Name) else None
 
 
+def int_tuple_length(imports: ImportTable, annotation: cst.Annotation | None) -> int | None:
+    """The length of a fixed tuple of ints an annotation declares (``Tuple[int, int]``,
+    ``tuple[int, int]``), or None."""
+    if annotation is None or not isinstance(annotation.annotation, cst.Subscript):
+        return None
+    expr = annotation.annotation
+    head = dotted_name(expr.value)
+    if head is None or qualify(imports, head) not in ("typing.Tuple", "Tuple", "tuple"):
+        return None
+    items = [element.slice for element in expr.slice]
+    if not items or not all(isinstance(i, cst.Index) and isinstance(i.value, cst.Name) and i.value.value == "int" for i in items):
+        return None
+    return len(items)
+
+
 def annotation_value(
     imports: ImportTable, annotation: cst.Annotation | None, names: "Mapping[str, Dim] | None" = None
 ) -> Value | None:

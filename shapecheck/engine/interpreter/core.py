@@ -48,6 +48,7 @@ from shapecheck.engine.facts.records import FileFacts, FunctionRun
 from shapecheck.engine.interpreter.annotation_values import (
     annotated_class_name,
     annotation_value,
+    int_tuple_length,
     check_arguments,
 )
 from shapecheck.engine.interpreter.classes import class_info
@@ -414,6 +415,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                 return _with_origin(default, param.default, f"the {name} default") if standalone else default
             if not standalone:
                 return default if default is not None else UNKNOWN
+        length = int_tuple_length(self.imports, param.annotation)
+        if length is not None and not defaults_to_none:
+            # ``img_size: Tuple[int, int]``: a tuple of sizes named after it, the same whether
+            # indexed (``img_size[0]``) or unpacked (``H, W = img_size``)
+            return TupleValue(tuple(Opaque(name).item(i) for i in range(length)))
         return Opaque(name)
 
     def _annotated_instance(self, param: cst.Param) -> ObjectValue | None:

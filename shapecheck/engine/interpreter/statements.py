@@ -19,6 +19,7 @@ from shapecheck.engine.domain.values import (
     ClassValue,
     ConstValue,
     FunctionValue,
+    IntValue,
     ModuleIdent,
     ModuleValue,
     ObjectValue,
@@ -44,8 +45,8 @@ from shapecheck.engine.interpreter.imports import dotted_name
 from shapecheck.engine.ops.training import grad_switch
 from shapecheck.engine.ops import base, dispatch
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
-from shapecheck.engine.symbolic.dims import Dim
-from shapecheck.engine.symbolic.shapes import Shape
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
+from shapecheck.engine.symbolic.shapes import Shape, is_anonymous
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from shapecheck.engine.interpreter.core import Frame, Interpreter
@@ -59,6 +60,20 @@ def _modules_assigned(owner: ObjectValue | None, before: dict[str, Value]) -> di
         name: value for name, value in owner.attrs.items()
         if before.get(name) is not value and is_module_value(value)
     }
+
+
+def _restore_sizes(owner: ObjectValue | None, before: dict[str, Value]) -> None:
+    """The other path of an ``if`` starts from the sizes ``self`` held before it: a size one branch
+    rebinds (``if self.num_heads == 0: self.num_heads = 1``; a size is a number or a parameter the
+    engine cannot see, which it reads as one) is not what the other path reads, and
+    after the ``if`` an attribute holds what the path analysed last left there (the fall-through of
+    an ``if`` without ``else``), as an attribute both branches write holds the ``else``'s value."""
+    if owner is None:
+        return
+    for name, value in list(owner.attrs.items()):
+        old = before.get(name)
+        if old is not value and isinstance(old, (IntValue, Opaque)) and isinstance(value, (IntValue, Opaque)):
+            owner.attrs[name] = old
 
 
 def _keep_either_module(owner: ObjectValue | None, then_modules: dict[str, Value], then_frame: Frame, else_frame: Frame) -> None:
@@ -206,6 +221,7 @@ class StatementExecutor:
             self._assume_divisible(dividend, divisor, frame)
         else:
             self._assume_equal(self._equality_test(node.test, frame, cst.Equal), frame)
+            self._refine_to_asserted_shape(node.test, frame, cst.Equal)
         self.eval(node.test, frame)
 
     def _equality_test(self, test: cst.BaseExpression, frame: Frame, operator: type) -> list[tuple[Dim, Dim]]:
@@ -224,6 +240,39 @@ class StatementExecutor:
         if dims[0] is not None and dims[1] is not None and len(dims[0]) == len(dims[1]):
             return list(zip(dims[0], dims[1]))
         return []
+
+    def _refine_to_asserted_shape(self, test: cst.BaseExpression, frame: Frame, operator: type) -> None:
+        """``assert list(attn.size()) == [bsz * num_heads, tgt_len, head_dim]`` (or ``if
+        attn.size() != (...): raise``) of a tensor whose shape the engine lost (an unseen rotary
+        module upstream): past the test, the tensor named has the sizes written. A known size that
+        differs from the one written is left alone (the test then fails, or the engine is wrong);
+        an unnamed one (``_``) takes the size written."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, operator):
+            return
+        for measured, written in ((test.left, comparison.comparator), (comparison.comparator, test.left)):
+            if isinstance(measured, cst.Call) and _called_name(measured) in ("list", "tuple") and len(measured.args) == 1:
+                measured = measured.args[0].value
+            size = self.eval(measured, frame)
+            if not isinstance(size, ShapeValue) or size.dropped or size.extra or not isinstance(size.source, cst.Name):
+                continue
+            if not isinstance(written, (cst.Tuple, cst.List)):
+                continue
+            dims = _sizes_of(self.eval(written, frame))
+            name = size.source.value
+            tensor = frame.env.get(name)
+            if dims is None or len(dims) < 2:
+                continue
+            if tensor is UNKNOWN or isinstance(tensor, Opaque):
+                # what an unseen callee gave back, or a parameter: a tensor, since it has these sizes
+                frame.env[name] = TensorValue(Shape(dims), None, (), size.source)
+                return
+            if not isinstance(tensor, TensorValue) or not _fits(tensor.shape, dims, frame):
+                continue
+            frame.env[name] = tensor.with_shape(Shape(dims))
+            return
 
     def _assume_equal(self, pairs: list[tuple[Dim, Dim]], frame: Frame) -> None:
         for a, b in pairs:
@@ -301,6 +350,7 @@ class StatementExecutor:
         before = dict(owner.attrs) if owner is not None else {}
         self._snapshot_run(then_frame, node.body.body)
         then_modules = _modules_assigned(owner, before)
+        _restore_sizes(owner, before)
         else_frame = frame.fork()
         if node.orelse is not None:
             if isinstance(node.orelse, cst.If):
@@ -311,6 +361,8 @@ class StatementExecutor:
         if divisibility is not None and raising:
             self._assume_divisible(divisibility[0], divisibility[1], else_frame)
         self._assume_equal(equalities, else_frame)
+        if raising and divisibility is None:
+            self._refine_to_asserted_shape(node.test, else_frame, cst.NotEqual)
         self._merge(frame, [then_frame, else_frame], node)
 
     def _none_test(self, test: cst.BaseExpression, frame: Frame) -> bool | None:
@@ -601,6 +653,24 @@ def _updated(interp: "Interpreter", tensor: TensorValue) -> TensorValue:
         interp.sequence_sizes.add(length.name)  # type: ignore[arg-type]
         return base.same_values(tensor, Shape(dims[:-2] + (length,) + dims[-1:]))
     return base.same_values(tensor, Shape(tuple(fresh_anonymous() for _ in dims[:-1]) + dims[-1:]))
+
+
+def _called_name(node: cst.Call) -> str | None:
+    return node.func.value if isinstance(node.func, cst.Name) else None
+
+
+def _fits(shape: Shape | None, written: tuple[Dim, ...], frame: Frame) -> bool:
+    """The sizes known of a tensor (``(*, a, b)`` of unknown rank: the last ones) are the sizes
+    written, each unnamed or provably equal; some are still to learn."""
+    if shape is None:
+        return True
+    known = shape.dims
+    if len(known) > len(written) or (not shape.variadic and len(known) != len(written)):
+        return False
+    pairs = list(zip(known, written[len(written) - len(known) :]))
+    if not all(is_anonymous(k) or equal(k, w, frame.assumptions) is Truth.TRUE for k, w in pairs):
+        return False
+    return shape.variadic or any(is_anonymous(k) and not is_anonymous(w) for k, w in pairs)
 
 
 def _sizes_of(value: Value) -> tuple[Dim, ...] | None:

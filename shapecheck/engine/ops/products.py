@@ -111,6 +111,15 @@ def matmul_values(interp: "Interpreter", a: TensorValue, b: TensorValue, node: c
                 name,
             )
             inner_a = inner_b = None  # no assumption that the key length is the head dim
+        if (
+            inner_a is not None
+            and inner_b is not None
+            and not a.has(ProbsTag)
+            and _head_dims_apart(interp, a, b, frame, (inner_a, inner_b), name)
+        ):
+            # ``q @ k.transpose(-2, -1)`` after a head split that used the head count once too
+            # often: reported at that split; no assumption that the head count is 1.
+            inner_a = inner_b = None
         if inner_a is not None and inner_b is not None and _token_contraction(a, b, inner_a, inner_b, frame):
             # A query's features against the token axis of a key that was reordered but not
             # transposed: a product over the wrong axes, whose shapes cannot be trusted downstream.
@@ -337,15 +346,26 @@ def _sdpa(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     return attended(out, q, call.node).with_tag(KernelLayout(call.node))  # its strides depend on the backend
 
 
-def _head_dims_apart(interp: "Interpreter", q: TensorValue, k: TensorValue, frame: "Frame") -> None:
-    """``scaled_dot_product_attention`` contracts the query's and the key's last dims: when one is
-    the other times a power of the head count (once every floor division is exact) and a head
-    split wrote it (``view(b, -1, h, h * (e // h))``, ``WrittenSplit``), that split used the head
-    count once too often. Reported at the view, as SC403 reports a view whose sizes do not fit."""
-    qd = q.shape.dim(-1) if q.shape is not None else None
-    kd = k.shape.dim(-1) if k.shape is not None else None
+def _head_dims_apart(
+    interp: "Interpreter",
+    q: TensorValue,
+    k: TensorValue,
+    frame: "Frame",
+    dims: "tuple[Dim | None, Dim | None] | None" = None,
+    op: str = "scaled_dot_product_attention",
+) -> bool:
+    """``scaled_dot_product_attention`` contracts the query's and the key's last dims (``q @ k``
+    the query's last with the transposed key's rows, ``dims``): when one is the other times a
+    power of the head count (once every floor division is exact) and a head split wrote it
+    (``view(b, -1, h, h * (e // h))``, ``WrittenSplit``), that split used the head count once too
+    often. Reported at the view, as SC403 reports a view whose sizes do not fit. True when found."""
+    if dims is not None:
+        qd, kd = dims
+    else:
+        qd = q.shape.dim(-1) if q.shape is not None else None
+        kd = k.shape.dim(-1) if k.shape is not None else None
     if qd is None or kd is None or interp.facts.made_up(qd) or interp.facts.made_up(kd):
-        return
+        return False
     for wider, width, other, name in ((q, qd, kd, "query"), (k, kd, qd, "key")):
         split = wider.tag(WrittenSplit)
         if split is None or split.size != width or not exceeds_by_head_count(width, other, frame.assumptions):
@@ -355,11 +375,12 @@ def _head_dims_apart(interp: "Interpreter", q: TensorValue, k: TensorValue, fram
             "reshape",
             split.node,
             f"this view makes the {name}'s head dim {width}, the {'key' if name == 'query' else 'query'}'s "
-            f"{other} times a power of the head count: scaled_dot_product_attention contracts the two",
+            f"{other} times a power of the head count: {op} contracts the two",
             frame,
             "view",
         )
-        return
+        return True
+    return False
 
 
 def _embedding_fn(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
