@@ -78,7 +78,7 @@ def seq_first_layer(module: ModuleValue) -> ModuleValue | None:
     stacked = _STACKED.get(module.kind)
     if stacked is not None:
         layer = module.params.get(stacked)
-        return seq_first_layer(layer) if isinstance(layer, ModuleValue) else None
+        return layer if isinstance(layer, ModuleValue) else None  # a stack repeats a layer, never a stack
     return module
 
 
