@@ -84,6 +84,24 @@ def code_cell(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def _package_file(by_path: dict, linted: corpora.SourceFile, path: str) -> corpora.SourceFile | None:
+    """The file a finding placed in another file lands in: a file of the corpus, or any other file of
+    the linted file's package (``timm/layers/`` for a finding an analysis of ``timm/models/`` placed
+    there: ``shapecheck lint timm/`` reports it), read once."""
+    if path in by_path:
+        return by_path[path]
+    base = Path(str(linted.path.resolve())[: -len(linted.display)])
+    target = Path(path)
+    try:
+        display = target.relative_to(base).as_posix()
+    except ValueError:
+        return None
+    if display.split("/")[0] != linted.display.split("/")[0]:
+        return None
+    by_path[path] = corpora.SourceFile(linted.corpus, target, display, corpora.read_text(target))
+    return by_path[path]
+
+
 def lint_all(
     loaded: dict[str, list[corpora.SourceFile]],
     selected: set[str] | None,
@@ -144,7 +162,7 @@ def lint_all(
                 stats.file_errors += 1
                 run.file_errors.append((name, file.display, result.error.message))
             placed = [(file, diagnostic) for diagnostic in result.diagnostics]
-            placed += [(by_path[d.path], d) for d in result.foreign if d.path in by_path]
+            placed += [(where, d) for d in result.foreign if (where := _package_file(by_path, file, d.path)) is not None]
             new = [(f, d) for f, d in placed if (f.display, d.span.line, d.code) not in seen]
             if new:
                 stats.files_with_findings += 1

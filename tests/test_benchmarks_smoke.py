@@ -9,6 +9,7 @@ benchmarks/SCRIPT.py``, as a user runs them.
 from __future__ import annotations
 
 import importlib
+import os
 import json
 import subprocess
 from pathlib import Path
@@ -363,3 +364,20 @@ def test_a_3d_key_is_not_planted_a_transpose_of_its_axes_1_and_2(monkeypatch: py
         "q, k, v = qkv.reshape(3, B * self.num_heads, H * W, -1).unbind(0)", "q, k, v = qkv.unbind(0)"
     )
     assert planted(four_d) == ["transpose(-2, -1) -> transpose(1, 2)"]
+
+
+def test_precision_counts_a_finding_placed_in_a_file_of_the_package_it_does_not_list(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``shapecheck lint PACKAGE/`` reports what the analysis of one file places in another file of the
+    package (timm's ``layers/`` for ``models/``): ``--project`` counts it too, though that file is not
+    in the corpus's list (here only ``model.py`` is listed; the mask polarity bug lands in
+    ``attention.py``)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    precision = importlib.import_module("precision")
+    corpora = importlib.import_module("corpus")
+    root = BENCHMARKS.parent / "examples" / "projects" / "bug_mask_polarity" / "src" / "tinylm"
+    listed = corpora.SourceFile("p", root / "model.py", "tinylm/model.py", (root / "model.py").read_text())
+    with open(os.devnull, "w") as log:
+        run = precision.lint_all({"p": [listed]}, None, log, 0, project=True)
+    assert [(f.path, f.line, f.code) for f in run.findings] == [("tinylm/attention.py", 24, "SC203")]
