@@ -9,8 +9,8 @@ benchmarks/SCRIPT.py``, as a user runs them.
 from __future__ import annotations
 
 import importlib
-import os
 import json
+import os
 import subprocess
 from pathlib import Path
 
