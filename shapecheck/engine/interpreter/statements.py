@@ -326,9 +326,11 @@ class StatementExecutor:
         equalities = self._equality_test(node.test, frame, cst.NotEqual) if raising and divisibility is None else []
         test = self.eval(node.test, frame)
         known = self._none_test(node.test, frame)
-        if frame.run.inlined and truth_of(test) is not None:
+        if frame.run.inlined and truth_of(test) is not None and not self._tests_optional_attribute(node.test, frame):
             # Inlined with the caller's values (``if exists(arg): return arg``): only the branch that
-            # runs is followed. Standalone runs keep both branches, whatever the defaults say.
+            # runs is followed. Standalone runs keep both branches, whatever the defaults say. A layer
+            # built on one path only (``self.stem``, None on the other) is no caller's value: both
+            # branches, as ``_none_test`` keeps them.
             if truth_of(test):
                 self.exec_block(node.body.body, frame)
             elif isinstance(node.orelse, cst.If):
@@ -364,6 +366,19 @@ class StatementExecutor:
         if raising and divisibility is None:
             self._refine_to_asserted_shape(node.test, else_frame, cst.NotEqual)
         self._merge(frame, [then_frame, else_frame], node)
+
+    def _tests_optional_attribute(self, test: cst.BaseExpression, frame: Frame) -> bool:
+        """``self.stem is None`` / ``is not None`` where ``self.stem`` is a layer built on one path of
+        the constructor and None on another (``optional_attributes``)."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return False
+        comparison = test.comparisons[0]
+        if not isinstance(comparison.operator, (cst.Is, cst.IsNot)) or not isinstance(test.left, cst.Attribute):
+            return False
+        if not (isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"):
+            return False
+        owner = self.eval(test.left.value, frame)
+        return (id(owner), test.left.attr.value) in self.optional_attributes
 
     def _none_test(self, test: cst.BaseExpression, frame: Frame) -> bool | None:
         """The value of ``x is None`` / ``x is not None`` when x is certainly not None (a tensor or a
