@@ -79,34 +79,21 @@ class SoftmaxWrongDim(Rule):
 def _lands(event: OpEvent) -> cst.CSTNode | None:
     """The call that passed the softmax its ``dim``, when the softmax runs in a helper inlined
     there and its ``dim`` is one of the helper's parameters (followed up through helpers that pass
-    it on); None when the dim is written at the softmax itself."""
+    it on: the argument each call site bound, ``FunctionRun.arguments``); None when the dim is
+    written at the softmax itself."""
     node = event.kwarg_nodes.get("dim") or (event.arg_nodes[1] if len(event.arg_nodes) > 1 else None)
     run, place = event.run, None
     while isinstance(node, cst.Name) and run is not None and run.inlined and isinstance(run.call_node, cst.Call):
         if node.value not in _parameters(run.node):
             break
-        place = run.call_node
-        node = _argument(run.call_node, run.node, node.value)
-        run = run.parent
+        # The caller gave the dim, or left the helper's default: either way its call chose it.
+        place, node, run = run.call_node, run.arguments.get(node.value), run.parent
     return place
 
 
-def _parameters(function: cst.FunctionDef) -> list[str]:
+def _parameters(function: cst.FunctionDef) -> set[str]:
     params = function.params
-    return [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
-
-
-def _argument(call: cst.Call, function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
-    """The expression the call passes for parameter ``name`` (by keyword, else by position)."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-    if positional and positional[0] in ("self", "cls"):
-        positional = positional[1:] if isinstance(call.func, cst.Attribute) else positional
-    index = positional.index(name) if name in positional else None
-    given = [arg for arg in call.args if arg.keyword is None and not arg.star]
-    return given[index].value if index is not None and index < len(given) else None
+    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
 
 
 def _contracted_key_axes(facts: FileFacts) -> dict[cst.CSTNode, set[int]]:

@@ -43,6 +43,8 @@ class FunctionRun:
     parent: "FunctionRun | None" = None  # the run that called this one (inlined runs)
     call_node: cst.CSTNode | None = None  # the call site that inlined it
     instance: object = None  # values.ObjectValue bound to ``self``, if a method
+    #: inlined runs: the argument expression of the call site bound to each parameter it gives
+    arguments: dict[str, cst.CSTNode] = field(default_factory=dict)
     assignments: list["Assignment"] = field(default_factory=list)
     returns: Value = UNKNOWN
 

@@ -274,8 +274,9 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         parent: FunctionRun | None = None,
         call_node: cst.CSTNode | None = None,
         caller: Frame | None = None,
+        arguments: dict[str, cst.CSTNode] | None = None,
     ) -> Value:
-        run = FunctionRun(qualname, node, cls, inlined, parent, call_node, instance=self_value)
+        run = FunctionRun(qualname, node, cls, inlined, parent, call_node, instance=self_value, arguments=arguments or {})
         self.facts.runs.append(run)
         frame = Frame(
             dict(bindings),
@@ -588,6 +589,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             node, qualname, cls, bindings, self_value, frame.depth + 1, inlined=True,
             assumptions=frame.assumptions,
             parent=frame.run if frame.run.node is not None else None, call_node=call.node, caller=frame,
+            arguments=_argument_nodes(node, call, skip_self=self_value is not None),
         )
         self._run_number_fallbacks(node, qualname, cls, call, bindings, frame, self_value)
         return result
@@ -841,3 +843,22 @@ def _declares_a_real_number(imports: ImportTable, param: cst.Param) -> bool:
 def unread_number(name: str) -> FloatValue:
     """A real number the engine cannot read, named after the parameter that holds it."""
     return FloatValue(Scale.of_dim(Dim.sym(name)))
+
+
+def _argument_nodes(node: cst.FunctionDef, call: "base.Call", skip_self: bool) -> dict[str, cst.CSTNode]:
+    """The argument expression the call passes for each parameter it gives, bound as
+    ``Interpreter.bind_parameters`` binds their values (by position, then by keyword)."""
+    params = node.params
+    positional = list(params.posonly_params) + list(params.params)
+    if skip_self and positional and not is_static(node):
+        positional = positional[1:]
+    found: dict[str, cst.CSTNode] = {}
+    starred = isinstance(call.node, cst.Call) and any(arg.star for arg in call.node.args)
+    for index, param in enumerate(positional if not starred else ()):  # ``f(*xs)``: positions unknown
+        if index < len(call.arg_nodes) and index < len(call.args) and call.arg_nodes[index] is not None:
+            found[param.name.value] = call.arg_nodes[index]  # type: ignore[assignment]
+    for param in positional + list(params.kwonly_params):
+        name = param.name.value
+        if call.kwarg_nodes.get(name) is not None:  # (Python refuses a parameter given twice)
+            found[name] = call.kwarg_nodes[name]
+    return found
