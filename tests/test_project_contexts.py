@@ -61,3 +61,50 @@ def test_later_contexts_of_module_level_functions_are_opaque(tmp_path: Path) -> 
 def test_classes_follow_every_context(tmp_path: Path) -> None:
     count = MAX_FOREIGN_CONTEXTS + 1
     assert _codes(tmp_path, _class(bad=count, count=count)) == ["SC505"]
+
+
+# ------------------------------------------------------------------ the allowance of steps
+
+CHAIN = """\
+import torch
+
+
+def widen(x, width):
+    weight = torch.zeros(width, 16)
+    return x @ weight
+
+
+def project(x, width):
+    y = x * 1
+    y = y + 0
+    return widen(y, width)
+"""
+
+
+def _codes_with(root: Path, model: str, monkeypatch, floor: int, per_line: int) -> list[str]:
+    from shapecheck.engine.interpreter import core
+
+    monkeypatch.setattr(core, "FOREIGN_STEPS_FLOOR", floor)
+    monkeypatch.setattr(core, "FOREIGN_STEPS_PER_LINE", per_line)
+    (root / "layers.py").write_text(CHAIN)
+    (root / "model.py").write_text(model)
+    report = run(LintOptions(paths=[str(root)], isolated=True, cache=False)).report
+    return [d.code for d in report.diagnostics]
+
+
+def test_calls_into_other_modules_are_followed_within_the_allowance(tmp_path: Path, monkeypatch) -> None:
+    assert _codes_with(tmp_path, _class(bad=1, count=1), monkeypatch, floor=100, per_line=0) == ["SC505"]
+
+
+def test_calls_into_other_modules_are_opaque_once_the_allowance_is_spent(tmp_path: Path, monkeypatch) -> None:
+    assert _codes_with(tmp_path, _class(bad=1, count=1), monkeypatch, floor=0, per_line=0) == []
+    # the allowance grows with the file: one step per line of the file is enough here
+    assert _codes_with(tmp_path, _class(bad=1, count=1), monkeypatch, floor=0, per_line=10) == ["SC505"]
+
+
+def test_the_allowance_is_spent_in_order_and_counts_the_calls_a_call_makes(tmp_path: Path, monkeypatch) -> None:
+    """Eight calls of ``project`` (each calls ``widen`` in turn): an allowance of a few steps covers
+    the first calls only. Nested calls are counted: with them free, the last call would be followed."""
+    first_bad = _codes_with(tmp_path, _class(bad=1, count=8), monkeypatch, floor=12, per_line=0)
+    last_bad = _codes_with(tmp_path, _class(bad=8, count=8), monkeypatch, floor=12, per_line=0)
+    assert (first_bad, last_bad) == (["SC505"], [])

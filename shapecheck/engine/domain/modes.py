@@ -45,10 +45,22 @@ def unknown_state() -> ModeState:
 def join(all_modes: Iterable[Modes]) -> Modes:
     """The union of several paths' states; a model missing on one path may be anything there."""
     paths = list(all_modes)
-    keys: set = set()
-    for modes in paths:
-        keys.update(modes)
-    return {key: frozenset().union(*(modes.get(key, unknown_state()) for modes in paths)) for key in keys}
+    if not paths:
+        return {}
+    first = paths[0]
+    merged = dict(first)
+    # Paths forked from one state share most of their entries (the same frozensets): those are
+    # kept as they are, so a join costs what the paths changed, not how many models exist.
+    for other in paths[1:]:
+        if other is first or other == first:
+            continue
+        for key, value in other.items():
+            mine = merged.get(key)
+            if mine is not value:
+                merged[key] = (mine if mine is not None else unknown_state()) | value
+        for key in merged.keys() - other.keys():
+            merged[key] = merged[key] | unknown_state()
+    return merged
 
 
 def enter_loop(entry: Modes, head: LoopHead) -> Modes:

@@ -81,6 +81,19 @@ MAX_FOREIGN_DEPTH = 4
 #: rebuilds its model through ``build_model_with_cfg`` with the variant's arguments (7x the file's
 #: own analysis on ``vision_transformer.py``).
 MAX_FOREIGN_CONTEXTS = 8
+#: What a file may spend in code of other project modules, in evaluation steps: this many per line
+#: of the file, plus ``FOREIGN_STEPS_FLOOR``. Per-file lint costs about the same per line (parsing and
+#: the rules are proportional to the file's size), so this keeps a whole project's lint within a
+#: bounded factor of its files linted one by one (issue 9), however much of the project each file
+#: reaches. The classes are analysed first, so they spend it first; a call into another module
+#: once it is spent is opaque, as in per-file lint.
+FOREIGN_STEPS_PER_LINE = 2
+FOREIGN_STEPS_FLOOR = 100
+
+
+def foreign_allowance(lines: int) -> int:
+    """The evaluation steps a file of ``lines`` lines may spend in code of other project modules."""
+    return FOREIGN_STEPS_FLOOR + FOREIGN_STEPS_PER_LINE * lines
 
 
 class Budget:
@@ -162,6 +175,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         #: When set: how many more calling contexts each function of another module may be followed
         #: in (``MAX_FOREIGN_CONTEXTS``), by function node; None: no bound (the classes' analysis).
         self.foreign_contexts: dict[cst.FunctionDef, int] | None = None
+        #: Evaluation steps left for code of other modules (``FOREIGN_STEPS_PER_LINE``); None: no
+        #: bound. Spent by the outermost call into another module, whatever it calls in turn.
+        self.foreign_allowance: int | None = None
+        self._foreign_entry: int | None = None  # the budget's steps when the call under way entered
         # (id of an object, attribute) set to None on one path and to a tensor or layer on another:
         # ``if self.qkv is not None:`` stays undecided for them (see statements._none_test).
         self.optional_attributes: set[tuple[int, str]] = set()
@@ -565,11 +582,33 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         if self.budget.steps < 200:
             forget_modes(frame, call, passed_only=False)
             return dispatch.unknown_call(call)
+        entering_foreign = False
         if self.graph is not None:
             scope = self.graph.home.get(node)
             if scope is not None and scope.source.path != self.own_path:
-                if frame.depth >= MAX_FOREIGN_DEPTH or not self._foreign_context_left(node):
+                if frame.depth >= MAX_FOREIGN_DEPTH or not self._foreign_allowed(node):
                     return dispatch.unknown_call(call)
+                entering_foreign = self._foreign_entry is None
+        if not entering_foreign:
+            return self._inline(node, qualname, cls, call, frame, self_value, closure)
+        self._foreign_entry = self.budget.steps
+        try:
+            return self._inline(node, qualname, cls, call, frame, self_value, closure)
+        finally:
+            if self.foreign_allowance is not None:
+                self.foreign_allowance = self._foreign_steps_left()
+            self._foreign_entry = None
+
+    def _inline(
+        self,
+        node: cst.FunctionDef,
+        qualname: str,
+        cls: ClassInfo | None,
+        call: "base.Call",
+        frame: Frame,
+        self_value: ObjectValue | None,
+        closure: dict[str, Value] | None,
+    ) -> Value:
         # ``self.fn(self.norm(x), **kwargs)``: a wrapper delegating to its child is followed; the
         # parameters ``**kwargs`` may fill are unknown, never their defaults.
         kwargs = {name: value for name, value in call.kwargs.items() if name != "**"}
@@ -593,6 +632,22 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         )
         self._run_number_fallbacks(node, qualname, cls, call, bindings, frame, self_value)
         return result
+
+    def _foreign_allowed(self, node: cst.FunctionDef) -> bool:
+        """Whether a call of this function of another module is followed: with steps left for code
+        of other modules (counted where such code is entered, whatever it calls in turn) and, from
+        a module-level function, a calling context left."""
+        if self.foreign_allowance is not None and self._foreign_steps_left() <= 0:
+            return False
+        return self._foreign_context_left(node)
+
+    def _foreign_steps_left(self) -> int:
+        """The steps left for code of other modules, counting those of the call into another
+        module under way."""
+        assert self.foreign_allowance is not None
+        if self._foreign_entry is None:
+            return self.foreign_allowance
+        return self.foreign_allowance - (self._foreign_entry - self.budget.steps)
 
     def _foreign_context_left(self, node: cst.FunctionDef) -> bool:
         """Whether this function of another module may be followed in one more calling context

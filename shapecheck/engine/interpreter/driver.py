@@ -18,7 +18,13 @@ from shapecheck.engine.domain.values import (
 )
 from shapecheck.engine.facts.records import FileFacts
 from shapecheck.engine.interpreter.annotation_values import annotated_class_name, annotation_value
-from shapecheck.engine.interpreter.core import MAX_INLINE_DEPTH, Budget, Interpreter, is_static
+from shapecheck.engine.interpreter.core import (
+    MAX_INLINE_DEPTH,
+    Budget,
+    Interpreter,
+    foreign_allowance,
+    is_static,
+)
 from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
 
@@ -55,6 +61,7 @@ def _analyze(
     if graph is not None and this is not None:
         interpreter.home_path, interpreter.home_module = this.path, this
         interpreter.own_path = this.path
+        interpreter.foreign_allowance = foreign_allowance(lines)
     interpreter.load_module(module)
     classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
     instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}
