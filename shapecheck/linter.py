@@ -12,7 +12,7 @@ import io
 import os
 import re
 import tokenize
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -215,7 +215,15 @@ def lint_source(
                 continue
             reported.add(key)
             findings.append((rule, report))
-    for rule, report in _root_causes(findings):
+    def shown(rule: type[Rule], report: Report) -> bool:
+        """Whether the run shows this finding: in this file, at a fallback in this file, or in a
+        project file the run reports with the rule selected there."""
+        home = context.home_of(report.node, positions) if context is not None else None
+        if home is None or (report.fallback is not None and context.home_of(report.fallback, positions) is None):
+            return True
+        return home.reportable and context.workspace.reports(home.path, rule.code)
+
+    for rule, report in _root_causes(findings, shown):
         home = context.home_of(report.node, positions) if context is not None else None
         if home is not None and not home.reportable and report.fallback is not None:
             report = report.at_fallback()
@@ -243,13 +251,18 @@ def _edited(this: "ProjectModule", module: cst.Module, source: str) -> "ProjectM
     return replace(this, module=module, source=source, digest=hashlib.sha256(source.encode("utf-8")).hexdigest())
 
 
-def _root_causes(findings: list[tuple[type[Rule], Report]]) -> list[tuple[type[Rule], Report]]:
+def _root_causes(
+    findings: list[tuple[type[Rule], Report]], shown: "Callable[[type[Rule], Report], bool]"
+) -> list[tuple[type[Rule], Report]]:
     """Drop the follow-ons: a finding computed from a suspect op that is itself reported (a
-    concatenated positional encoding makes every later layer see the wrong width: report the cat)."""
-    nodes = {id(report.node) for _, report in findings}
+    concatenated positional encoding makes every later layer see the wrong width: report the cat).
+    Only a cause the run ``shown`` counts: the follow-on of a finding in an imported file the run
+    does not report stands, so that the user sees the problem somewhere."""
+    causes = [report for rule, report in findings if shown(rule, report)]
+    nodes = {id(report.node) for report in causes}
     # A finding moved to where its fix goes (a layer's constructor) still stands for the op it was
     # found at: what follows from that op is its follow-on.
-    nodes |= {id(report.fallback) for _, report in findings if report.fallback is not None}
+    nodes |= {id(report.fallback) for report in causes if report.fallback is not None}
     return [
         (rule, report)
         for rule, report in findings

@@ -60,6 +60,9 @@ class Workspace:
         self._graphs: dict[tuple[Path, ...], ModuleGraph] = {}
         self._located: dict[tuple[tuple[Path, ...], str], Path | None] = {}
         self._homes: dict[str, ModuleHome] = {}
+        #: The files this run reports (resolved paths) with the codes selected in each; None: every
+        #: file and code (a library caller that keeps every finding it is given).
+        self.reported: dict[str, frozenset[str]] | None = None
 
     # ------------------------------------------------------------------ roots
 
@@ -165,6 +168,10 @@ class Workspace:
         file depends on (the file and the project modules its analysis read)."""
         found = (self._files.get(Path(path)) for path in set(paths))
         return sorted((module.path, module.digest) for module in found if module is not None)
+
+    def reports(self, path: str, code: str) -> bool:
+        """Whether a finding of ``code`` placed in the file at ``path`` is shown by this run."""
+        return self.reported is None or code in self.reported.get(path, frozenset())
 
     def home(self, module: ProjectModule) -> "ModuleHome":
         """Positions and suppression comments of a project module (computed once per run)."""

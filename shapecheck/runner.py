@@ -110,6 +110,8 @@ def _run(options: LintOptions, registry: Registry | None) -> LintRun:
             outcome.report.skipped.append(FileError(target.display, "the configuration selects no implemented rule for it"))
             continue
         tasks.append((target, cache[key]))
+    # Worker processes are forked with the workspace: they know which files the run reports.
+    _WORKSPACE.reported = {str(target.path.resolve()): selected for target, selected in tasks if not target.stdin}
     for target, (part, seconds) in zip((task[0] for task in tasks), _check_all(tasks, options)):
         _merge(outcome, part)
         if options.progress is not None:

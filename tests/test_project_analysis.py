@@ -695,3 +695,51 @@ def test_a_project_table_of_attention_functions_is_followed_to_its_fallback(tmp_
     right = REGISTERED_ATTENTION.replace("SCALING", "self.head_dim ** -0.5").replace("LOOKUP", lookup)
     write(tmp_path, {"attention.py": right})
     assert findings(tmp_path / "attention.py") == []
+
+
+FOLLOW_ON = {
+    "layers.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class Embed(nn.Module):
+            def __init__(self, vocab, d_model, max_len):
+                super().__init__()
+                self.tok = nn.Embedding(vocab, d_model)
+                self.pos = nn.Embedding(max_len, d_model)
+
+            def forward(self, ids):
+                positions = torch.arange(ids.shape[1], device=ids.device)
+                pos = self.pos(positions).unsqueeze(0).expand(ids.shape[0], -1, -1)
+                return torch.cat([self.tok(ids), pos], dim=-1)
+    """,
+    "model.py": """
+        import torch.nn as nn
+
+        from layers import Embed
+
+
+        class Model(nn.Module):
+            def __init__(self, vocab=100, d_model=64, max_len=128):
+                super().__init__()
+                self.embed = Embed(vocab, d_model, max_len)
+                self.head = nn.Linear(d_model, vocab)
+
+            def forward(self, ids):
+                return self.head(self.embed(ids))
+    """,
+}
+
+
+def test_a_follow_on_stands_when_its_root_cause_is_in_a_file_the_run_does_not_report(tmp_path: Path) -> None:
+    """The cat in layers.py doubles the width the head of model.py gets. Linting both reports the
+    root cause only; linting model.py alone (pre-commit with only it changed) must still show the
+    problem: its follow-on, since the root cause's file is read, not reported."""
+    write(tmp_path, FOLLOW_ON)
+    assert findings(tmp_path) == [("layers.py", "SC301", 15)]
+    assert findings(tmp_path / "model.py") == [("model.py", "SC505", 14)]
+    # the root cause's rule not selected in its file: not shown there either
+    (tmp_path / "pyproject.toml").write_text("[tool.shapecheck]\nper-file-ignores = { \"layers.py\" = [\"SC301\"] }\n")
+    report = run(LintOptions(paths=[str(tmp_path)])).report
+    assert sorted((Path(d.path).name, d.code) for d in report.diagnostics) == [("model.py", "SC505")]
