@@ -184,3 +184,26 @@ def test_a_written_tensor_is_no_longer_the_same_tokens() -> None:
     )
     [(logits, targets)] = _origins(facts)
     assert logits is None or targets is None or logits.source is not targets.source
+
+
+def test_a_model_built_on_one_path_only_may_be_in_any_mode_after_the_branches() -> None:
+    """Branches join by union; a model one path never built is unknown on that path (whichever
+    branch built it, the body or the else)."""
+    module, facts = facts_of(
+        """
+        def run(ids, flag):
+            model = Net()
+            if flag:
+                first = Net()
+                first.eval()
+            else:
+                second = Net()
+                model.eval()
+            model(ids)
+            first(ids)
+            second(ids)
+        """
+    )
+    assert modes_at(module, facts, "model(ids)") == [{"train", "eval"}]
+    assert modes_at(module, facts, "first(ids)") == [{"eval", "unknown"}]
+    assert modes_at(module, facts, "second(ids)") == [{"train", "unknown"}]
