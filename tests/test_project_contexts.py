@@ -108,3 +108,15 @@ def test_the_allowance_is_spent_in_order_and_counts_the_calls_a_call_makes(tmp_p
     first_bad = _codes_with(tmp_path, _class(bad=1, count=8), monkeypatch, floor=12, per_line=0)
     last_bad = _codes_with(tmp_path, _class(bad=8, count=8), monkeypatch, floor=12, per_line=0)
     assert (first_bad, last_bad) == (["SC505"], [])
+
+
+def test_module_level_functions_get_a_smaller_share_of_the_allowance(tmp_path: Path, monkeypatch) -> None:
+    """The factories and variants run last and may spend only their own share: with none, a class's
+    call into another module is followed and a variant's is not."""
+    from shapecheck.engine.interpreter import core
+
+    monkeypatch.setattr(core, "MODULE_LEVEL_FOREIGN_STEPS_PER_LINE", 0)
+    assert _codes_with(tmp_path, _class(bad=1, count=1), monkeypatch, floor=0, per_line=10) == ["SC505"]
+    assert _codes_with(tmp_path, _variants(bad=1, count=1), monkeypatch, floor=0, per_line=10) == []
+    monkeypatch.setattr(core, "MODULE_LEVEL_FOREIGN_STEPS_PER_LINE", 10)
+    assert _codes_with(tmp_path, _variants(bad=1, count=1), monkeypatch, floor=0, per_line=10) == ["SC505"]

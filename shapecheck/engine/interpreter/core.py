@@ -87,13 +87,21 @@ MAX_FOREIGN_CONTEXTS = 8
 #: bounded factor of its files linted one by one (issue 9), however much of the project each file
 #: reaches. The classes are analysed first, so they spend it first; a call into another module
 #: once it is spent is opaque, as in per-file lint.
-FOREIGN_STEPS_PER_LINE = 2
-FOREIGN_STEPS_FLOOR = 100
+FOREIGN_STEPS_PER_LINE = 5
+FOREIGN_STEPS_FLOOR = 300
+#: Of that, what the module-level functions (which run last) may spend, per line of the file: the
+#: factories and registered variants, each rebuilding a model through another module's builder.
+MODULE_LEVEL_FOREIGN_STEPS_PER_LINE = 1
 
 
 def foreign_allowance(lines: int) -> int:
     """The evaluation steps a file of ``lines`` lines may spend in code of other project modules."""
     return FOREIGN_STEPS_FLOOR + FOREIGN_STEPS_PER_LINE * lines
+
+
+def module_level_foreign_allowance(lines: int, left: int) -> int:
+    """What the module-level functions may spend of the ``left`` steps of a file of ``lines`` lines."""
+    return min(left, FOREIGN_STEPS_FLOOR + MODULE_LEVEL_FOREIGN_STEPS_PER_LINE * lines)
 
 
 class Budget:

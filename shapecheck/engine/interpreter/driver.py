@@ -24,6 +24,7 @@ from shapecheck.engine.interpreter.core import (
     Interpreter,
     foreign_allowance,
     is_static,
+    module_level_foreign_allowance,
 )
 from shapecheck.engine.interpreter.imports import ImportTable
 from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
@@ -79,6 +80,8 @@ def _analyze(
     interpreter.depth_limit = MAX_INLINE_DEPTH
     _analyze_tensor_methods_of_plain_classes(interpreter)
     interpreter.foreign_contexts = {}  # MAX_FOREIGN_CONTEXTS: many variants, few contexts each
+    if interpreter.foreign_allowance is not None:
+        interpreter.foreign_allowance = module_level_foreign_allowance(lines, interpreter.foreign_allowance)
     for value in list(interpreter.globals.values()):
         if isinstance(value, FunctionValue) and value.owner is None:
             bindings = interpreter.bind_parameters(value.node, (), {}, standalone=True, skip_self=False)
