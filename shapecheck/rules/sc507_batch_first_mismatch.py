@@ -60,8 +60,9 @@ class BatchFirstMismatch(Rule):
                 continue
             layer = seq_first_layer(call.module)
             what = f"nn.{call.module.kind}" + (f" of an nn.{layer.kind}" if layer is not None and layer is not call.module else "")
+            seen = f"its input {call.input.shape}" if call.input is not None and call.input.shape is not None else "its input"
             message = (
-                f"{what} built without batch_first=True reads its input {call.input.shape} as "
+                f"{what} built without batch_first=True reads {seen} as "
                 f"(seq, batch, feature), but the input is (batch, seq, feature): {evidence}"
             )
             # Reported where the layer is built (where ``batch_first=True`` goes), once however often

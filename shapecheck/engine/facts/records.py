@@ -222,6 +222,10 @@ class FileFacts:
     model_calls: list[ModelCall] = field(default_factory=list)
     #: Sizes read at run time from tensors of unknown shape (``x.shape[1]``): the input's own sizes.
     read_sizes: set = field(default_factory=set)
+    #: ``x.shape[i]`` (i >= 0) read off a tensor of unknown shape: (id of the tensor, i) -> (the
+    #: tensor, the size read), so that a size says which axis of which input it is (``T = x.shape[1]``
+    #: then a ``(T, T)`` mask: the mask's rows are the input's axis 1).
+    front_sizes: dict = field(default_factory=dict)
     #: Names of the sizes the engine made up for inputs it could not see (``n37``, ``size4``).
     invented_sizes: set = field(default_factory=set)
     _by_op: dict[str, list[OpEvent]] | None = field(default=None, repr=False)

@@ -7,6 +7,8 @@ whether its input is provably laid out ``(batch, seq, feature)`` instead, and wh
 - a key padding mask ``(b, s)`` whose axes match axes 0 and 1 of the sequence it pads;
 - an attention mask ``(t, s)`` (or ``(batch * heads, t, s)``) whose target length ``t`` is axis 1
   of the input (not axis 0);
+- for an input of unknown shape, the sizes the code read off its axes stand for them
+  (``T = x.shape[1]`` then a ``(T, T)`` mask; ``FileFacts.front_sizes``);
 - token embeddings with positions added whose length is the input's axis 1 (``tok(ids) +
   pos(arange(T))`` gives ``(B, T, d)``; a seq-first model adds ``(T, 1, d)`` to ``(T, B, d)``);
 - a ``batch_first=True`` layer elsewhere in the file called on a tensor whose first two axes are
@@ -17,11 +19,11 @@ The two axes must not be provably equal (a square input tells nothing).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shapecheck.engine.domain.values import ConstValue, ModuleValue, PositionTag, TensorValue
 from shapecheck.engine.facts.records import FileFacts, OpEvent
-from shapecheck.engine.symbolic.dims import Truth, equal
+from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import Shape
 
 #: Forward parameters (after the module) of each layer.
@@ -62,6 +64,8 @@ class LayerCall:
     event: OpEvent
     module: ModuleValue
     input: TensorValue  # query / src / tgt
+    #: The file's sizes read off the front of tensors of unknown shape (``FileFacts.front_sizes``).
+    front_sizes: dict = field(default_factory=dict, compare=False, repr=False)
 
     def argument(self, name: str) -> TensorValue | None:
         names = FORWARD_PARAMETERS[self.module.kind]
@@ -70,6 +74,18 @@ class LayerCall:
             return None
         value = self.event.arg(index, name)
         return value if isinstance(value, TensorValue) else None
+
+    def front(self, name: str, axis: int) -> Dim | None:
+        """The size the code read off axis ``axis`` of the argument ``name`` while its shape was
+        unknown (``T = x.shape[1]``), or None. The argument is the value passed, the same object the
+        size was read off (a parameter the engine cannot see stays one object until rebound)."""
+        names = FORWARD_PARAMETERS[self.module.kind]
+        index = names.index(name) + 1
+        if not self.event.has_arg(index, name):
+            return None
+        value = self.event.arg(index, name)
+        entry = self.front_sizes.get((id(value), axis))
+        return entry[1] if entry is not None and entry[0] is value else None
 
 
 def seq_first_layer(module: ModuleValue) -> ModuleValue | None:
@@ -103,7 +119,7 @@ def layer_calls(facts: FileFacts) -> list[LayerCall]:
             module = event.arg(0)
             if isinstance(module, ModuleValue):
                 first = FORWARD_PARAMETERS[kind][0]
-                calls.append(LayerCall(event, module, event.tensor(1, first)))
+                calls.append(LayerCall(event, module, event.tensor(1, first), facts.front_sizes))
     return calls
 
 
@@ -111,6 +127,20 @@ def _three_d(tensor: TensorValue | None) -> Shape | None:
     if tensor is None or tensor.shape is None or tensor.shape.variadic or tensor.shape.rank != 3:
         return None
     return tensor.shape
+
+
+def _leading(call: LayerCall, name: str) -> tuple[Dim | None, Dim | None] | None:
+    """Axes 0 and 1 of a layer's argument ``name``: from its shape when it is known to be 3-D, else
+    the sizes the code read off it (``T = x.shape[1]`` on an input of unknown shape: axis 1 is
+    ``T``, whatever its rank; an axis not read is None). None when neither is known."""
+    tensor = call.argument(name)
+    shape = _three_d(tensor)
+    if shape is not None:
+        return shape.dims[0], shape.dims[1]
+    if tensor is not None and tensor.shape is not None and not tensor.shape.variadic:
+        return None  # a known rank other than 3: not a (seq, batch, feature) input at all
+    dims = (call.front(name, 0), call.front(name, 1))
+    return dims if any(dim is not None for dim in dims) else None
 
 
 def _is(a, b, assumptions) -> bool:
@@ -122,23 +152,31 @@ def batch_first_evidence(call: LayerCall, calls: list[LayerCall]) -> str | None:
     assumptions = call.event.assumptions
     kind = call.module.kind
     for mask_name, sequence_name in _PADDING[kind]:
-        mask, sequence = call.argument(mask_name), _three_d(call.argument(sequence_name))
-        if mask is None or sequence is None or mask.shape is None or mask.shape.variadic or mask.rank != 2:
+        mask, leading = call.argument(mask_name), _leading(call, sequence_name)
+        if mask is None or leading is None or mask.shape is None or mask.shape.variadic or mask.rank != 2:
             continue
-        s0, s1 = sequence.dims[0], sequence.dims[1]
-        if _is(s0, s1, assumptions):
+        s0, s1 = leading
+        if s0 is None or s1 is None or _is(s0, s1, assumptions):
             continue
         if _is(mask.shape.dims[0], s0, assumptions) and _is(mask.shape.dims[1], s1, assumptions):
-            return f"its {mask_name} {mask.shape} is (batch, seq) and matches axes 0 and 1 of the {sequence_name} {sequence}"
+            sequence = _three_d(call.argument(sequence_name))
+            seen = str(sequence) if sequence is not None else f"(sizes {s0} and {s1} read off its axes 0 and 1)"
+            return f"its {mask_name} {mask.shape} is (batch, seq) and matches axes 0 and 1 of the {sequence_name} {seen}"
     for mask_name, sequence_name in _SQUARE[kind]:
-        mask, sequence = call.argument(mask_name), _three_d(call.argument(sequence_name))
-        if mask is None or sequence is None or mask.shape is None or mask.shape.variadic or mask.rank not in (2, 3):
+        mask, sequence = call.argument(mask_name), call.argument(sequence_name)
+        leading = _leading(call, sequence_name)
+        if mask is None or leading is None or mask.shape is None or mask.shape.variadic or mask.rank not in (2, 3):
             continue
-        s0, s1 = sequence.dims[0], sequence.dims[1]
+        s0, s1 = leading
         rows = mask.shape.dims[-2]  # (L, S), or (N * num_heads, L, S): L is the query's length
-        if _is(rows, s1, assumptions) and not _is(rows, s0, assumptions) and not _is(s0, s1, assumptions):
-            layout = "(seq, seq)" if mask.rank == 2 else "(batch * heads, seq, key seq)"
-            return f"its {mask_name} {mask.shape} is {layout} with seq = axis 1 of the {sequence_name} {sequence}"
+        if s1 is None or not _is(rows, s1, assumptions):
+            continue
+        if s0 is not None and (_is(rows, s0, assumptions) or _is(s0, s1, assumptions)):
+            continue
+        layout = "(seq, seq)" if mask.rank == 2 else "(batch * heads, seq, key seq)"
+        if _three_d(sequence) is not None:
+            return f"its {mask_name} {mask.shape} is {layout} with seq = axis 1 of the {sequence_name} {sequence.shape}"
+        return f"its {mask_name} {mask.shape} is {layout} with seq = {s1}, the size read off axis 1 of the {sequence_name}"
     shape = _three_d(call.input)
     if shape is None or _is(shape.dims[0], shape.dims[1], assumptions):
         return None

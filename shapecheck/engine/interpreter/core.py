@@ -207,7 +207,8 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.presumed_leading: dict[int, tuple[Value, tuple[Dim, Dim]]] = {}
         #: ``x.shape[i]`` (i >= 0) read off a tensor of unknown size there: one size per tensor and
         #: position (``ops.base.read_trailing_size``), keyed by id with the tensor kept alive.
-        self.front_sizes: dict[tuple[int, int], tuple[Value, Dim]] = {}
+        #: The facts hold it: a size read off an input's axis tells rules that axis's role (SC507).
+        self.front_sizes: dict[tuple[int, int], tuple[Value, Dim]] = facts.front_sizes
         #: Names of made-up sizes that are sequence lengths by the layout the code spells out: the
         #: sequence dim ``presumed_leading`` gives a head split, and the key length a cache gives
         #: back for it (``k, v = cache.update(k, v, ...)``). Their value is unknown, their role is

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.arguments import Arguments
+from shapecheck.engine.domain.layers import SHAPE_PRESERVING
 from shapecheck.engine.domain.tags import (
     CauseTag,
     DtypeValue,
@@ -108,10 +109,42 @@ def apply(interp: "Interpreter", name: str, call: Call, frame: "Frame") -> Value
         record_internal_error(interp, name, call.node, error)
         result = UNKNOWN
     result = traced(interp, name, call, result, conflicts_before)
+    carry_front_sizes(interp, name, call, result, frame)
     interp.facts.events.append(
         OpEvent(name, call.node, call.args, call.kwargs, result, frame.run, call.arg_nodes, call.kwarg_nodes, frame.assumptions)
     )
     return result
+
+
+#: Ops whose result has the shape of the tensor they are given, whatever that shape is: casts and
+#: moves, copies, dropout, activations, layer norms (over the trailing axis).
+KEEPS_SHAPE = frozenset({
+    "float", "half", "double", "bfloat16", "to", "type", "contiguous", "detach", "clone", "cuda", "cpu",
+    "dropout", "alpha_dropout", "module.LayerNorm", "module.RMSNorm",
+    *("module." + kind for kind in SHAPE_PRESERVING),
+})
+
+
+def carry_front_sizes(interp: "Interpreter", name: str, call: Call, result: Value, frame: "Frame") -> None:
+    """A size read off an axis of a tensor of unknown shape (``T = x.shape[1]``, ``front_sizes``) is
+    that axis's size in a result of the same shape (``h = self.ln(x)``, ``x.float()``), so that what
+    the size says about the axis (a mask built from it) holds for the result too. The tensor is the
+    value given, or the one its name is bound to (a parameter the engine cannot see, read as a
+    tensor for a method call)."""
+    if name not in KEEPS_SHAPE or not isinstance(result, TensorValue) or not (result.shape is None or result.shape.variadic):
+        return
+    position = 1 if name.startswith("module.") else 0
+    if len(call.args) <= position:
+        return
+    sources = [call.args[position]]
+    node = call.arg_nodes[position] if len(call.arg_nodes) > position else None
+    if isinstance(node, cst.Name) and node.value in frame.env:
+        sources.append(frame.env[node.value])
+    for axis in range(4):
+        for source in sources:
+            entry = interp.front_sizes.get((id(source), axis))
+            if entry is not None and entry[0] is source and (id(result), axis) not in interp.front_sizes:
+                interp.front_sizes[(id(result), axis)] = (result, entry[1])
 
 
 def record_internal_error(interp: "Interpreter", name: str, node: cst.CSTNode, error: Exception) -> None:
