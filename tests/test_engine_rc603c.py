@@ -149,7 +149,9 @@ def test_unfold_and_padding_shapes_are_torchs(tmp_path) -> None:
         e = pad_at_dim(x, (1, 2), dim=-1)
         g = pad_left_at_dim(x, 2, dim=1)
         h = x.unfold(-1, 2, 2)
-        return a, b, c, d, e, g, h
+        i = pad_right_at_dim(x, 3)
+        j = pad_right_at_dim(x, 3, 1)
+        return a, b, c, d, e, g, h, i, j
     """
     found = shapes(tmp_path, source, "f")
     assert found["a"] == [2, 8, 4, 3]
@@ -159,23 +161,72 @@ def test_unfold_and_padding_shapes_are_torchs(tmp_path) -> None:
     assert found["e"] == [2, 10, 7]
     assert found["g"] == [2, 12, 4]
     assert found["h"] == [2, 10, 2, 2]  # torch: (2, 10, 4).unfold(-1, 2, 2) -> (2, 10, 2, 2)
+    assert found["i"] == [2, 10, 7]  # dim=-1 by default
+    assert found["j"] is None  # pad_right_at_dim takes no positional dim: not modelled
 
 
 def test_unfold_keeps_the_first_windows_offset_and_the_new_length(tmp_path) -> None:
     source = textwrap.dedent("""
     import torch
+    import torch.nn.functional as F
 
-    def f(data):
+    def f(data, amounts):
         ids = torch.randint(0, 100, (4, 33))
         x = ids[:, 1:]
         w = x.unfold(1, 8, 4)
+        across = x.unfold(0, 2, 1)
+        grown = F.pad(x, (0, 3))
+        rows = F.pad(x, (0, 0, 0, 2))
+        before = F.pad(x, (2, 0))
+        unknown = F.pad(x, amounts)
+        square = torch.randint(0, 100, (32, 33))[:, 1:]
+        by_axis = square.unfold(0, 4, 1)
         return w
     """)
     facts = analyze(cst.parse_module(source), source, "example.py")
+    assert facts.internal_errors == []
     found = {a.name: a.value for run in facts.runs for a in run.assignments if isinstance(a.value, TensorValue)}
     tag = found["w"].tag(SequenceOriginTag)
     assert found["w"].shape.to_json() == [4, 7, 8]  # torch: (4, 32).unfold(1, 8, 4) -> (4, 7, 8)
     assert tag is not None and tag.offset == Dim.const(1) and tag.length == Dim.const(8) and not tag.opaque
+    # Windows of the batch axis: the time axis (32 positions) keeps its length.
+    assert found["across"].shape.to_json() == [3, 32, 2]  # torch: (4, 32).unfold(0, 2, 1) -> (3, 32, 2)
+    assert found["across"].tag(SequenceOriginTag).length == Dim.const(32)
+    # Padded after the time axis: longer, same offset; after the batch axis: the same window.
+    grown = found["grown"].tag(SequenceOriginTag)
+    assert (grown.offset, grown.length, grown.opaque) == (Dim.const(1), Dim.const(35), False)
+    rows = found["rows"].tag(SequenceOriginTag)
+    assert (rows.offset, rows.length, rows.opaque) == (Dim.const(1), Dim.const(32), False)
+    assert found["before"].tag(SequenceOriginTag).opaque is True and found["unknown"].tag(SequenceOriginTag).opaque is True
+    # (32, 32): the axis indexing kept tells time from batch, not the size.
+    assert found["by_axis"].tag(SequenceOriginTag).length == Dim.const(32)
+
+
+def test_a_row_sample_is_of_the_same_sequences() -> None:
+    source = textwrap.dedent("""
+    import torch
+
+    def f(x: torch.Tensor):
+        rows = torch.randint(0, 8, (4,))
+        pairs = torch.randint(0, 8, (4, 2))
+        stream = torch.randint(0, 100, (1000,))
+        a = x[:, 1:]
+        b = x[rows][:, 1:]
+        c = x[pairs][:, 1:]
+        d = stream[1:]
+        e = stream[rows][1:]
+        f = x[rows, 1:][:, 1:]
+        g = x[:, rows][:, 1:]
+        return a
+    """)
+    facts = analyze(cst.parse_module(source), source, "example.py")
+    found = {a.name: a.value for run in facts.runs for a in run.assignments if isinstance(a.value, TensorValue)}
+    source_of = {name: found[name].tag(SequenceOriginTag).source for name in "abcdefg"}
+    assert source_of["b"] is source_of["a"]
+    assert source_of["c"] is not source_of["a"]  # a 2-D index: not a sample of rows
+    assert source_of["e"] is not source_of["d"]  # a 1-D stream gathered: positions, not rows
+    assert source_of["f"] is not source_of["a"]  # rows sampled and their time cut: not the same tokens
+    assert source_of["g"] is not source_of["a"]  # positions gathered along time
 
 
 # ------------------------------------------------------------------ one network's own outputs
@@ -221,6 +272,7 @@ def test_targets_moved_by_a_call_the_prediction_did_not_go_through() -> None:
 def test_cross_entropy_targets_out_of_an_unseen_call_stay_unjudged() -> None:
     # ``labels`` computed by the network (which may shift them inside) are not compared.
     source = """
+    import torch
     import torch.nn.functional as F
     from torch import nn
 
@@ -230,10 +282,13 @@ def test_cross_entropy_targets_out_of_an_unseen_call_stay_unjudged() -> None:
             self.net = net
 
         def forward(self, x):
+            x = torch.where(x < 0, 0, x)
             logits, labels = self.net(x)
             return F.cross_entropy(logits[:, :-1].transpose(1, 2), labels[:, :-1])
     """
     assert sc603_lines(source) == []
+    # The same windows in a regression are compared (the network's two outputs moved alike).
+    assert sc603_lines(source.replace("F.cross_entropy(logits[:, :-1].transpose(1, 2), labels[:, :-1])", "F.mse_loss(logits[:, :-1], labels[:, :-1])")) == [14]
 
 
 def test_the_moves_a_window_went_through() -> None:
@@ -264,7 +319,7 @@ def test_the_moves_a_window_went_through() -> None:
     assert joined_moves(target, clean).moves == () and joined_moves(target, window((a, b))).moves == ()
 
 
-def test_windows_moved_by_the_same_call_on_both_paths_still_compare() -> None:
+def test_targets_moved_on_one_path_only_do_not_compare() -> None:
     # ``target_embeds = l2norm(embed)`` on one path only (a helper the engine cannot see): the
     # joined targets were moved in ways that do not compare; the prediction was not.
     source = LEJEPA.replace("from torch_einops_utils import pad_right_at_dim", "from torch_einops_utils import pad_right_at_dim\nfrom elsewhere import l2norm").replace(
@@ -272,6 +327,17 @@ def test_windows_moved_by_the_same_call_on_both_paths_still_compare() -> None:
     )
     assert "l2norm(embed)" in source
     assert sc603_lines(source.format(window="padded[:, :-1]")) == []
+
+
+def test_windows_moved_by_the_same_calls_on_both_sides_compare() -> None:
+    # ``embed = l2norm(self.net(x))`` before both cuts: prediction and targets went through the same
+    # two unseen calls, so their positions compare.
+    source = LEJEPA.replace("from torch_einops_utils import pad_right_at_dim", "from torch_einops_utils import pad_right_at_dim\nfrom elsewhere import l2norm").replace(
+        "        pred = embed[:, :-1]\n", "        embed = l2norm(embed)\n        pred = embed[:, :-1]\n"
+    )
+    bug = source.format(window="padded[:, :-1]").replace("'b r d n -> r b n d')", "'b r d n -> r b n d')  # <-")
+    assert sc603_lines(bug) == marked(bug) != []
+    assert sc603_lines(source.format(window="padded[:, 1:]")) == []
 
 
 # ------------------------------------------------------------------ two windows met (next-latent dynamics)
@@ -398,3 +464,21 @@ def test_rows_sampled_by_a_boolean_mask_and_a_gathered_stream() -> None:
         return F.cross_entropy(model(x[:-1]), y[:-1])
     """
     assert sc603_lines(stream) == []
+
+
+def test_a_plain_class_with_a_forward_is_no_model() -> None:
+    source = RECIRCULATION.format(labels="x[:, :-1]", call="self.forward").replace(
+        "class Recirculation(nn.Module):", "class Recirculation:"
+    ).replace("        super().__init__()\n", "")
+    assert sc603_lines(source) == []
+
+
+def test_two_paths_of_windows_moved_by_one_call_still_compare() -> None:
+    bug = LEJEPA.replace(
+        "step_targets = rearrange({window}.unfold(1, seq - 1, 1), 'b r d n -> r b n d')",
+        "window = {window} if seq > 8 else {window}.detach()\n"
+        "        step_targets = rearrange(window.unfold(1, seq - 1, 1), 'b r d n -> r b n d')",
+    )
+    assert "window.unfold" in bug
+    assert sc603_lines(bug.format(window="padded[:, :-1]")) == [22]
+    assert sc603_lines(bug.format(window="padded[:, 1:]")) == []

@@ -304,7 +304,7 @@ def joined_moves(left: SequenceOriginTag, right: SequenceOriginTag) -> SequenceO
     compare (no ``moves``)."""
     same = len(left.moves) == len(right.moves) and all(a is b for a, b in zip(left.moves, right.moves))
     opaque = left.opaque or right.opaque
-    moves = left.moves if same and left.opaque == right.opaque else ()
+    moves = left.moves if same else ()
     return left if (opaque, moves) == (left.opaque, left.moves) else replace(left, opaque=opaque, moves=moves)
 
 

@@ -266,7 +266,7 @@ def rows_gathered(interp: "Interpreter", result: Value, base: TensorValue, parts
     (``model(x[idx])`` against ``labels[idx]`` with ``labels = x[:, 1:]``). A tensor known to be 1-D
     is a stream of tokens, whose gather picks positions, not rows: not linked."""
     touched = [(i, part) for i, part in enumerate(parts) if not (part[0] == "slice" and _full(part[1]))]
-    if len(touched) != 1 or touched[0][0] != 0 or touched[0][1][0] != "tensor" or parts[0][0] != "tensor":
+    if len(touched) != 1 or parts[0][0] != "tensor":
         return
     index = touched[0][1][1]
     if not isinstance(index, TensorValue) or index.rank != 1 or index.dtype not in ("int", "bool"):
@@ -323,10 +323,6 @@ def _is_time_axis(source: TensorValue, tag: SequenceOriginTag, axis: int | None)
     whose size is the window's length (and no other's)?"""
     if axis is None:
         return Truth.UNKNOWN
-    shape = source.shape
-    rank = shape.rank if shape is not None and not shape.variadic else None
-    if axis < 0 and rank is not None:
-        axis += rank
     if tag.axis is not None and axis >= 0:
         return Truth.TRUE if axis == tag.axis else Truth.FALSE
     dim = _axis_dim(source, axis)
