@@ -482,3 +482,39 @@ def test_two_paths_of_windows_moved_by_one_call_still_compare() -> None:
     assert "window.unfold" in bug
     assert sc603_lines(bug.format(window="padded[:, :-1]")) == [22]
     assert sc603_lines(bug.format(window="padded[:, 1:]")) == []
+
+
+def test_positions_out_of_a_module_of_the_file_stay_positions() -> None:
+    # lucidrains' ``AbsolutePositionalEmbedding.forward(x)`` returns ``emb(arange(n))``; a table
+    # looked up by position ids is no token sequence, whatever the engine lost inside.
+    source = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class AbsolutePositionalEmbedding(nn.Module):
+        def __init__(self, dim, max_seq_len):
+            super().__init__()
+            self.emb = nn.Embedding(max_seq_len, dim)
+
+        def forward(self, x):
+            return self.emb(torch.arange(x.shape[1]))
+
+    class Table(nn.Module):
+        def forward(self, pos):
+            return torch.cat([pos.float().sin(), pos.float().cos()], dim=-1)
+
+    class Net(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.pos_emb = AbsolutePositionalEmbedding(dim, 1024)
+            self.table = Table()
+
+        def forward(self, x: torch.Tensor):
+            pos = self.pos_emb(x)
+            sines = self.table(torch.arange(x.shape[1]))
+            return pos, sines
+    """)
+    facts = analyze(cst.parse_module(source), source, "example.py")
+    found = {a.name: a.value for run in facts.runs if run.qualname == "Net.forward" for a in run.assignments}
+    assert isinstance(found["pos"], TensorValue) and isinstance(found["sines"], TensorValue)
+    assert not found["pos"].has(SequenceOriginTag) and not found["sines"].has(SequenceOriginTag)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
-from shapecheck.engine.domain.values import UNKNOWN_TENSOR, Opaque, TensorValue, Value, dim_of
+from shapecheck.engine.domain.values import UNKNOWN_TENSOR, Opaque, PositionTag, TensorValue, Value, dim_of
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import is_anonymous
 
@@ -90,6 +90,10 @@ def forward_result(interp: "Interpreter", model: object, call: "Call", result: V
     (the usual case) is left as it is; only ``nn.Module`` subclasses count."""
     cls = getattr(model, "cls", None)
     if cls is None or not getattr(cls, "is_module", False):
+        return result
+    if isinstance(result, TensorValue) and result.has(PositionTag):
+        # Positions, or a table looked up by them (``self.pos_emb(x)`` returning ``emb(arange(n))``),
+        # are no tokens: they stay positions alone (``base._positions_alone``).
         return result
     return unseen_call_result(interp, call, result)
 
