@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
+from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource, joined_moves
 from shapecheck.engine.domain.tags import Permuted, Repeated, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -116,7 +116,7 @@ def _join_windows(left: SequenceOriginTag, right: SequenceOriginTag) -> Sequence
     """One window of one sequence on two paths, after the merge: the length both paths agree on
     (else unknown), cut explicitly only if cut on both paths, moved by an unseen call if on either."""
     sliced = left.sliced and right.sliced
-    return SequenceOriginTag(
+    return _moved_as_both(left, right, SequenceOriginTag(
         left.source,
         left.offset,
         left.length if left.length == right.length else None,
@@ -124,7 +124,7 @@ def _join_windows(left: SequenceOriginTag, right: SequenceOriginTag) -> Sequence
         left.node if sliced else None,
         left.axis if left.axis == right.axis else None,
         left.opaque or right.opaque,
-    )
+    ))
 
 
 #: At most this many per-path windows are kept for one tensor (nested branches multiply them).
@@ -143,7 +143,7 @@ def _windows_per_path(left: SequenceOriginTag, right: SequenceOriginTag, site: o
     if len(paths) > MAX_WINDOW_PATHS:
         return None
     sliced = left.sliced and right.sliced
-    return SequenceOriginTag(
+    return _moved_as_both(left, right, SequenceOriginTag(
         left.source,
         None,
         left.length if left.length == right.length else None,
@@ -152,7 +152,13 @@ def _windows_per_path(left: SequenceOriginTag, right: SequenceOriginTag, site: o
         left.axis if left.axis == right.axis else None,
         left.opaque or right.opaque,
         paths,
-    )
+    ))
+
+
+def _moved_as_both(left: SequenceOriginTag, right: SequenceOriginTag, joined: SequenceOriginTag) -> SequenceOriginTag:
+    """``joined`` with the unseen calls both sides' tokens went through (``joined_moves``)."""
+    moved = joined_moves(left, right)
+    return replace(joined, opaque=moved.opaque, moves=moved.moves)
 
 
 def join_all(values: "Sequence[Value]") -> Value:

@@ -9,7 +9,7 @@ Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``P
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace, dataclass, field
 
 import libcst as cst
 
@@ -258,7 +258,11 @@ class SequenceOriginTag:
     ``node``. ``axis``: the time axis counted from the start, kept only while the tensor is indexed
     (so that a tensor of unknown shape, ``data[:n]`` then ``data[i:i+T]``, still has its axis).
     ``opaque``: the tokens went through a call the engine does not see (``torch.roll``, a helper of
-    another module), which may have moved them.
+    another module), which may have moved them. ``moves``: then the nodes of the unseen calls they
+    went through, in order, when that is all that may have moved them (windows moved by the very
+    same calls were moved alike, so they still compare with one another: ``same_moves``); empty
+    where they may have been moved in ways that do not compare (padded before, rolled, joined from
+    different calls).
     Offsets compare next-token targets with inputs (SC603).
     ``paths``: windows of this one sequence that differ from path to path (``logits[:, p:]`` under
     ``if exists(prefix):``, the plain output otherwise), each a ``WindowPath`` with the branch sides
@@ -272,10 +276,43 @@ class SequenceOriginTag:
     axis: int | None = None
     opaque: bool = False  # passed through a call the engine does not see (it may have shifted them)
     paths: "tuple[WindowPath, ...]" = ()
+    moves: tuple = ()
+
+    def same_moves(self, other: "SequenceOriginTag") -> bool:
+        """Do these windows (targets) hold their positions as moved by no unseen call that ``other``
+        (a prediction) did not go through too: neither went through one, or both came out of the
+        same one, ``other`` perhaps through more after it (``embed[:, :-1]`` fed to a layer the
+        engine cannot see, against windows of the same ``embed = self.net(ids)``)? Predictions are
+        taken as computed position by position, as everywhere in SC603."""
+        if not self.opaque:
+            return True
+        mine, theirs = self.moves, other.moves if other.opaque else ()
+        return bool(mine) and len(mine) <= len(theirs) and all(a is b for a, b in zip(mine, theirs))
 
     def windows(self) -> "tuple[WindowPath, ...]":
         """The window on each path: the ``paths``, or the one window this tag is."""
         return self.paths or (WindowPath((), self.offset, self.sliced, self.node),)
+
+
+#: At most this many unseen calls are kept in a window's ``moves`` (a loop applying one grows it).
+MAX_MOVES = 16
+
+
+def joined_moves(left: SequenceOriginTag, right: SequenceOriginTag) -> SequenceOriginTag:
+    """``left`` with the ``opaque`` / ``moves`` of a window after two paths (or two operands) met:
+    moved on either, by the same unseen calls on both if that is known, else in ways that do not
+    compare (no ``moves``)."""
+    same = len(left.moves) == len(right.moves) and all(a is b for a, b in zip(left.moves, right.moves))
+    opaque = left.opaque or right.opaque
+    moves = left.moves if same else ()
+    return left if (opaque, moves) == (left.opaque, left.moves) else replace(left, opaque=opaque, moves=moves)
+
+
+def moved_by(tag: SequenceOriginTag, node: object) -> SequenceOriginTag:
+    """``tag`` after its tokens went through the unseen call ``node`` as well."""
+    known = not tag.opaque or bool(tag.moves)
+    moves = tag.moves + (node,) if known and len(tag.moves) < MAX_MOVES else ()
+    return replace(tag, opaque=True, moves=moves)
 
 
 @dataclass(frozen=True, slots=True)

@@ -523,13 +523,17 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             else:
                 owner = callee.cls.owner_of(forward.name.value)
                 result = self.inline(forward, owner.qualname + "." + forward.name.value, owner, call, frame, callee)
+                result = windows.forward_result(self, callee, call, result)
             return mark_output(result, call) if tracked else result
         if isinstance(callee, ClassValue):
             return self.instantiate(callee.info, call, frame)
         if isinstance(callee, FunctionValue):
             owner = callee.owner
             cls = owner.cls.owner_of(callee.node.name.value) if owner is not None else None
-            return self.inline(callee.node, callee.qualname, cls, call, frame, owner, callee.closure)
+            result = self.inline(callee.node, callee.qualname, cls, call, frame, owner, callee.closure)
+            if owner is not None and callee.node.name.value == "forward":
+                result = windows.forward_result(self, owner, call, result)  # ``self.forward(x)``
+            return result
         if isinstance(callee, LambdaValue):
             return self.call_lambda(callee, call, frame)
         if isinstance(callee, PartialValue):

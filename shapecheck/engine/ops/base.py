@@ -33,6 +33,8 @@ from shapecheck.engine.domain.tags import (
     SequenceOriginTag,
     SplitTuple,
     StreamTag,
+    joined_moves,
+    moved_by,
 )
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -282,7 +284,12 @@ def lineage(*values: Value) -> tuple[object, ...]:
     for value in values:
         if isinstance(value, TensorValue):
             for tag in value.tags:
-                if type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag, ModelOutputTag, NormalisedTag) and type(tag) not in kinds:
+                if type(tag) is SequenceOriginTag and type(tag) in kinds:
+                    # Two windows of one sequence met (``cat((latent[:, :-1], next_tokens[:, 1:]))``):
+                    # computed from both, the result is at neither's offset.
+                    index = next(i for i, kept in enumerate(tags) if type(kept) is SequenceOriginTag)
+                    tags[index] = mixed_windows(tags[index], tag)  # type: ignore[arg-type]
+                elif type(tag) in (PositionTag, TokenEmbeddingTag, SequenceOriginTag, ModelOutputTag, NormalisedTag) and type(tag) not in kinds:
                     kinds.add(type(tag))
                     if type(tag) is SequenceOriginTag and tag.axis is not None:
                         tag = replace(tag, axis=None)  # the layout may change: find the axis by its size
@@ -297,6 +304,21 @@ def lineage(*values: Value) -> tuple[object, ...]:
     if sites:
         tags.append(StreamTag(sites))
     return tuple(tags)
+
+
+def mixed_windows(kept: SequenceOriginTag, other: SequenceOriginTag) -> SequenceOriginTag:
+    """The window of a value computed from two windows: ``kept`` (the first operand's), unless
+    ``other`` is another window of the same sequence (another offset, or offsets not known to be
+    equal), where the result holds no one offset (None). Windows of different sequences keep the
+    first operand's, as before."""
+    if kept.source is not other.source:
+        return kept
+    moved = joined_moves(kept, other)
+    if moved is not kept:
+        return replace(moved, offset=None, paths=())
+    if kept.paths == other.paths and kept.offset is not None and other.offset is not None and equal(kept.offset, other.offset) is Truth.TRUE:
+        return kept
+    return replace(kept, offset=None, paths=())
 
 
 def _positions_alone(values: tuple[Value, ...]) -> bool:
@@ -642,7 +664,9 @@ def unknown_call(call: Call) -> Value:
         return UNKNOWN
     tags = lineage(*tensors)
     tags = tuple(
-        replace(tag, opaque=True) if type(tag) is SequenceOriginTag else tag for tag in tags if type(tag) is not PositionTag
+        moved_by(tag, call.node) if type(tag) is SequenceOriginTag else tag
+        for tag in tags
+        if type(tag) is not PositionTag
     )
     if all(positions_only(tensor) for tensor in tensors):
         # Computed from positions alone (``create_sin_embedding(positions, dim)``,

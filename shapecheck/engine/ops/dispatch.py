@@ -69,6 +69,7 @@ from shapecheck.engine.ops import (  # noqa: F401 (registration)
     library_layers,
     library_losses,
     library_masks,
+    library_padding,
     nn_modules,
     products,
     scalars,
@@ -134,6 +135,9 @@ def call_qualified(interp: "Interpreter", qualname: str, call: Call, frame: "Fra
     loss = library_losses.torch_call(qualname, call)
     if loss is not None:
         return apply(interp, loss[0], loss[1], frame)
+    padding = library_padding.torch_call(qualname, call)
+    if padding is not None:
+        return apply(interp, padding[0], padding[1], frame)
     fallback = registry_fallback(qualname.rsplit(".", 1)[-1], call)
     if fallback is not None:
         return fallback
@@ -268,7 +272,8 @@ def _where_operands(call: Call) -> "tuple[tuple[Value, object], tuple[Value, obj
 
 METHOD_ALIASES = {"swapaxes": "transpose", "swapdims": "transpose", "concat": "cat",
                   "add": "add_fn", "mul": "mul_fn", "div": "div_fn", "sub": "sub_fn",
-                  "logical_not": "logical_not", "__matmul__": "matmul", "resize": "resize"}
+                  "logical_not": "logical_not", "__matmul__": "matmul", "resize": "resize",
+                  "unfold": "windows_unfold"}
 
 
 def call_super(interp: "Interpreter", receiver: SuperValue, name: str, call: Call, frame: "Frame") -> Value:

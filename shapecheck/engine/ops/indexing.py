@@ -161,7 +161,9 @@ def _index_tensor(
                 parts.append(("int", index))
             else:
                 parts.append(("unknown", None))
-    return _apply_parts(interp, base, parts, node)
+    result = _apply_parts(interp, base, parts, node)
+    windows.rows_gathered(interp, result, base, parts)
+    return result
 
 
 def _array_of(interp: "Interpreter", base: Opaque, node: cst.CSTNode) -> TensorValue:

@@ -641,12 +641,16 @@ def _pad(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     axis may have moved, so their window is forgotten."""
     source = call.tensor(0)
     amounts = call.arg(1, "pad")
-    tags = tuple(
-        tag if type(tag) is not PositionTag else source.tag(PositionTag) for tag in windows.positions_moved(lineage(source))
-    )
-    result = TensorValue(None, source.dtype, tags, call.node)
     shape = source.shape
     items = amounts.items if isinstance(amounts, TupleValue) else None
+    pads = None
+    if items is not None and len(items) % 2 == 0:
+        rank = shape.rank if shape is not None and not shape.variadic else None
+        pads = [
+            (rank - 1 - i if rank is not None else -1 - i, dim_of(items[2 * i]), dim_of(items[2 * i + 1]))
+            for i in range(len(items) // 2)
+        ]
+    result = TensorValue(None, source.dtype, _padded_tags(source, pads), call.node)
     if shape is None or shape.variadic:
         return result
     if items is None or len(items) % 2 or len(items) // 2 > shape.rank:
@@ -662,6 +666,67 @@ def _pad(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         else:
             dims[axis] = dims[axis] + before + after
     return replace(result, shape=Shape(tuple(dims)))
+
+
+def _padded_tags(source: TensorValue, pads: list | None) -> tuple[object, ...]:
+    """What a padded tensor carries: the source's values and positions, its window moved only where
+    tokens were padded before (``windows.padded``)."""
+    tags = windows.padded(source, lineage(source), pads)
+    return tuple(tag if type(tag) is not PositionTag else source.tag(PositionTag) for tag in tags)
+
+
+def _pad_at_dim(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``pad_at_dim(t, (before, after), dim=-1, value=0.)`` of torch-einops-utils (and its
+    ``pad_left_at_dim(t, n, dim=...)`` / ``pad_right_at_dim(t, n, dim=...)``, given here as
+    ``(n, 0)`` / ``(0, n)``): ``F.pad`` of the one axis ``dim`` (checked against the source of
+    torch-einops-utils 0.2.0: ``F.pad(t, (*zeros, *pad), value=value)`` with a pair of zeros per axis
+    after ``dim``). The axis grows by both amounts; the other axes, the dtype and the values are kept."""
+    source = call.tensor(0)
+    amounts = call.arg(1, "pad")
+    axis = int_of(call.arg(2, "dim")) if call.has(2, "dim") else -1
+    items = amounts.items if isinstance(amounts, TupleValue) else None
+    shape = source.shape
+    rank = shape.rank if shape is not None and not shape.variadic else None
+    if axis is None or items is None or len(items) != 2:
+        return TensorValue(
+            Shape(tuple(Dim.sym(interp.fresh_name("n", use_target=False)) for _ in shape.dims)) if rank is not None else None,  # type: ignore[union-attr]
+            source.dtype, _padded_tags(source, None), call.node,
+        )
+    before, after = dim_of(items[0]), dim_of(items[1])
+    a = norm_axis(axis, rank)
+    result = TensorValue(None, source.dtype, _padded_tags(source, [(a, before, after)]), call.node)
+    if rank is None or a is None:
+        return result
+    dims = list(shape.dims)  # type: ignore[union-attr]
+    try:
+        dims[a] = dims[a] + before + after if before is not None and after is not None else Dim.sym(interp.fresh_name("n", use_target=False))
+    except ArithmeticError:
+        dims[a] = Dim.sym(interp.fresh_name("n", use_target=False))
+    return replace(result, shape=Shape(tuple(dims)))
+
+
+def _unfold(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``t.unfold(dimension, size, step)``: the windows of ``size`` positions every ``step`` along
+    ``dimension``; that axis becomes the count of windows, ``(L - size) // step + 1``, and a new last
+    axis of ``size`` holds each window's positions (torch 2: ``(b, L, d).unfold(1, s, 1)`` is
+    ``(b, L - s + 1, d, s)``). A window of a token sequence keeps the offset of its first window
+    (``windows.unfolded``)."""
+    source = call.tensor(0)
+    axis = int_of(call.arg(1, "dimension"))
+    size = dim_of(call.arg(2, "size"))
+    step = dim_of(call.arg(3, "step"))
+    shape = source.shape
+    rank = shape.rank if shape is not None and not shape.variadic else None
+    a = norm_axis(axis, rank) if axis is not None else None
+    result = TensorValue(None, source.dtype, windows.unfolded(source, lineage(source), a if a is not None else axis, size), call.node)
+    if rank is None or a is None or size is None or step is None:
+        return result
+    dims = list(shape.dims)  # type: ignore[union-attr]
+    try:
+        dims[a] = (dims[a] - size) // step + 1
+    except ArithmeticError:
+        dims[a] = Dim.sym(interp.fresh_name("n", use_target=False))
+    return replace(result, shape=Shape((*dims, size)))
 
 
 # ------------------------------------------------------------------------------------ size queries
@@ -721,6 +786,8 @@ register(_as_other, "expand_as", "view_as", "reshape_as")
 register(_repeat, "repeat")
 register(_repeat_interleave, "repeat_interleave")
 register(_pad, "pad")
+register(_pad_at_dim, "torch_einops_utils.pad_at_dim")
+register(_unfold, "windows_unfold")
 register(_size, "size")
 register(_rank, "dim", "ndimension")
 register(_numel, "numel")

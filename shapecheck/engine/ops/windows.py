@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource
-from shapecheck.engine.domain.values import UNKNOWN_TENSOR, Opaque, TensorValue, Value, dim_of
+from shapecheck.engine.domain.values import UNKNOWN_TENSOR, Opaque, PositionTag, TensorValue, Value, dim_of
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
 from shapecheck.engine.symbolic.shapes import is_anonymous
 
@@ -78,8 +78,24 @@ def unseen_call_result(interp: "Interpreter", call: "Call", result: Value) -> Va
     tokens = call.args[0]
     if not isinstance(tokens, TensorValue) or tokens is UNKNOWN_TENSOR or tokens.has(SequenceOriginTag) or tokens.dtype not in ("int", None):
         return result
-    tag = SequenceOriginTag(source_of(interp, tokens), Dim.const(0), None, False, None, None, opaque=True)
+    tag = SequenceOriginTag(source_of(interp, tokens), Dim.const(0), None, False, None, None, opaque=True, moves=(call.node,))
     return result.with_tag(tag)
+
+
+def forward_result(interp: "Interpreter", model: object, call: "Call", result: Value) -> Value:
+    """The output of a module of the file called on tokens (``self.forward(x[idx])``, ``model(ids)``)
+    whose window the engine lost inside (a cached token-by-token loop, values read back out of a
+    cache): computed position by position from the tokens, as an unseen layer's output is
+    (``unseen_call_result``), by code that may have moved them. A result that keeps its window
+    (the usual case) is left as it is; only ``nn.Module`` subclasses count."""
+    cls = getattr(model, "cls", None)
+    if cls is None or not getattr(cls, "is_module", False):
+        return result
+    if isinstance(result, TensorValue) and result.has(PositionTag):
+        # Positions, or a table looked up by them (``self.pos_emb(x)`` returning ``emb(arange(n))``),
+        # are no tokens: they stay positions alone (``base._positions_alone``).
+        return result
+    return unseen_call_result(interp, call, result)
 
 
 def _axes(base: TensorValue, parts: list[Part]) -> list[tuple[int | None, Part]] | None:
@@ -247,7 +263,79 @@ def tag_model_inputs(interp: "Interpreter", call: "Call", frame: "Frame") -> "Ca
     return Call(call.node, args, kwargs, call.arg_nodes, call.kwarg_nodes)
 
 
+def rows_gathered(interp: "Interpreter", result: Value, base: TensorValue, parts: list[Part]) -> None:
+    """``x[idx]`` with a 1-D index tensor (``torch.randint(0, b, (n,))``, a boolean row mask) on the
+    first axis of a token tensor that is no window yet: a sample of its rows, the same sequences
+    position by position, so a window cut from either is a window of one sequence
+    (``model(x[idx])`` against ``labels[idx]`` with ``labels = x[:, 1:]``). A tensor known to be 1-D
+    is a stream of tokens, whose gather picks positions, not rows: not linked."""
+    touched = [(i, part) for i, part in enumerate(parts) if not (part[0] == "slice" and _full(part[1]))]
+    if len(touched) != 1 or parts[0][0] != "tensor":
+        return
+    index = touched[0][1][1]
+    if not isinstance(index, TensorValue) or index.rank != 1 or index.dtype not in ("int", "bool"):
+        return
+    if base.shape is not None and not base.shape.variadic and base.shape.rank < 2:
+        return
+    same_tokens(interp, result, base, base.node)
+
+
+def unfolded(source: TensorValue, tags: tuple[object, ...], axis: int | None, size: Dim | None) -> tuple[object, ...]:
+    """Tags of ``source.unfold(axis, size, step)``: window ``w`` holds the positions ``offset + w *
+    step`` to ``offset + w * step + size - 1`` of ``source``, along a new last axis. The window keeps
+    the offset of its first window (the one a step-0 prediction meets); along the time axis the
+    length becomes ``size``; along another axis it is kept; where the axis cannot be told the
+    length is unknown. The time axis is found again by its size (``axis`` dropped)."""
+    tag = source.tag(SequenceOriginTag)
+    if tag is None:
+        return tags
+    time = _is_time_axis(source, tag, axis)
+    length = size if time is Truth.TRUE else (tag.length if time is Truth.FALSE else None)
+    moved = replace(tag, length=length, axis=None)
+    return tuple(moved if type(t) is SequenceOriginTag else t for t in tags)
+
+
+def padded(source: TensorValue, tags: tuple[object, ...], pads: list[tuple[int | None, Dim | None, Dim | None]] | None) -> tuple[object, ...]:
+    """Tags of ``source`` padded (``F.pad``, ``pad_at_dim``): ``pads`` holds, per padded axis (None
+    where it cannot be told), the amounts before and after; None when they are not known. Padding
+    only after the values (``pad_right_at_dim(x, n, dim=1)``) leaves every token where it was, so a
+    window keeps its offset, its time axis grown by the amount (its length unknown where the padded
+    axis cannot be told apart from it); padding before may move them: the window is opaque."""
+    tag = source.tag(SequenceOriginTag)
+    if tag is None or not any(type(t) is SequenceOriginTag for t in tags):
+        return tags
+    right_only = pads is not None and all(before is not None and before.is_const and before.value == 0 for _, before, _ in pads)
+    if not right_only:
+        return positions_moved(tags)
+    length = tag.length
+    for axis, _, after in pads:  # type: ignore[union-attr]
+        if after is not None and after.is_const and after.value == 0:
+            continue
+        time = _is_time_axis(source, tag, axis)
+        if time is Truth.FALSE:
+            continue
+        try:
+            length = length + after if time is Truth.TRUE and length is not None and after is not None else None
+        except ArithmeticError:
+            length = None
+    moved = replace(tag, length=length, axis=None)
+    return tuple(moved if type(t) is SequenceOriginTag else t for t in tags)
+
+
+def _is_time_axis(source: TensorValue, tag: SequenceOriginTag, axis: int | None) -> Truth:
+    """Is ``axis`` of ``source`` the time axis of its window: the axis kept by indexing, or the axis
+    whose size is the window's length (and no other's)?"""
+    if axis is None:
+        return Truth.UNKNOWN
+    if tag.axis is not None and axis >= 0:
+        return Truth.TRUE if axis == tag.axis else Truth.FALSE
+    dim = _axis_dim(source, axis)
+    if dim is None or tag.length is None:
+        return Truth.UNKNOWN
+    return equal(dim, tag.length)
+
+
 def positions_moved(tags: tuple[object, ...]) -> tuple[object, ...]:
     """Tags of a tensor whose tokens moved along an axis (``roll``, ``flip``): their window is
     no longer known."""
-    return tuple(replace(tag, opaque=True) if type(tag) is SequenceOriginTag else tag for tag in tags)
+    return tuple(replace(tag, opaque=True, moves=()) if type(tag) is SequenceOriginTag else tag for tag in tags)
