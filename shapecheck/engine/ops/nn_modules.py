@@ -271,8 +271,11 @@ def linear_output(
                 f"build it with in_features={last}, or give it an input of width {in_features}",
                 at=built if chained else None,
             )
-        if out_features is not None and (x.shape.variadic or x.shape.rank):
-            shape = x.shape.with_dim(-1, out_features) if x.shape.dims else None
+        if x.shape.variadic or x.shape.rank:
+            # A width the engine cannot read (``nn.Linear(d, self.out_dim)`` with ``out_dim`` unseen)
+            # still keeps the input's leading dims and its rank: only the last dim is unnamed.
+            out = out_features if out_features is not None else fresh_anonymous()
+            shape = x.shape.with_dim(-1, out) if x.shape.dims else None
     elif in_features is not None and out_features is not None:
         shape = Shape((out_features,), variadic=True)
     return TensorValue(shape, "float", lineage(x), node)
