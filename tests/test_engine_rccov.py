@@ -291,3 +291,96 @@ def test_the_coverage_script_counts_a_helper_at_its_best_run():
     inlined = shapes_coverage.Counts()
     shapes_coverage.count_file(facts, inlined, include_inlined=True, attention_only=True)
     assert inlined.standalone == counts.standalone and inlined.values > counts.values
+
+
+# --- einops patterns with an ellipsis ------------------------------------------------------------
+
+ELLIPSIS = """
+import torch
+from torch import nn
+from einops import rearrange, repeat, reduce
+
+
+def f(x: torch.Tensor, mask, z):
+    b, t, d = x.shape
+    a1 = rearrange(x, "... d -> ... 1 d")
+    a2 = repeat(x, "b ... -> b h ...", h=4)
+    a3 = rearrange(x, "b ... -> (...) b")
+    a4 = rearrange(mask, "... j -> ... 1 j")
+    a5 = reduce(x, "b ... d -> b d", "mean")
+    w = torch.zeros(b, 12, 8)
+    a6 = rearrange(w, "... (w n) -> (...) w n", n=4)
+    a7 = rearrange(mask[..., None], "... i j -> ... j i")
+    a8 = rearrange(z, "b ... -> b h ...", h=2)
+    a9 = rearrange(x, "b t d ... -> b d t ...")
+    return a1
+"""
+
+
+def test_einops_ellipsis_covers_the_axes_the_other_groups_leave():
+    # torch + einops on x = (2, 3, 5), w = (2, 12, 8), mask[..., None] = (3, 2, 1):
+    # (2, 3, 1, 5), (2, 4, 3, 5), (15, 2), (2, 5), (24, 2, 4), (3, 1, 2), (2, 5, 3)
+    found = dict(shapes(ELLIPSIS, "f", inlined=False))
+    assert found["a1"] == "(b, t, 1, d)"
+    assert found["a2"] == "(b, 4, t, d)"
+    assert found["a3"] == "(d*t, b)"
+    assert found["a4"] == "(*, 1, _)"  # a mask of unknown shape: the prefix stays open
+    assert found["a5"] == "(b, d)"
+    assert found["a6"] == "(12*b, 2, 4)"
+    assert found["a7"] == "(*, 1, _)"
+    assert found["a8"] is None  # unknown rank, an ellipsis after a group: nothing to say
+    assert found["a9"] == "(b, d, t)"  # an ellipsis over no axis
+
+
+LUCIDRAINS_MASK = """
+import torch
+import torch.nn.functional as F
+from torch import nn, einsum
+from einops import rearrange, repeat
+
+
+class Attention(nn.Module):
+    def __init__(self, dim, heads=8, dim_head=64):
+        super().__init__()
+        self.heads = heads
+        self.scale = dim_head ** -0.5
+        self.to_qkv = nn.Linear(dim, dim_head * heads * 3, bias=False)
+        self.to_out = nn.Linear(dim_head * heads, dim)
+
+    def forward(self, x, mask=None):
+        h = self.heads
+        q, k, v = self.to_qkv(x).chunk(3, dim=-1)
+        q, k, v = map(lambda t: rearrange(t, 'b n (h d) -> b h n d', h=h), (q, k, v))
+        sim = einsum('b h i d, b h j d -> b h i j', q, k) * self.scale
+        if mask is not None:
+            mask = rearrange(mask, '... j -> ... 1 j')
+            sim = sim.masked_fill(~mask, -torch.finfo(sim.dtype).max)
+        attn = sim.softmax(dim=-1)
+        out = einsum('b h i j, b h j d -> b h i d', attn, v)
+        return self.to_out(rearrange(out, 'b h n d -> b n (h d)'))
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention(256)
+
+    def forward(self, x, mask):
+        return self.attn(x, mask)
+
+
+x = torch.randn(2, 10, 256)
+mask = torch.ones(2, 1, 10, dtype=torch.bool)
+y = Model()(x, mask)
+"""
+
+
+def test_an_ellipsis_mask_reshape_keeps_the_mask_and_stays_clean():
+    # torch: mask (2, 1, 10) -> '... j -> ... 1 j' -> (2, 1, 1, 10), broadcasts on (2, 8, 10, 10)
+    assert findings(LUCIDRAINS_MASK) == []
+    found = shapes(LUCIDRAINS_MASK, "Attention.forward", inlined=True)
+    assert ("mask", "(2, 1, 1, 10)") in found
+    # '... j -> ... j 1' puts the keys on the query axis
+    bug = LUCIDRAINS_MASK.replace("'... j -> ... 1 j'", "'... j -> ... j 1'")
+    found = shapes(bug, "Attention.forward", inlined=True)
+    assert ("mask", "(2, 1, 10, 1)") in found
