@@ -163,6 +163,38 @@ def test_scores_divided_by_an_unreadable_softcap_keep_their_shape():
     assert ("attn_output", "(batch1, seq2, config.num_attention_heads, config.head_dim)") in found
 
 
+UNTYPED_OPTIONAL = """
+import torch
+from torch import nn
+
+
+def add_bias(scores, bias=None, softcap: float | None = None):
+    seen_bias = bias
+    seen_softcap = softcap
+    return scores
+
+
+class Block(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.bias = config.attention_bias
+        self.softcap = config.attn_logit_softcapping
+
+    def forward(self, x):
+        return add_bias(x, self.bias, softcap=self.softcap)
+"""
+
+
+def test_only_a_parameter_declared_float_is_an_optional_number():
+    from shapecheck.engine.domain.values import Opaque, OptionalNumber
+
+    facts = facts_of(UNTYPED_OPTIONAL)
+    seen = {a.name: a.value for run in facts.runs if run.inlined for a in run.assignments}
+    assert isinstance(seen["seen_softcap"], OptionalNumber)
+    assert seen["seen_softcap"].name == "config.attn_logit_softcapping"  # the caller's unknown, by name
+    assert isinstance(seen["seen_bias"], Opaque) and not isinstance(seen["seen_bias"], OptionalNumber)
+
+
 def test_the_none_path_of_an_optional_softcap_is_kept():
     # The caller's value may be None: the scores without the softcap reach the softmax as well
     # (both paths give the same shape, so the merge keeps it).
@@ -313,13 +345,17 @@ def f(x: torch.Tensor, mask, z):
     a7 = rearrange(mask[..., None], "... i j -> ... j i")
     a8 = rearrange(z, "b ... -> b h ...", h=2)
     a9 = rearrange(x, "b t d ... -> b d t ...")
+    a10 = rearrange(mask, "... j -> (...) j")
+    a11 = rearrange(x, "b t d ... -> b t d (...)")
+    a12 = rearrange(mask[..., None, None], "... j -> ... 1 j")
     return a1
 """
 
 
 def test_einops_ellipsis_covers_the_axes_the_other_groups_leave():
     # torch + einops on x = (2, 3, 5), w = (2, 12, 8), mask[..., None] = (3, 2, 1):
-    # (2, 3, 1, 5), (2, 4, 3, 5), (15, 2), (2, 5), (24, 2, 4), (3, 1, 2), (2, 5, 3)
+    # (2, 3, 1, 5), (2, 4, 3, 5), (15, 2), (2, 5), (24, 2, 4), (3, 1, 2), (2, 5, 3), -, (2, 3, 5, 1),
+    # and a mask (3, 4)[..., None, None] -> (3, 4, 1, 1, 1)
     found = dict(shapes(ELLIPSIS, "f", inlined=False))
     assert found["a1"] == "(b, t, 1, d)"
     assert found["a2"] == "(b, 4, t, d)"
@@ -330,6 +366,9 @@ def test_einops_ellipsis_covers_the_axes_the_other_groups_leave():
     assert found["a7"] == "(*, 1, _)"
     assert found["a8"] is None  # unknown rank, an ellipsis after a group: nothing to say
     assert found["a9"] == "(b, d, t)"  # an ellipsis over no axis
+    assert found["a10"] is None  # unknown rank merged into one axis: its size is unknown
+    assert found["a11"] == "(b, t, d, 1)"  # ``(...)`` over no axis is an axis of size 1
+    assert found["a12"] == "(*, 1, 1, 1)"  # the known dims before the last stay in the ellipsis
 
 
 LUCIDRAINS_MASK = """
