@@ -12,6 +12,13 @@ Only tensors bound by an assignment are counted (what ``shapecheck shapes`` prin
 standalone analysis of each function; ``--include-inlined`` also counts the re-analyses of a
 function inlined at its call sites.
 
+An extra figure, **at some run** (the columns "rank known at some run %" and "full at some run %"),
+counts the same standalone values (same denominator) but takes for each the best shape that the
+same assignment (statement and name) got in the standalone run or in any inlined run of its
+function. It is the value as the rules see it: a helper such as Hugging Face's
+``eager_attention_forward(module, query, key, value, ...)`` has inputs of unknown rank standalone,
+yet it is checked with known shapes at each call site. It never replaces the standalone figure.
+
 It reads the engine's facts as ``facts.runs`` (each with ``.inlined`` and ``.assignments``, each
 assignment's ``.value`` a ``TensorValue`` whose ``.shape`` is a ``Shape`` or None). A shape is
 partial when it is variadic (``*batch``) or holds an anonymous dim; a ``fully_known`` attribute on
@@ -51,8 +58,14 @@ class Counts:
     partial: int = 0
     unknown: int = 0
     rank_known: int = 0
+    #: the same standalone values, each at the best shape its assignment got in any run
+    site_full: int = 0
+    site_rank_known: int = 0
     crashes: int = 0
     seconds: float = 0.0
+
+    #: the standalone values (the denominator of the "at some run" figure)
+    standalone: int = 0
 
     @property
     def values(self) -> int:
@@ -89,6 +102,13 @@ def _anonymous(dim) -> bool:
         name = getattr(dim, "name", None)
         return isinstance(name, str) and name.startswith("_@")
     return is_anonymous(dim)
+
+
+def status(record, shape) -> int:
+    """0 unknown or a *batch prefix, 1 rank known with an unnamed dim, 2 every dim known."""
+    here = Counts()
+    classify(record, shape, here)
+    return 2 if here.full else 1 if here.rank_known else 0
 
 
 def classify(record, shape, counts: Counts) -> None:
@@ -145,18 +165,30 @@ def _count_runs(facts, counts: Counts, include_inlined: bool, only: set | None =
         from shapecheck.engine.domain.values import TensorValue
     except ImportError as error:
         raise NotExposed(f"shapecheck.engine.values.TensorValue ({error})") from None
+    best: dict[tuple[int, str], int] = {}  # (statement, name) -> best status over every run
+    standalone: list[tuple[int, str]] = []
     for run in _items(facts.runs, "FileFacts.runs"):
-        if getattr(run, "inlined", False) and not include_inlined:
-            continue
         if only is not None and id(getattr(run, "node", None)) not in only:
             continue
         if not hasattr(run, "assignments"):
             raise NotExposed(f"{type(run).__name__}.assignments (on the function runs)")
-        counts.functions += 1
+        inlined = getattr(run, "inlined", False)
+        if not inlined or include_inlined:
+            counts.functions += 1
         for assignment in run.assignments:
             value = getattr(assignment, "value", None)
-            if isinstance(value, TensorValue):
+            if not isinstance(value, TensorValue):
+                continue
+            key = (id(getattr(assignment, "node", None)), getattr(assignment, "name", ""))
+            best[key] = max(best.get(key, 0), status(value, value.shape))
+            if not inlined:
+                standalone.append(key)
+                counts.standalone += 1
+            if not inlined or include_inlined:
                 classify(value, value.shape, counts)
+    for key in standalone:
+        counts.site_rank_known += best[key] >= 1
+        counts.site_full += best[key] == 2
 
 
 def pct(part: int, whole: int) -> str:
@@ -240,8 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print()
     print(f"scope: {'functions that compute attention' if args.scope == 'attention' else 'all functions'}")
-    print("| corpus | files | lines | functions | tensor values | full | partial | unknown | rank known % | full % | crashes | engine CPU s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| corpus | files | lines | functions | tensor values | full | partial | unknown | rank known % | full % "
+          "| rank known at some run % | full at some run % | crashes | engine CPU s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     total = Counts()
     for name, counts in per_corpus.items():
         total.add(counts)
@@ -255,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print("full = every dim known (int, symbol or expression); partial = an unnamed dim or a *batch prefix; "
           "unknown = no shape")
+    print("at some run: the standalone values again, each at the best shape its assignment (statement and "
+          "name) got in the standalone run or any inlined run of the function (what the rules see)")
     if crashes:
         print()
         print(f"engine crashes ({len(crashes)}):")
@@ -271,7 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _row(name: str, c: Counts) -> str:
     return (
         f"| {name} | {c.files:,} | {c.lines:,} | {c.functions:,} | {c.values:,} | {c.full:,} | {c.partial:,} "
-        f"| {c.unknown:,} | {pct(c.rank_known, c.values)} | {pct(c.full, c.values)} | {c.crashes} | {c.seconds:.1f} |"
+        f"| {c.unknown:,} | {pct(c.rank_known, c.values)} | {pct(c.full, c.values)} "
+        f"| {pct(c.site_rank_known, c.standalone)} | {pct(c.site_full, c.standalone)} | {c.crashes} | {c.seconds:.1f} |"
     )
 
 

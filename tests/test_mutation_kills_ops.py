@@ -6339,8 +6339,8 @@ def test_joins_and_splits_at_the_edges() -> None:
 
 def test_an_einops_ellipsis_that_covers_one_axis_is_that_axis() -> None:
     """``einops_call``: ``b ... d -> b d ...`` of ``(b, t, d)`` is ``(b, d, t)``, the ellipsis standing
-    for the one axis between (einops gives it); of ``(b, h, t, d)`` it covers two axes, which the
-    rule does not spell out (unknown)."""
+    for the one axis between (einops gives it); of ``(b, h, t, d)`` it covers two axes, written out
+    (``(b, d, h, t)``, as einops gives)."""
     facts = analyze_src(HEADER + textwrap.dedent(
         """
         import einops
@@ -6353,7 +6353,7 @@ def test_an_einops_ellipsis_that_covers_one_axis_is_that_axis() -> None:
     ))
     assert facts.internal_errors == [] and facts.conflicts == []
     values = {a.name: a.value for a in run_of(facts, "f").assignments}
-    assert [_shape(values[name]) for name in ("r1", "r2")] == ["(b, d, t)", None]
+    assert [_shape(values[name]) for name in ("r1", "r2")] == ["(b, d, t)", "(b, d, h, t)"]
 
 
 def test_a_split_whose_size_does_not_divide_the_axis_has_unknown_pieces() -> None:

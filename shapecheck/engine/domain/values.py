@@ -68,6 +68,13 @@ class Opaque(Value):
 
 
 @dataclass(frozen=True, slots=True)
+class OptionalNumber(Opaque):
+    """A parameter declared a real number or None (``softcap: float | None = None``) given a value
+    the engine cannot read. ``is None`` stays open, as for any named unknown; where it meets a tensor
+    in arithmetic (``scores / softcap``) it is a number, since None would raise there."""
+
+
+@dataclass(frozen=True, slots=True)
 class ConstValue(Value):
     """A Python constant that is not a number the engine computes with: str, bool, None, Ellipsis."""
 

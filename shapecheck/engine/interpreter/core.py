@@ -38,6 +38,7 @@ from shapecheck.engine.domain.values import (
     ModuleValue,
     ObjectValue,
     Opaque,
+    OptionalNumber,
     QualifiedValue,
     TensorValue,
     TupleValue,
@@ -397,6 +398,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                     # ``eps=1e-6`` given ``config.rms_norm_eps``: a number the engine cannot read,
                     # never a tensor (``variance + eps`` keeps the variance's shape).
                     bindings[name] = unread_number(name)
+                elif _declares_an_optional_real_number(self.imports, param):
+                    # ``softcap: float | None = None`` given ``config.attn_logit_softcapping``: None
+                    # or a number, never a tensor (``scores / softcap`` keeps the scores' shape).
+                    given = bindings[name]
+                    bindings[name] = OptionalNumber(given.name if isinstance(given, Opaque) else name)
         if isinstance(params.star_arg, cst.Param):
             extra = args[len(positional):] if not standalone else ()
             # ``def default(*args)`` called with known arguments: args is their tuple.
@@ -906,6 +912,12 @@ def _declares_a_real_number(imports: ImportTable, param: cst.Param) -> bool:
     if isinstance(param.default, cst.Name) and param.default.value == "None":
         return False
     return annotated_class_name(imports, param.annotation) == "float"
+
+
+def _declares_an_optional_real_number(imports: ImportTable, param: cst.Param) -> bool:
+    """A parameter annotated ``float`` with a ``None`` default (``softcap: float | None = None``)."""
+    defaults_to_none = isinstance(param.default, cst.Name) and param.default.value == "None"
+    return defaults_to_none and annotated_class_name(imports, param.annotation) == "float"
 
 
 def unread_number(name: str) -> FloatValue:

@@ -19,6 +19,7 @@ from shapecheck.engine.domain.values import (
     FloatValue,
     MaskedTag,
     Opaque,
+    OptionalNumber,
     PositionTag,
     ProbsTag,
     ProjectionTag,
@@ -315,6 +316,8 @@ def _result_shape(
     other = right if left_tensor else left
     if is_scalar(other) or (isinstance(other, ConstValue) and isinstance(other.value, (int, float, bool))):
         return tensor.shape
+    if isinstance(other, OptionalNumber):
+        return tensor.shape  # ``scores / softcap`` with ``softcap: float | None``: a number here
     if isinstance(other, Opaque) or other is UNKNOWN:
         # A parameter or the result of a call the engine cannot see (``self.act_fn(gate(x)) *
         # up(x)``): a number or a tensor, which broadcasts with this one. Added to attention scores

@@ -295,8 +295,14 @@ def _linear(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     module: ModuleValue = call.args[0]  # type: ignore[assignment]
     in_features = dim_of(module.param("in_features"))
     x = _refine_input(interp, call, frame, in_features)
+    out_features = dim_of(module.param("out_features"))
+    if out_features is None and x.shape is not None:
+        # An nn.Linear whose width the engine cannot read (``nn.Linear(d, self.out_dim)``, ``out_dim``
+        # unseen) still keeps the input's leading dims and rank: only the last dim is unnamed. (Not
+        # ``F.linear`` with a weight of unknown shape: a 1-D weight drops the last axis.)
+        out_features = fresh_anonymous()
     result = linear_output(
-        interp, x, in_features, dim_of(module.param("out_features")), call.node, frame, _label(module), _sizes_written(interp, module)
+        interp, x, in_features, out_features, call.node, frame, _label(module), _sizes_written(interp, module)
     )
     source = x if x.shape is not None or x.tags or x.node is not None else None
     result = result.with_tag(LayerOutputTag(_label(module)))

@@ -233,6 +233,51 @@ def _groups(side: str) -> list[list[str]] | None:
     return groups if current is None else None
 
 
+def _expand_ellipsis(
+    left: list[list[str]], right: list[list[str]], shape: Shape | None, merged: bool
+) -> tuple[list[list[str]], list[list[str]], Shape, bool] | None:
+    """A pattern with one ``...`` on each side (``... j -> ... 1 j``, ``b ... -> b h ...``,
+    ``... (w n) -> (...) w n``) written out for the axes the ellipsis covers, each an axis of its own
+    (``...0``, ``...1``), so that the pattern reads as one without an ellipsis.
+
+    On a tensor of known rank the ellipsis covers the axes the other groups leave. On one of unknown
+    rank (``(*, t, d)`` or no shape), only a leading ellipsis that stays leading and whole on the
+    right (``... d -> ... 1 d``) is followed: it covers the unknown prefix (kept open: the last item
+    returned is True) and the known dims the trailing groups do not take; trailing groups of axes
+    the shape does not show are unnamed. ``merged``: the right side's ellipsis is inside
+    parentheses (``(...) b``: its axes merged into one). None: the pattern has no such ellipsis."""
+    where = [i for i, g in enumerate(left) if "..." in g]
+    there = [i for i, g in enumerate(right) if "..." in g]
+    if len(where) != 1 or len(there) != 1 or left[where[0]] != ["..."] or right[there[0]].count("...") != 1:
+        return None
+    before, after = where[0], len(left) - where[0] - 1
+    if shape is not None and not shape.variadic:
+        if shape.rank < before + after:
+            return None  # einops raises: more groups than axes
+        covered = list(shape.dims[before : shape.rank - after])
+        dims, open_prefix = list(shape.dims), False
+    else:
+        if before or there[0] != 0 or right[0] != ["..."] or merged:
+            return None  # the unknown prefix would not stay leading
+        known = list(shape.dims) if shape is not None else []
+        tail = known[-after:] if after and len(known) >= after else known
+        tail = [fresh_anonymous() for _ in range(after - len(tail))] + tail
+        covered = known[: len(known) - len(tail)] if len(known) > len(tail) else []
+        dims, open_prefix = covered + tail, True
+    names = [f"...{i}" for i in range(len(covered))]
+    new_left = left[:before] + [[n] for n in names] + left[before + 1 :]
+    group = right[there[0]]
+    if not merged:
+        inserted = [[n] for n in names]
+    else:
+        at = group.index("...")
+        inserted = [group[:at] + names + group[at + 1 :]]
+        if not inserted[0]:
+            inserted = [["1"]]  # ``(...)`` over no axis: an axis of size 1
+    new_right = right[: there[0]] + inserted + right[there[0] + 1 :]
+    return new_left, new_right, Shape(tuple(dims)), open_prefix
+
+
 def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     tensor = call.tensor(0, "tensor")
     pattern = call.arg(1, "pattern")
@@ -256,6 +301,10 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if dim is not None:
             axes[key] = dim
     shape = tensor.shape
+    open_prefix = False
+    expanded = _expand_ellipsis(left, right, shape, bool(re.search(r"\([^)]*\.\.\.[^)]*\)", right_text)))
+    if expanded is not None:
+        left, right, shape, open_prefix = expanded
     if shape is not None and shape.variadic and len(shape.dims) <= len(left) and not any("..." in g for g in left):
         # ``b n (h d)`` on a tensor known only as (*, 192): the leading axes are named by the pattern
         # (a ``1`` is an axis of size 1), and a pattern without an ellipsis fixes the rank: einops
@@ -331,7 +380,7 @@ def einops_call(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         if not ok:
             break
         out_dims.append(product(parts) if parts else Dim.const(1))
-    new_shape = Shape(tuple(out_dims)) if ok else None
+    new_shape = Shape(tuple(out_dims), variadic=open_prefix) if ok else None
     result = replace(tensor, shape=new_shape, node=call.node)
     flat_left = [g[0] for g in left if len(g) == 1]
     flat_right = [g[0] for g in right if len(g) == 1]
