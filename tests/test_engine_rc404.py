@@ -347,6 +347,17 @@ def test_meshgrid_gives_one_grid_per_input():
     assert shapes_of(GRID, "grid_table", "xs") == {"(height, width)"}
     assert shapes_of(GRID, "grid_table", "c") == {"(2, 3, height)"}
     assert shapes_of(GRID, "grid_table", "emb_h") == {"(height*width, embed_dim//4)"}
+    # The grids are positions, as the aranges they came from.
+    source = textwrap.dedent(GRID)
+    facts = analyze(cst.parse_module(source), source, "modeling_x.py")
+    grids = [
+        assignment.value
+        for run in facts.runs
+        if run.qualname == "grid_table" and not run.inlined
+        for assignment in run.assignments
+        if assignment.name == "grid_h" and str(assignment.value.shape) == "(height, width)"
+    ]
+    assert grids and all(grid.has(PositionTag) for grid in grids)
     # A whole grid table added to the image tokens is the design (no slicing a 2-d grid).
     assert codes(GRID) == []
 
@@ -424,3 +435,91 @@ def test_rows_gathered_with_ids_that_are_not_positions_are_no_positional_table()
     assert tagged == []
     assert "codebook_size" not in lengths(source)
     assert codes(source) == []
+
+
+# ------------------------------------------------------------- which gathers read a positional table
+
+def test_a_parameter_table_read_with_position_ids_has_rows_that_are_a_sequence_length():
+    # No positional values in the table (a learned parameter): the ids are positions (``arange``).
+    source = '''
+    import torch
+    from torch import nn
+
+
+    class Learned(nn.Module):
+        def __init__(self, vocab, dim, max_len):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, dim)
+            self.pos = nn.Parameter(torch.zeros(max_len, dim))
+            self.norm = nn.LayerNorm(dim)
+
+        def forward(self, ids):
+            x = self.tok(ids)
+            x = x + self.pos[torch.arange(x.shape[1])]
+            return self.norm(x)
+    '''
+    assert "max_len" in lengths(source)
+    assert codes(source) == []
+    bug = source.replace("self.norm = nn.LayerNorm(dim)", "self.norm = nn.LayerNorm(max_len)")
+    assert codes(textwrap.dedent(bug)) == [("SC404", "self.norm = nn.LayerNorm(max_len)")]
+
+
+def test_a_positional_table_read_with_ids_from_the_caller_is_still_a_positional_table():
+    # Ids the caller computed (from the padding mask, as fairseq does), not ``arange``: the table's
+    # values are positions (a sinusoid), so its rows are positions.
+    source = '''
+    import torch
+    from torch import nn
+
+
+    class Padded(nn.Module):
+        def __init__(self, vocab, dim, max_len, padding_idx):
+            super().__init__()
+            self.padding_idx = padding_idx
+            self.tok = nn.Embedding(vocab, dim)
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+            table = torch.einsum("i,j->ij", torch.arange(max_len).float(), inv_freq)
+            self.table = nn.Buffer(torch.cat([table.sin(), table.cos()], dim=-1))
+            self.norm = nn.LayerNorm(dim)
+
+        def forward(self, input_ids, positions: torch.LongTensor):
+            x = self.tok(input_ids) + self.table[positions]
+            return self.norm(x)
+    '''
+    assert "max_len" in lengths(source)
+    bug = source.replace("self.norm = nn.LayerNorm(dim)", "self.norm = nn.LayerNorm(max_len)")
+    assert codes(textwrap.dedent(bug)) == [("SC404", "self.norm = nn.LayerNorm(max_len)")]
+
+
+def test_only_the_rows_of_a_table_are_positions():
+    # ``x[:, pos]`` picks tokens of a stream (its axis 1), and ``table.index_select(1, pos)`` picks
+    # columns: neither makes the first axis (a batch, a width) a sequence length.
+    source = '''
+    import torch
+    from jaxtyping import Float
+    from torch import Tensor
+
+
+    def pick(x: Float[Tensor, "b n d"], table: Float[Tensor, "m w"], other: Float[Tensor, "k v"]):
+        pos = torch.arange(x.shape[1])
+        y = x[:, pos]
+        z = other.index_select(1, pos)
+        w = table.index_select(-2, pos)
+        return y + 1, z + 1, w + 1
+    '''
+    assert shapes_of(source, "pick", "y") == {"(b, n, d)"}
+    assert shapes_of(source, "pick", "z") == {"(k, n)"}
+    assert shapes_of(source, "pick", "w") == {"(n, w)"}
+    assert lengths(source) == {"m"}
+
+
+def test_a_stepped_slice_with_an_end_is_of_a_size_nobody_named():
+    source = '''
+    import torch
+
+    def columns():
+        x = torch.zeros(10, 7)
+        a = x[:, 1:5:2]
+        return a
+    '''
+    assert shapes_of(source, "columns", "a") == {"(10, _)"}

@@ -568,8 +568,8 @@ def _hermite(d: dict) -> None:
             continue
         for r0 in sorted(by_offset):
             run = [by_offset.get(r0 + i) for i in range(k)]
-            if any(item is None for item in run) or len({item[1] is not None and item[0] for item in run}) != 1:  # type: ignore[index]
-                continue
+            if any(item is None for item in run) or len({item[0] for item in run}) != 1:  # type: ignore[index]
+                continue  # not a full set of offsets, or not all with the same coefficient
             c = run[0][0]  # type: ignore[index]
             for _, m in run:  # type: ignore[misc]
                 del d[m]
