@@ -253,10 +253,7 @@ OPS = [
     case("y = i[:, :, None]", "(b, t, 1)", "int", id="index-keeps-dtype"),
     case("y = p[..., 0]", "(*)", id="index-variadic"),
     case("y = x[:, :-1]", "(b, t-1, d)", id="slice-negative-stop"),
-    case(
-        "y = x[i]", "(b, t, t, d)", id="advanced-index-int-tensor",
-        marks=limitation("indexing with an integer tensor gives an unknown shape"),
-    ),
+    case("y = x[i]", "(b, t, t, d)", id="advanced-index-int-tensor"),
     # masking, where, triangles, factories
     case('y = s.masked_fill(bm, float("-inf"))', "(b, h, t, t)", "float", id="masked_fill-broadcast-mask"),
     case("y = s.masked_fill(~bm, 0.0)", "(b, h, t, t)", id="masked_fill-inverted"),

@@ -600,7 +600,7 @@ class MaskedPatches(nn.Module):
         self.tok = nn.Embedding(vocab_size, d_model)
         self.pos_embed = nn.Parameter(torch.zeros(1, max_len, d_model))
 
-    def forward(self, ids: Int[Tensor, "b t"], features: Float[Tensor, "b k 32"], keep: Int[Tensor, "k"]):
+    def forward(self, ids: Int[Tensor, "b t"], features: Float[Tensor, "b k 32"], keep: Tensor):
         pos = self.pos_embed[:, keep].expand(features.size(0), -1, -1)
         mixed = mix_tokens(self.tok(ids))
         return torch.cat([features, pos], dim=-1), torch.cat([mixed, pos], dim=-1)

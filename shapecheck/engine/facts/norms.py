@@ -91,7 +91,8 @@ def width_taken_after(facts: FileFacts, module: Value) -> Dim | None:
 
 def sequence_lengths(facts: FileFacts) -> list[Dim]:
     """Sizes that are sequence lengths, by provenance: the rows of an embedding looked up with
-    positions (``max_len``, ``block_size``) and the length of a positional table or lookup."""
+    positions (``max_len``, ``block_size``) and the length of a positional table or lookup (the
+    rows of a table gathered with position ids, ``self.pos_encoding[position_ids]``)."""
     lengths: list[Dim] = []
     for event in facts.events_of("module.Embedding"):
         module, result = event.arg(0), event.result
@@ -100,9 +101,12 @@ def sequence_lengths(facts: FileFacts) -> list[Dim]:
             if rows is not None and rows not in lengths:
                 lengths.append(rows)
     for event in facts.events:
-        result = event.result
-        if isinstance(result, TensorValue):
-            tag = result.tag(PositionTag)
+        # A table's lookup is an operand of the op that uses it (``self.pe[position_ids]`` is no op
+        # of its own), so operands count as well as results.
+        for value in (event.result, *event.args, *event.kwargs.values()):
+            if not isinstance(value, TensorValue):
+                continue
+            tag = value.tag(PositionTag)
             if tag is not None and tag.kind == "table" and tag.full_length is not None and tag.full_length not in lengths:
                 lengths.append(tag.full_length)
     for length in list(lengths):

@@ -87,7 +87,9 @@ def annotation_value(
     if not isinstance(expr, cst.Subscript) or len(expr.slice) != 2:
         text = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
         if text and qualify(imports, text) in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor"):
-            return TensorValue(node=annotation)
+            # ``torch.LongTensor`` says its dtype (ids, positions): an integer tensor.
+            dtype = "int" if qualify(imports, text) == "torch.LongTensor" else None
+            return TensorValue(dtype=dtype, node=annotation)
         return None
     head = dotted_name(expr.value)
     if head is None:

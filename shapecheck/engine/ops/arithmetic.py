@@ -318,6 +318,8 @@ def _result_shape(
         return tensor.shape
     if isinstance(other, OptionalNumber):
         return tensor.shape  # ``scores / softcap`` with ``softcap: float | None``: a number here
+    if _size_of_an_axis(other, tensor.shape):
+        return tensor.shape
     if isinstance(other, Opaque) or other is UNKNOWN:
         # A parameter or the result of a call the engine cannot see (``self.act_fn(gate(x)) *
         # up(x)``): a number or a tensor, which broadcasts with this one. Added to attention scores
@@ -325,6 +327,16 @@ def _result_shape(
         onto_scores = _attention_weights(tensor) and operator in ("add", "sub", "mul")
         return broadcast_with_unknown(tensor.shape, onto_scores, gain=operator == "mul")
     return None
+
+
+def _size_of_an_axis(other: Value, shape: Shape | None) -> bool:
+    """``other`` is a named unknown that is the size of one of the tensor's own axes
+    (``(2 * (i // 2)) / d_model_size`` with ``i = arange(d_model_size)[None]``, CTRL's sinusoid
+    table): a number, since it was read as a size, so it scales the tensor and keeps its shape."""
+    if not isinstance(other, Opaque) or shape is None:
+        return False
+    size = other.as_dim()
+    return any(dim == size for dim in shape.dims)
 
 
 def _result_dtype(operator: str, left: Value, right: Value, a: TensorValue, b: TensorValue) -> str | None:

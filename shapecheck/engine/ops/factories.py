@@ -10,6 +10,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.tags import DtypeValue, FilledTag
 from shapecheck.engine.domain.values import (
+    UNKNOWN,
     ConstValue,
     FloatValue,
     IntValue,
@@ -25,6 +26,7 @@ from shapecheck.engine.domain.values import (
 from shapecheck.engine.ops import frequencies
 from shapecheck.engine.ops.base import (
     Call,
+    lineage,
     _callee_name,
     dims_from,
     dtype_class,
@@ -185,7 +187,33 @@ def _randperm(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 # One line per rule, after the definitions, so that the registry holds each module-level function (no
 # decorator: mutation testing can then reach the rule bodies, see benchmarks/mutation_testing.py).
 
+def _meshgrid(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``torch.meshgrid(a, b, indexing="ij")``: one grid per 1-d input, each of shape ``(len(a),
+    len(b), ...)`` (``indexing="xy"`` swaps the first two axes), with what each input carried."""
+    inputs = list(call.args)
+    if len(inputs) == 1 and isinstance(inputs[0], TupleValue):
+        inputs = list(inputs[0].items)  # ``torch.meshgrid([a, b])``
+    if not inputs or not all(isinstance(value, TensorValue) for value in inputs):
+        return UNKNOWN
+    sizes: list[Dim] | None = []
+    for value in inputs:
+        shape = value.shape  # type: ignore[union-attr]
+        if shape is None or shape.variadic or (shape.rank or 0) > 1:
+            sizes = None
+            break
+        sizes.append(shape.dims[0] if shape.dims else Dim.const(1))  # type: ignore[union-attr]
+    indexing = call.kwargs.get("indexing", ConstValue("ij"))
+    if sizes is not None and len(sizes) >= 2 and not (isinstance(indexing, ConstValue) and indexing.value == "ij"):
+        if isinstance(indexing, ConstValue) and indexing.value == "xy":
+            sizes[0], sizes[1] = sizes[1], sizes[0]
+        elif sizes[0] != sizes[1]:
+            sizes = None  # an indexing the engine cannot read
+    shape = Shape(tuple(sizes)) if sizes is not None else None
+    return TupleValue(tuple(TensorValue(shape, value.dtype, lineage(value), call.node) for value in inputs))  # type: ignore[union-attr]
+
+
 register(_factory, "ones", "zeros", "empty", "rand", "randn", "full")
+register(_meshgrid, "meshgrid")
 register(_factory_like, "ones_like", "zeros_like", "empty_like", "rand_like", "randn_like", "full_like")
 register(_new_factory, "new_zeros", "new_ones", "new_empty", "new_full")
 register(_eye, "eye")

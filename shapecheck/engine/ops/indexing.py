@@ -25,7 +25,7 @@ from shapecheck.engine.domain.values import (
     int_of,
 )
 from shapecheck.engine.ops import windows
-from shapecheck.engine.ops.base import _piece, read_trailing_size
+from shapecheck.engine.ops.base import Call, _piece, read_trailing_size, register, same_values
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, provably_negative
 from shapecheck.engine.symbolic.shapes import Shape
@@ -230,10 +230,18 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
     shape = base.shape
     if shape is None and ("ellipsis", None) in parts:
         shape = Shape((), variadic=True)  # unknown rank: what follows ``...`` is still known
-    if shape is None or any(kind in ("tensor", "unknown") for kind, _ in parts):
+    gather = _gather(parts)
+    if gather is not None:
+        if _gathered_rows(shape, parts):
+            table = rows_looked_up(base, gather, node)
+            if table is not None:
+                result = result.with_tag(table)
+        if gather.shape is None or gather.shape.variadic:
+            gather = None  # ids of unknown shape: a lookup of unknown shape
+    if shape is None or (gather is None and any(kind == "tensor" for kind, _ in parts)) or any(kind == "unknown" for kind, _ in parts):
         return replace(result, shape=None)
     ellipses = sum(1 for kind, _ in parts if kind == "ellipsis")
-    consuming = sum(1 for kind, _ in parts if kind in ("slice", "int"))
+    consuming = sum(1 for kind, _ in parts if kind in ("slice", "int", "tensor"))
     if ellipses > 1:
         return replace(result, shape=None)
     if shape.variadic and ellipses == 0:
@@ -264,6 +272,60 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
     return replace(result, shape=Shape(dims) if dims is not None else None)
 
 
+def _gather(parts: list[tuple[str, object]]) -> TensorValue | None:
+    """The index of an integer gather along one axis (``table[ids]``, ``x[:, ids]``): one integer
+    tensor among slices, ``None`` and ``...``. With a second tensor, a bool mask, an int beside it
+    (torch moves the indexed dims to the front when the two are apart) or an index of unknown
+    dtype, None."""
+    tensors = [value for kind, value in parts if kind == "tensor"]
+    if len(tensors) != 1 or any(kind in ("int", "unknown") for kind, _ in parts):
+        return None
+    index = tensors[0]
+    return index if isinstance(index, TensorValue) and index.dtype == "int" else None
+
+
+def _gathered_rows(shape: Shape | None, parts: list[tuple[str, object]]) -> bool:
+    """The gather picks from a table's first axis (its rows)."""
+    if shape is None or shape.variadic or not shape.dims:
+        return False
+    return [kind for kind, _ in parts].index("tensor") == 0
+
+
+def rows_looked_up(table: TensorValue, index: TensorValue, node: cst.CSTNode) -> PositionTag | None:
+    """The rows of ``table`` (its first axis) picked by the integer ``index`` are rows of a
+    positional table, as an ``nn.Embedding`` looked up with positions is, when the index holds
+    position ids (``arange``-derived) or the table holds values built from positions (a sinusoid
+    table, CTRL's ``self.pos_encoding[position_ids, :]``, M2M100's ``weights.index_select(0, ids)``):
+    a table of that many rows, cut to the positions asked for (its rows are a sequence length)."""
+    if table.shape is None or table.shape.variadic or not table.shape.dims or index.dtype != "int":
+        return None
+    ids, values = index.tag(PositionTag), table.tag(PositionTag)
+    if (ids is not None and ids.kind == "index") or (values is not None and values.kind in ("index", "table")):
+        return PositionTag(node, "table", table.shape.dims[0], sliced=True)
+    return None
+
+
+def _index_select(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
+    """``x.index_select(dim, index)`` / ``torch.index_select(x, dim, index)``: the axis ``dim`` becomes
+    as long as the 1-d ``index``."""
+    source, index = call.tensor(0), call.tensor(2, "index")
+    axis = int_of(call.arg(1, "dim"))
+    result = same_values(source, None)
+    if axis is None or source.shape is None:
+        return result
+    if index.shape is not None and not index.shape.variadic and index.shape.rank == 1:
+        length = index.shape.dims[0]
+    else:
+        length = fresh_anonymous()  # a 1-d index of a length nobody knows
+    shape = source.shape.with_dim(axis, length) if not source.shape.variadic or axis < 0 else None
+    result = result.with_shape(shape)
+    if axis in (0, -(source.shape.rank or 0)) and not source.shape.variadic:
+        table = rows_looked_up(source, index, call.node)
+        if table is not None:
+            result = result.with_tag(table)
+    return result
+
+
 def _walk(interp: "Interpreter", dims: tuple[Dim, ...], parts: list[tuple[str, object]]) -> tuple[Dim, ...] | None:
     out: list[Dim] = []
     position = 0
@@ -271,6 +333,12 @@ def _walk(interp: "Interpreter", dims: tuple[Dim, ...], parts: list[tuple[str, o
         if kind == "none":
             out.append(Dim.const(1))
         elif kind == "int":
+            position += 1
+        elif kind == "tensor":
+            # One integer index tensor (``_gather``): its dims take the place of the axis it picks from.
+            if position >= len(dims):
+                return None
+            out.extend(value.shape.dims)  # type: ignore[attr-defined]
             position += 1
         elif kind == "slice":
             if position >= len(dims):
@@ -300,6 +368,15 @@ def _slice_length(interp: "Interpreter", full: Dim, bounds: tuple[Value | None, 
                 return Dim.const(-(-full.value // stride))
             try:
                 return (full + (stride - 1)) // stride if stride > 1 else full
+            except ArithmeticError:
+                return None
+        first = int_of(lower) if lower is not None else None
+        if upper is None and first is not None and first >= 0:
+            # ``x[:, 1::2]`` (the odd columns): every stride-th element from ``first`` on.
+            if full.is_const:
+                return Dim.const(max(0, -(-(full.value - first) // stride)))
+            try:
+                return (full - first + (stride - 1)) // stride
             except ArithmeticError:
                 return None
         return None
@@ -363,3 +440,6 @@ def _adds_axis(part: cst.BaseSlice) -> bool:
         return False
     value = part.value
     return isinstance(value, cst.Ellipsis) or (isinstance(value, cst.Name) and value.value == "None")
+
+
+register(_index_select, "index_select")

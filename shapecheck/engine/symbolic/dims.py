@@ -541,7 +541,41 @@ def _add_raw(a: Dim, b: Dim, sign: int) -> Dim:
     d = dict(a._terms)
     for m, c in b._terms:
         d[m] = d.get(m, 0) + c * sign
+    if len(d) > 1:
+        _hermite(d)
     return _from_map(d)
+
+
+def _hermite(d: dict) -> None:
+    """Hermite's identity, in place: ``(y + r)//k + (y + r + 1)//k + ... + (y + r + k - 1)//k`` is
+    ``y + r`` for an integer ``y`` (``(d + 1)//2 + d//2`` is ``d``: the even and the odd columns of a
+    ``d``-wide table, ``x[:, 0::2]`` and ``x[:, 1::2]``, concatenated again)."""
+    groups: dict = {}
+    for m, c in d.items():
+        if not c or len(m) != 1 or m[0][1] != 1 or m[0][0].__class__ is not _Opaque:
+            continue
+        atom = m[0][0]
+        k = atom.den.value if atom.kind == "//" else None
+        if k is None or k < 2 or not atom.num.is_integral_form():
+            continue
+        r = atom.num.constant_term
+        if r is None:
+            continue
+        rest = _add_raw(atom.num, _const(r), -1)
+        groups.setdefault((rest, k), {})[r] = (c, m)
+    for (rest, k), by_offset in groups.items():
+        if len(by_offset) < k:
+            continue
+        for r0 in sorted(by_offset):
+            run = [by_offset.get(r0 + i) for i in range(k)]
+            if any(item is None for item in run) or len({item[0] for item in run}) != 1:  # type: ignore[index]
+                continue  # not a full set of offsets, or not all with the same coefficient
+            c = run[0][0]  # type: ignore[index]
+            for _, m in run:  # type: ignore[misc]
+                del d[m]
+            for m, coef in _add_raw(rest, _const(r0), 1)._terms:
+                d[m] = d.get(m, 0) + coef * c
+            break
 
 
 def _scale(a: Dim, k: Coef) -> Dim:
