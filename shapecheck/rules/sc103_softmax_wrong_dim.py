@@ -77,23 +77,10 @@ class SoftmaxWrongDim(Rule):
 
 
 def _lands(event: OpEvent) -> cst.CSTNode | None:
-    """The call that passed the softmax its ``dim``, when the softmax runs in a helper inlined
-    there and its ``dim`` is one of the helper's parameters (followed up through helpers that pass
-    it on: the argument each call site bound, ``FunctionRun.arguments``); None when the dim is
-    written at the softmax itself."""
+    """The call that passed the softmax its ``dim`` when the softmax runs in a helper inlined there
+    and its ``dim`` is one of the helper's parameters (``FunctionRun.call_that_chose``)."""
     node = event.kwarg_nodes.get("dim") or (event.arg_nodes[1] if len(event.arg_nodes) > 1 else None)
-    run, place = event.run, None
-    while isinstance(node, cst.Name) and run is not None and run.inlined and isinstance(run.call_node, cst.Call):
-        if node.value not in _parameters(run.node):
-            break
-        # The caller gave the dim, or left the helper's default: either way its call chose it.
-        place, node, run = run.call_node, run.arguments.get(node.value), run.parent
-    return place
-
-
-def _parameters(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    return event.run.call_that_chose(node) if event.run is not None else None
 
 
 def _contracted_key_axes(facts: FileFacts) -> dict[cst.CSTNode, set[int]]:

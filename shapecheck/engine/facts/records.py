@@ -71,6 +71,24 @@ class FunctionRun:
                     origin = run.call_node  # a factory that got the values (``make(512, n_heads=6)``)
         return origin or call
 
+    def parameters(self) -> set[str]:
+        """The names of this run's function's parameters."""
+        params = self.node.params
+        return {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+    def call_that_chose(self, expression: cst.CSTNode | None) -> cst.CSTNode | None:
+        """The call site that chose the value of ``expression``, an argument written in this run's
+        function, when it is a parameter of an inlined helper (followed up through helpers that pass
+        it on, by the argument each call site bound); None when the value is written here. A
+        parameter left at its default counts as chosen by the call that left it out."""
+        run: FunctionRun | None = self
+        place = None
+        while isinstance(expression, cst.Name) and run is not None and run.inlined and isinstance(run.call_node, cst.Call):
+            if expression.value not in run.parameters():
+                break
+            place, expression, run = run.call_node, run.arguments.get(expression.value), run.parent
+        return place
+
     @property
     def root(self) -> "FunctionRun":
         run = self
