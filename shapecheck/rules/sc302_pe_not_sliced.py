@@ -122,7 +122,9 @@ def _table_length(table: TensorValue, other: TensorValue):
     that length left (``_sequence_dim`` finds none); transposed or permuted, it still has one."""
     tag = table.tag(PositionTag)
     if tag is not None and tag.kind == "table" and not tag.sliced and tag.full_length is not None:
-        return tag.full_length
+        # A 2-d grid's cells, flattened: a table for images of that grid; its first rows are not
+        # the positions of a shorter sequence.
+        return None if tag.flattened_grid else tag.full_length
     parameter = table.tag(ParameterTag)
     if parameter is not None and parameter.per_position and other.has(TokenEmbeddingTag):
         return parameter.shape.dims[-2]

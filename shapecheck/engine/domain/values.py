@@ -401,6 +401,29 @@ class PositionTag:
     # "index" (position ids), "learned", "conv" (a zero-padded conv over tokens), "unknown" (maybe)
     full_length: Dim | None = None  # rows of the table (max_len) when known
     sliced: bool = False
+    #: The sides of the grid these positions were laid out over (``torch.meshgrid`` of per-axis
+    #: positions, ``(h, w)``), when they were: a 2-d grid flattened is ``h * w`` rows, one per patch.
+    grid: tuple[Dim, ...] | None = None
+
+    @property
+    def flattened_grid(self) -> bool:
+        """A table whose rows are the cells of its grid, flattened (``(h * w, d)``, or ``h * w``
+        plus a few leading rows for class tokens): a table for images of that grid, not a
+        maximum sequence length to cut."""
+        if self.grid is None or self.full_length is None or len(self.grid) < 2:
+            return False
+        try:
+            cells = self.grid[0]
+            for side in self.grid[1:]:
+                cells = cells * side
+            extra = self.full_length - cells
+        except ArithmeticError:  # DimTooComplex: no claim
+            return False
+        return extra.is_const and extra.value is not None and 0 <= extra.value <= MAX_EXTRA_ROWS
+
+
+#: Rows a table may hold besides its grid's cells (class and register tokens).
+MAX_EXTRA_ROWS = 4
 
 
 #: Kinds of PositionTag that are positional information itself (not a stream it reached, nor a guess).

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -209,7 +210,16 @@ def _meshgrid(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
         elif sizes[0] != sizes[1]:
             sizes = None  # an indexing the engine cannot read
     shape = Shape(tuple(sizes)) if sizes is not None else None
-    return TupleValue(tuple(TensorValue(shape, value.dtype, lineage(value), call.node) for value in inputs))  # type: ignore[union-attr]
+    grid = tuple(sizes) if sizes is not None and len(sizes) >= 2 else None
+    return TupleValue(tuple(TensorValue(shape, value.dtype, _laid_out(lineage(value), grid), call.node) for value in inputs))  # type: ignore[union-attr]
+
+
+def _laid_out(tags: tuple[object, ...], grid: tuple[Dim, ...] | None) -> tuple[object, ...]:
+    """The tags of one input of ``meshgrid``: positions of one axis become positions laid out
+    over the whole grid."""
+    if grid is None:
+        return tags
+    return tuple(replace(tag, grid=grid) if type(tag) is PositionTag else tag for tag in tags)
 
 
 register(_factory, "ones", "zeros", "empty", "rand", "randn", "full")

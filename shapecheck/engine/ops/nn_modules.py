@@ -131,8 +131,10 @@ def construct(interp: "Interpreter", kind: str, call: Call, frame: "Frame") -> V
         tags = tuple(tag for tag in lineage(data) if not (type(tag) is PositionTag and tag.kind == "unknown"))
         return TensorValue(data.shape, data.dtype or "float", tags + (ParameterTag(ident, data.shape),), call.node)
     if kind == "Buffer" or kind == "parameter.Buffer":
-        # ``nn.Buffer(torch.arange(n).expand((1, -1)))`` (torch >= 2.5): the tensor, as registered.
-        return call.arg(0, "data")
+        # ``self.pe = nn.Buffer(table, persistent=False)`` (torch >= 2.5): the tensor, registered as a
+        # buffer of the module the attribute is set on (as ``register_buffer`` does).
+        data = call.arg(0, "data")
+        return as_buffer(data, ModuleIdent("nn.Buffer(...)", call.node), call.node) if isinstance(data, TensorValue) else data
     if kind.endswith("generate_square_subsequent_mask"):
         size = dim_of(call.arg(0, "sz"))
         shape = Shape((size, size)) if size is not None else None
@@ -702,15 +704,19 @@ def register(interp: "Interpreter", owner: ObjectValue, call: Call, frame: "Fram
     value = call.arg(1, "tensor") if "tensor" in call.kwargs or len(call.args) > 1 else call.arg(1, "param")
     if not (isinstance(name, ConstValue) and isinstance(name.value, str)):
         return ConstValue(None)
-    tensor = as_tensor(value)
-    ident = ModuleIdent(f"self.{name.value}", call.node)
+    owner.attrs[name.value] = as_buffer(as_tensor(value), ModuleIdent(f"self.{name.value}", call.node), call.node)
+    return ConstValue(None)
+
+
+def as_buffer(tensor: TensorValue, ident: ModuleIdent, node) -> TensorValue:
+    """``tensor`` registered as a buffer of a module: a parameter-like tensor, and a positional
+    table of its first non-1 axis's length (not sliced) when it holds positions."""
     tensor = tensor.with_tag(ParameterTag(ident, tensor.shape))
     position = tensor.tag(PositionTag)
     if position is not None and tensor.shape is not None and not tensor.shape.variadic:
         length = next((d for d in tensor.shape.dims if not (d.is_const and d.value == 1)), None)
-        tensor = tensor.with_tag(PositionTag(call.node, "table", length, sliced=False))
-    owner.attrs[name.value] = tensor
-    return ConstValue(None)
+        tensor = tensor.with_tag(PositionTag(node, "table", length, sliced=False, grid=position.grid))
+    return tensor
 
 
 def is_module_value(value: Value) -> bool:
