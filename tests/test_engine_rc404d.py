@@ -51,6 +51,8 @@ def attribute_values(source: str, cls: str, attr: str) -> list[TensorValue]:
     facts = facts_of(source)
     found = []
     for run in facts.runs:
+        if not run.qualname.startswith(f"{cls}."):
+            continue
         for assignment in run.assignments:
             if assignment.name == f"self.{attr}" and isinstance(assignment.value, TensorValue):
                 found.append(assignment.value)
@@ -63,68 +65,62 @@ SINUSOID = '''
 import math
 
 import torch
-from torch import nn
+import torch.nn as nn
 
 
-class SinusoidalPositions(nn.Module):
-    def __init__(self, num_positions: int, embedding_dim: int, padding_idx: int | None = None):
+def sinusoid_rows(rows, width):
+    # (rows, width): sin in the first half of each row, cos in the second
+    half = width // 2
+    rate = torch.exp(torch.arange(half).float() * -(math.log(10000.0) / (half - 1)))
+    angle = torch.arange(rows).float()[:, None] * rate[None, :]
+    return torch.cat((angle.sin(), angle.cos()), dim=-1)
+
+
+class FixedPositions(nn.Module):
+    def __init__(self, n_pos, width, pad):
         super().__init__()
-        self.offset = 2
-        self.embedding_dim = embedding_dim
-        self.padding_idx = padding_idx
-        self.make_weights(num_positions + self.offset, embedding_dim, padding_idx)
+        self.pad, self.width = pad, width
+        self._build(n_pos + 2)
 
-    def make_weights(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None):
-        emb_weights = self.get_embedding(num_embeddings, embedding_dim, padding_idx)
-        self.weights = nn.Buffer(emb_weights, persistent=False)
+    def _build(self, rows):
+        self.rows = nn.Buffer(sinusoid_rows(rows, self.width), persistent=False)
 
-    @staticmethod
-    def get_embedding(num_embeddings: int, embedding_dim: int, padding_idx: int | None = None):
-        half_dim = embedding_dim // 2
-        emb = math.log(10000) / (half_dim - 1)
-        emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -emb)
-        emb = torch.arange(num_embeddings, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
-        emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(num_embeddings, -1)
-        return emb
-
-    def forward(self, input_ids: torch.Tensor, position_ids: torch.Tensor):
-        bsz, seq_len = input_ids.size()
-        return self.weights.index_select(0, position_ids.view(-1)).view(bsz, seq_len, self.weights.shape[-1])
+    def forward(self, tokens, pos):
+        n, t = tokens.shape
+        picked = self.rows.index_select(0, pos.reshape(-1))
+        return picked.reshape(n, t, self.rows.shape[-1])
 
 
-class TextDecoder(nn.Module):
-    def __init__(self, config):
+class Decoder(nn.Module):
+    def __init__(self, cfg):
         super().__init__()
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.embed_dim)
-        self.embed_positions = SinusoidalPositions(config.max_position_embeddings, config.embed_dim, config.pad_token_id)
-        self.layer_norm = nn.LayerNorm(config.embed_dim, config.layer_norm_eps)
+        self.tok = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos = FixedPositions(cfg.n_positions, cfg.d_model, cfg.pad_token_id)
+        self.ln_in = nn.LayerNorm(cfg.d_model, eps=cfg.eps)
 
-    def forward(self, input_ids, position_ids):
-        hidden_states = self.embed_tokens(input_ids) + self.embed_positions(input_ids, position_ids)
-        return self.layer_norm(hidden_states)
+    def forward(self, tokens, pos):
+        h = self.tok(tokens) + self.pos(tokens, pos)
+        return self.ln_in(h)
 '''
 
 
 def test_a_table_set_with_nn_buffer_is_a_registered_table():
     # torch: nn.Buffer(t) assigned to a module attribute registers t (module.buffers() holds it).
-    tables = [value for value in attribute_values(SINUSOID, "SinusoidalPositions", "weights")]
+    tables = attribute_values(SINUSOID, "FixedPositions", "rows")
     assert tables
     for table in tables:
         assert table.has(ParameterTag)
         position = table.tag(PositionTag)
         assert position is not None and position.kind == "table" and not position.sliced
-    assert "config.max_position_embeddings + 2" in lengths(SINUSOID) or "config.max_position_embeddings+2" in lengths(SINUSOID)
+    assert "cfg.n_positions+2" in lengths(SINUSOID)
 
 
 def test_a_layer_norm_over_the_number_of_positions_of_a_buffer_table():
     # torch: LayerNorm(66) on (2, 5, 16) raises "Given normalized_shape=[66], expected input with
     # shape [*, 66]"; LayerNorm(16) runs.
     assert codes(SINUSOID) == []
-    bug = SINUSOID.replace(
-        "nn.LayerNorm(config.embed_dim, config.layer_norm_eps)",
-        "nn.LayerNorm(config.max_position_embeddings, config.layer_norm_eps)",
-    )
-    assert codes(bug) == [("SC404", "self.layer_norm = nn.LayerNorm(config.max_position_embeddings, config.layer_norm_eps)")]
+    bug = SINUSOID.replace("nn.LayerNorm(cfg.d_model, eps=cfg.eps)", "nn.LayerNorm(cfg.n_positions, eps=cfg.eps)")
+    assert codes(bug) == [("SC404", "self.ln_in = nn.LayerNorm(cfg.n_positions, eps=cfg.eps)")]
 
 
 def test_buffer_spelled_other_ways():
