@@ -148,7 +148,8 @@ def test_a_causal_mask_built_on_one_path_shows_a_batch_first_query() -> None:
     assert findings_on_lines(bug) == [("SC507", "self.mha = nn.MultiheadAttention(embed_dim, num_heads)")]
     result = lint_source(textwrap.dedent(bug), "attention.py", {"SC507"})
     message = result.diagnostics[0].message
-    assert "(on the path that builds it) is (seq, seq) with seq = " in message
+    # Built from the key's length, equal to the query's by the path's assert.
+    assert "(on the path that builds it), where " in message and " is (seq, seq) with seq = " in message
     assert message.endswith("the size read off axis 1 of the query (called in StreamingAttention.forward)")
 
 

@@ -191,6 +191,8 @@ def batch_first_evidence(call: LayerCall, calls: list[LayerCall]) -> str | None:
             continue
         layout = "(seq, seq)" if shape.rank == 2 else "(batch * heads, seq, key seq)"
         named = f"its {mask_name} {shape}" + (" (on the path that builds it)" if path is not None else "")
+        if rows != s1:
+            named += f", where {rows} = {s1},"  # equal by the path's assumptions (``assert t == k.shape[1]``)
         if _three_d(sequence) is not None:
             return f"{named} is {layout} with seq = axis 1 of the {sequence_name} {sequence.shape}"
         return f"{named} is {layout} with seq = {s1}, the size read off axis 1 of the {sequence_name}"
