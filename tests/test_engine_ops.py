@@ -306,10 +306,7 @@ OPS = [
     case("y = torch.randint(100, size=(4, 8))", "(4, 8)", "int", id="randint-size-kwarg"),
     case("y = torch.randint(5, (3,), dtype=torch.float32)", "(3)", "float", id="randint-dtype"),
     case("y = torch.randperm(10)", "(10)", "int", id="randperm"),
-    case(
-        "y = torch.where(bm, 1, 0)", "(t, t)", "int", id="where-two-scalars",
-        marks=limitation("torch.where(cond, scalar, scalar) gives an unknown shape"),
-    ),
+    case("y = torch.where(bm, 1, 0)", "(t, t)", "int", id="where-two-scalars"),
     # casts
     case("y = bm.float()", "(t, t)", "float", id="float-cast"),
     case("y = i.long()", "(b, t)", "int", id="long-cast"),

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource, joined_moves
-from shapecheck.engine.domain.tags import Permuted, Repeated, Reordered
+from shapecheck.engine.domain.tags import PathShapeTag, Permuted, Repeated, Reordered
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
@@ -86,7 +86,9 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
     if isinstance(left, Opaque) and isinstance(right, TensorValue):
         left, right = right, left
     if isinstance(left, TensorValue) and isinstance(right, Opaque):
-        return TensorValue(None, None, left.tags, left.node)
+        # What the tensor's path built is kept as that path's shape (``PathShapeTag``).
+        built = (PathShapeTag(left.shape),) if left.shape is not None and left.tag(PathShapeTag) is None else ()
+        return TensorValue(None, None, left.tags + built, left.node)
     if isinstance(left, TupleValue) and isinstance(right, TupleValue) and len(left.items) == len(right.items):
         return TupleValue(tuple(join_values(a, b, site) for a, b in zip(left.items, right.items)))
     if is_module_value(left) and is_module_value(right):

@@ -190,6 +190,18 @@ class LayerOutputTag:
 
 
 @dataclass(frozen=True, slots=True)
+class PathShapeTag:
+    """The shape this tensor has on the path that built it, where another path holds a value the
+    engine cannot see (``if self.causal: attn_mask = self._get_mask(t)`` with ``attn_mask`` a
+    parameter): after the merge the shape is the caller's, unknown, but on that path it is
+    ``shape``. Only the join sets it; computations do not carry it (``lineage``)."""
+
+    shape: object  # Shape
+    #: The assumptions of the path that built it (``assert t == k.shape[1]`` there), set at the merge.
+    assumptions: object = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class FilledTag:
     """Every element of this tensor is ``value`` (zeros, ones, full)."""
 

@@ -68,6 +68,20 @@ class Opaque(Value):
 
 
 @dataclass(frozen=True, slots=True)
+class UnseenSizes(Opaque):
+    """``x.shape`` of a value the engine cannot see (``past = cache['k'].shape[time_dim]``, the
+    cache filled by code out of view): whatever ``x`` is, its items are integers. An item at a
+    known position is the size named after it (``cache.shape[1]``, the same each time it is read);
+    one at a position the engine cannot read is a size read at run time. So is every item of the
+    shape of a call's result (``fetch().shape[1]``): two calls may give two sizes (``fresh``)."""
+
+    fresh: bool = False
+
+    def size(self, position: int) -> "IntValue | None":
+        return None if self.fresh else IntValue(self.item(position).as_dim())
+
+
+@dataclass(frozen=True, slots=True)
 class OptionalNumber(Opaque):
     """A parameter declared a real number or None (``softcap: float | None = None``) given a value
     the engine cannot read. ``is None`` stays open, as for any named unknown; where it meets a tensor

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shapecheck.engine.domain.tags import PathShapeTag
 from shapecheck.engine.domain.values import ConstValue, ModuleValue, PositionTag, TensorValue
 from shapecheck.engine.facts.records import FileFacts, OpEvent
 from shapecheck.engine.symbolic.dims import Dim, Truth, equal
@@ -143,6 +144,18 @@ def _leading(call: LayerCall, name: str) -> tuple[Dim | None, Dim | None] | None
     return dims if any(dim is not None for dim in dims) else None
 
 
+def _mask_shape(mask: TensorValue | None) -> tuple[Shape | None, PathShapeTag | None]:
+    """A mask's shape, and the path it holds on when only one: a mask the function builds on one
+    path where the other passes the caller's (``if self.causal: attn_mask = self._get_mask(t)``)
+    has the built shape on that path (``PathShapeTag``), which is where the layer misreads it."""
+    if mask is None:
+        return None, None
+    if mask.shape is not None:
+        return mask.shape, None
+    built = mask.tag(PathShapeTag)
+    return (built.shape, built) if built is not None else (None, None)
+
+
 def _is(a, b, assumptions) -> bool:
     return equal(a, b, assumptions) is Truth.TRUE
 
@@ -165,18 +178,24 @@ def batch_first_evidence(call: LayerCall, calls: list[LayerCall]) -> str | None:
     for mask_name, sequence_name in _SQUARE[kind]:
         mask, sequence = call.argument(mask_name), call.argument(sequence_name)
         leading = _leading(call, sequence_name)
-        if mask is None or leading is None or mask.shape is None or mask.shape.variadic or mask.rank not in (2, 3):
+        shape, path = _mask_shape(mask)
+        if leading is None or shape is None or shape.variadic or shape.rank not in (2, 3):
             continue
+        # A mask built on one path is compared under that path's assumptions, where the layer misreads it.
+        where = path.assumptions if path is not None and path.assumptions is not None else assumptions
         s0, s1 = leading
-        rows = mask.shape.dims[-2]  # (L, S), or (N * num_heads, L, S): L is the query's length
-        if s1 is None or not _is(rows, s1, assumptions):
+        rows = shape.dims[-2]  # (L, S), or (N * num_heads, L, S): L is the query's length
+        if s1 is None or not _is(rows, s1, where):
             continue
-        if s0 is not None and (_is(rows, s0, assumptions) or _is(s0, s1, assumptions)):
+        if s0 is not None and (_is(rows, s0, where) or _is(s0, s1, where)):
             continue
-        layout = "(seq, seq)" if mask.rank == 2 else "(batch * heads, seq, key seq)"
+        layout = "(seq, seq)" if shape.rank == 2 else "(batch * heads, seq, key seq)"
+        named = f"its {mask_name} {shape}" + (" (on the path that builds it)" if path is not None else "")
+        if rows != s1:
+            named += f", where {rows} = {s1},"  # equal by the path's assumptions (``assert t == k.shape[1]``)
         if _three_d(sequence) is not None:
-            return f"its {mask_name} {mask.shape} is {layout} with seq = axis 1 of the {sequence_name} {sequence.shape}"
-        return f"its {mask_name} {mask.shape} is {layout} with seq = {s1}, the size read off axis 1 of the {sequence_name}"
+            return f"{named} is {layout} with seq = axis 1 of the {sequence_name} {sequence.shape}"
+        return f"{named} is {layout} with seq = {s1}, the size read off axis 1 of the {sequence_name}"
     shape = _three_d(call.input)
     if shape is None or _is(shape.dims[0], shape.dims[1], assumptions):
         return None

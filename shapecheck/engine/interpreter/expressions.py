@@ -26,6 +26,7 @@ from shapecheck.engine.domain.values import (
     ObjectValue,
     IntValue,
     Opaque,
+    UnseenSizes,
     QualifiedValue,
     ShapeValue,
     TensorValue,
@@ -80,6 +81,11 @@ class ExpressionEvaluator:
             # cannot see: a value nobody wrote in the file, but one value, named by its text (a
             # size read twice is one size).
             named = dotted_name(node.value)
+            if node.attr.value == "shape":
+                # Sizes, whatever the value is (``cache["k"].shape[1]``), named by its text; those of
+                # a call's result are read afresh each time (two calls may differ).
+                text = named if named is not None else " ".join(cst.Module([]).code_for_node(node.value).split())
+                return UnseenSizes(f"{text}.shape", fresh=named is None and _calls(node.value))
             if named is not None:
                 return Opaque(named).attribute(node.attr.value)
         return self.member(base, node.attr.value, node, frame)
@@ -391,3 +397,7 @@ def truth_of(value: Value) -> bool | None:
     return None
 
 
+
+def _calls(node: cst.CSTNode) -> bool:
+    """Whether evaluating the expression calls something (two evaluations may give two values)."""
+    return isinstance(node, cst.Call) or any(_calls(child) for child in node.children)

@@ -8,6 +8,7 @@ facts of ``assert d % h == 0`` and ``if d % h: raise``. Mixed into ``Interpreter
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -32,7 +33,7 @@ from shapecheck.engine.domain.values import (
     is_module_value,
     known_sizes,
 )
-from shapecheck.engine.domain.tags import ParameterTag, Repeated
+from shapecheck.engine.domain.tags import ParameterTag, PathShapeTag, Repeated
 from shapecheck.engine.facts.records import (
     Assignment,
     AttributeAssignment,
@@ -423,18 +424,35 @@ class StatementExecutor:
             value = values[0]
             for other in values[1:]:
                 value = join_values(value, other, site)
+            value = _with_path_assumptions(value, [branch for branch in live if name in branch.env], values)
             if any(v is UNKNOWN for v in values) and any(v is given for v in values for given in frame.inputs):
                 # ``if encoder_hidden_states is None: encoder_hidden_states = hidden_states`` where
                 # the name holds a value the engine cannot see (what a caller passed): the other
                 # input is not what the caller gave (a text context of another width).
                 value = UNKNOWN
             merged[name] = self._filled_in(value, values)
+            self._keep_shared_front_sizes(merged[name], values)
         frame.env.clear()
         frame.env.update(merged)
         frame.modes = live[0].modes if len(live) == 1 else modes.join(branch.modes for branch in live)
         frame.not_none = set.intersection(*(branch.not_none for branch in live))
         if len(live) == 1:
             frame.assumptions = live[0].assumptions
+
+    def _keep_shared_front_sizes(self, merged: Value, values: list[Value]) -> None:
+        """A size read off an axis of an input of unknown shape (``T = x.shape[1]``, ``front_sizes``)
+        that every path's value has at that axis (``x`` on one path, ``x.float()`` on the other) is
+        that axis's size after the merge too."""
+        if not isinstance(merged, TensorValue) or any(merged is value for value in values):
+            return
+        for axis in range(4):
+            if (id(merged), axis) in self.front_sizes:
+                continue
+            sizes = [self.front_sizes.get((id(value), axis)) for value in values]
+            if any(entry is None or entry[0] is not value for entry, value in zip(sizes, values)):
+                continue
+            if all(entry[1] == sizes[0][1] for entry in sizes):  # type: ignore[index]
+                self.front_sizes[(id(merged), axis)] = (merged, sizes[0][1])  # type: ignore[index]
 
     def _filled_in(self, merged: Value, values: list[Value]) -> Value:
         """``if inputs_embeds is None: inputs_embeds = self.embed_tokens(input_ids)``: a ``T | None =
@@ -799,3 +817,18 @@ def used_unconditionally(small: cst.BaseSmallStatement) -> frozenset[str]:
             found.add(node.value.value)
         pending.extend(_surely_run_parts(node))
     return frozenset(found)
+
+
+def _with_path_assumptions(merged: Value, branches: list[Frame], values: list[Value]) -> Value:
+    """A shape kept for the path that built a tensor (``PathShapeTag``) holds under that path's
+    assumptions (``assert query.shape[1] == key.shape[1]`` before the mask is built from one of them)."""
+    if not isinstance(merged, TensorValue):
+        return merged
+    built = merged.tag(PathShapeTag)
+    if built is None or built.assumptions is not None:
+        return merged
+    for branch, value in zip(branches, values):
+        if isinstance(value, TensorValue) and value.shape == built.shape:
+            tag = replace(built, assumptions=branch.assumptions)
+            return replace(merged, tags=tuple(tag if t is built else t for t in merged.tags))
+    return merged

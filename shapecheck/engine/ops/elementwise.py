@@ -15,6 +15,8 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     UNKNOWN_TENSOR,
     ConstValue,
+    FloatValue,
+    IntValue,
     MaskedTag,
     Opaque,
     PositionTag,
@@ -199,6 +201,11 @@ def _where(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     condition, a, b = call.tensor(0), call.arg(1, "input"), call.arg(2, "other")
     if not call.has(1, "input"):
         return UNKNOWN
+    if all(isinstance(value, (IntValue, FloatValue)) for value in (a, b)):
+        # ``torch.where(allowed, 0.0, float("-inf"))``: two numbers, chosen element by element of
+        # the condition, make a tensor of the condition's shape.
+        dtype = "float" if any(isinstance(value, FloatValue) for value in (a, b)) else "int"
+        return TensorValue(condition.shape, dtype, lineage(condition), call.node)
     ta, tb = as_tensor(a), as_tensor(b)
     base = ta if isinstance(a, TensorValue) else tb
     shape = base.shape

@@ -14,6 +14,7 @@ from shapecheck.engine.domain.values import (
     IntValue,
     ModuleValue,
     Opaque,
+    UnseenSizes,
     PositionTag,
     ProjectionTag,
     ShapeValue,
@@ -25,7 +26,7 @@ from shapecheck.engine.domain.values import (
     int_of,
 )
 from shapecheck.engine.ops import windows
-from shapecheck.engine.ops.base import Call, _piece, read_trailing_size, register, same_values
+from shapecheck.engine.ops.base import Call, _piece, read_size, read_trailing_size, register, same_values
 from shapecheck.engine.symbolic.annotations import fresh_anonymous
 from shapecheck.engine.symbolic.dims import Dim, provably_negative
 from shapecheck.engine.symbolic.shapes import Shape
@@ -56,6 +57,10 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     if isinstance(base, DictValue) and isinstance(index, ConstValue) and isinstance(index.value, str):
         found = base.get(index.value)  # ``kwargs["context"]``
         return found if found is not None else UNKNOWN
+    if isinstance(base, UnseenSizes):
+        # ``cache.shape[1]`` / ``cache.shape[time_dim]`` of a value out of view: an integer.
+        named = base.size(position) if position is not None else None
+        return named if named is not None else IntValue(read_size(interp))  # an int, wherever it is read
     if isinstance(base, Opaque) and position is not None:
         # ``window_size[0]`` of a parameter the engine cannot see: a value named after it, as
         # ``config.hidden_size`` is (the same item is the same size each time it is read)
