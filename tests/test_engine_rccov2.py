@@ -236,3 +236,70 @@ def test_a_number_or_a_size_is_not_joined():
     got = shapes(source, "Scaled.forward")
     assert got["y"] == "(b, t, config.width|64)"
     assert findings(source) == []
+
+
+# --- a float | None parameter filled by **kwargs stays a number ------------------------------------
+
+SOFTCAP_THROUGH_KWARGS = """
+import torch
+import torch.nn as nn
+
+
+def attention_fn(module: nn.Module, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0,
+                 scaling: float | None = None, softcap: float | None = None, **kwargs):
+    w = torch.matmul(q, k.transpose(2, 3)) * scaling
+    if softcap is not None:
+        w = w / softcap
+        w = torch.tanh(w)
+        w = w * softcap
+    w = nn.functional.softmax(w, dim=-1)
+    out = torch.matmul(w, v)
+    return out.transpose(1, 2)
+
+
+class Attn(nn.Module):
+    def __init__(self, d: int = 64, h: int = 4):
+        super().__init__()
+        self.h = h
+        self.qkv = nn.Linear(d, 3 * d)
+        self.scaling = (d // h) ** -0.5
+
+    def forward(self, x: torch.Tensor, **kwargs):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.h, -1).permute(2, 0, 3, 1, 4)
+        out = attention_fn(self, q, k, v, scaling=self.scaling, **kwargs)
+        return out.reshape(b, t, -1)
+"""
+
+
+def inlined_shapes(source: str, function: str) -> list[tuple[str, str | None]]:
+    facts = facts_of(source)
+    runs = [run for run in facts.runs if run.qualname == function and run.inlined]
+    assert runs, f"no inlined run of {function}"
+    return [
+        (a.name, None if a.value.shape is None else str(a.value.shape))
+        for a in runs[0].assignments
+        if isinstance(a.value, TensorValue)
+    ]
+
+
+def test_an_optional_number_filled_by_kwargs_keeps_the_scores_shape():
+    # ``softcap`` is not given by name: ``**kwargs`` of a forward run standalone may fill it, so it is
+    # an unreadable value of a ``float | None`` parameter, a number where it meets the scores.
+    got = inlined_shapes(SOFTCAP_THROUGH_KWARGS, "attention_fn")
+    assert got == [
+        ("w", "(b, 4, t, t)"),
+        ("w", "(b, 4, t, t)"),
+        ("w", "(b, 4, t, t)"),
+        ("w", "(b, 4, t, t)"),
+        ("w", "(b, 4, t, t)"),
+        ("out", "(b, 4, t, 16)"),
+    ]
+    assert findings(SOFTCAP_THROUGH_KWARGS) == []
+
+
+def test_heads_merged_without_moving_them_back_after_a_softcap_are_found():
+    # The helper returns (b, h, t, d) instead of (b, t, h, d): the caller's reshape(b, t, -1) runs
+    # (same element count) but mixes heads and positions.
+    broken = SOFTCAP_THROUGH_KWARGS.replace("return out.transpose(1, 2)", "return out")
+    assert findings(broken) == [("SC502", line_of(broken, "return out.reshape(b, t, -1)"))]
