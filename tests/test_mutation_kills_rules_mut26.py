@@ -150,7 +150,7 @@ class ClassAttention(nn.Module):
     def __init__(self, dim=128, num_heads=8, query_dim=None):
         super().__init__()
         self.num_heads, self.head_dim = num_heads, dim // num_heads
-        self.q = nn.Linear(query_dim or dim, dim)
+        self.q = nn.Linear(query_dim if query_dim is not None else dim, dim)
         self.kv = nn.Linear(dim, 2 * dim)
 
     def forward(self, x, cls_token):
@@ -164,7 +164,8 @@ class ClassAttention(nn.Module):
 
 def test_SC504_the_message_for_a_query_of_unknown_shape_names_no_query_shape() -> None:
     """``check``'s ``query_shape`` fallback: the query's projection has an unknown input width
-    (``query_dim or dim``) and an unknown input, so its shape is unknown; the key projections are
+    (``query_dim if query_dim is not None else dim``; ``query_dim or dim`` is now the size
+    ``query_dim|128``) and an unknown input, so its shape is unknown; the key projections are
     known, and the message says ``q @ k`` with no shape (and no ``None``)."""
     result = _lint(SC504_QUERY_OF_UNKNOWN_SHAPE, {"SC504"})
     assert [(d.line, d.column, d.message) for d in result.diagnostics] == [
@@ -187,8 +188,8 @@ class FrameCrossAttention(nn.Module):
         super().__init__()
         self.scale = dim**-0.5
         self.to_q = nn.Linear(dim, dim, bias=False)
-        self.to_k = nn.Linear(context_dim or dim, dim, bias=False)
-        self.to_v = nn.Linear(context_dim or dim, dim, bias=False)
+        self.to_k = nn.Linear(context_dim if context_dim is not None else dim, dim, bias=False)
+        self.to_v = nn.Linear(context_dim if context_dim is not None else dim, dim, bias=False)
 
     def forward(self, x, context):
         q = self.to_q(x)
@@ -214,8 +215,8 @@ class FrameAttention(nn.Module):
 
 def test_SC504_the_message_for_a_key_of_unknown_or_partly_known_shape() -> None:
     """``check``'s ``before`` and ``_expected``'s fallback: the key projection of a context of unknown
-    width (``context_dim or dim``) has an unknown shape, so the message names no source shape and says
-    ``k.transpose(-2, -1)``; a projection of known width of an input of unknown shape is ``(*, 128)``
+    width (``context_dim if context_dim is not None else dim``) has an unknown shape, so the message
+    names no source shape and says ``k.transpose(-2, -1)``; a projection of known width of an input of unknown shape is ``(*, 128)``
     (its rank unknown), named as such, with the same fallback. The queries, ``(*, 128)``, and the keys
     are projections. (torch: q (2, 3, 5, 128) @ k.permute(0, 2, 1, 3) of a (2, 3, 7, 128) key raises;
     ``k.transpose(-2, -1)`` gives (2, 3, 5, 7).)"""

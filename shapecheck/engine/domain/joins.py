@@ -217,6 +217,18 @@ def _join_sizes(left: Dim, right: Dim) -> Value:
     return IntValue(joined) if joined is not None else UNKNOWN
 
 
+def unseen_or_size(left: Value, right: Value) -> Value | None:
+    """``getattr(config, "head_dim", None) or hidden_size // heads``: a value the engine cannot see
+    (an attribute of a configuration it does not read) or, when that is falsy, a size. Where the
+    code takes the result for a size (the fallback is one), it is the size ``a|b``, one or the
+    other, as a size a name holds on two paths is. None when the operands are not such a pair (a
+    number given to a ``float | None`` parameter stays a number)."""
+    if type(left) is not Opaque or not isinstance(right, IntValue):
+        return None
+    joined = _join_sizes(left.as_dim(), right.dim)
+    return joined if isinstance(joined, IntValue) else None
+
+
 def _is_none(value: Value) -> bool:
     return isinstance(value, ConstValue) and value.value is None
 

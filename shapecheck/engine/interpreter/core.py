@@ -637,9 +637,6 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         )
         if self_value is not None and node.params.params and not is_static(node):
             bindings[node.params.params[0].name.value] = self_value
-        for param_name, value in list(bindings.items()):
-            if isinstance(value, Opaque) and value.name == param_name:
-                bindings[param_name] = Opaque(param_name)
         check_arguments(self, node, bindings, call, frame)
         if closure:
             bindings = {**closure, **bindings}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import libcst as cst
 
-from shapecheck.engine.domain.joins import join_values
+from shapecheck.engine.domain.joins import join_values, unseen_or_size
 from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated
 from shapecheck.engine.domain.values import (
@@ -183,6 +183,10 @@ class ExpressionEvaluator:
                 return right
         if isinstance(left, TensorValue) or isinstance(right, TensorValue):
             return dispatch.binary(self, "and" if isinstance(node.operator, cst.And) else "or", left, right, node, frame)
+        if isinstance(node.operator, cst.Or):
+            either = unseen_or_size(left, right)
+            if either is not None:
+                return either
         return join_values(left, right)
 
     def _eval_subscript(self, node: cst.Subscript, frame: Frame) -> Value:

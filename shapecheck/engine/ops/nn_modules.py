@@ -95,6 +95,10 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "Conv1d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
     "Conv2d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
     "Conv3d": ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias"),
+    "GroupNorm": ("num_groups", "num_channels", "eps", "affine"),
+    "InstanceNorm1d": ("num_features", "eps", "momentum", "affine", "track_running_stats"),
+    "InstanceNorm2d": ("num_features", "eps", "momentum", "affine", "track_running_stats"),
+    "InstanceNorm3d": ("num_features", "eps", "momentum", "affine", "track_running_stats"),
 }
 #: Pooling layers and the number of spatial axes they slide over.
 POOLINGS = {"MaxPool1d": 1, "MaxPool2d": 2, "MaxPool3d": 3, "AvgPool1d": 1, "AvgPool2d": 2, "AvgPool3d": 3}
@@ -621,6 +625,10 @@ FORWARD: dict[str, Callable[["Interpreter", Call, "Frame"], Value]] = {
     "BatchNorm2d": _batch_norm,
     "BatchNorm3d": _batch_norm,
     "SyncBatchNorm": _batch_norm,
+    "GroupNorm": _batch_norm,
+    "InstanceNorm1d": _batch_norm,
+    "InstanceNorm2d": _batch_norm,
+    "InstanceNorm3d": _batch_norm,
     "Conv1d": _convolution,
     "Conv2d": _convolution,
     "Conv3d": _convolution,
