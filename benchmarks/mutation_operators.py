@@ -47,6 +47,7 @@ from mutation_sites import (
     names_in,
     self_attribute_assignments,
     softmax_input,
+    target_names,
     walk,
 )
 
@@ -902,24 +903,159 @@ def drop_mode_switch(module: cst.Module) -> Iterator[Mutation]:
                 yield Mutation("SC601", node.body[0], [(node.body[0], cst.Pass())], f".{call_name(call)}() removed")
 
 
+LOSS_MODULES = {"CrossEntropyLoss", "NLLLoss"}
+LOSS_FUNCTIONS = {"cross_entropy", "nll_loss"}
+# Hugging Face outputs whose ``logits`` are documented as ``(batch_size, sequence_length, V)``
+# (transformers/modeling_outputs.py): a value given as their ``logits=`` is per token, at least 3-D.
+PER_TOKEN_OUTPUTS = re.compile(r"^(\w*CausalLMOutput\w*|\w*MaskedLMOutput|Seq2SeqLMOutput|Seq2SeqMoEOutput|TokenClassifierOutput)$")
+RANK_KEEPING_METHODS = {"contiguous", "float", "half", "double", "to", "type", "clone", "detach", "type_as"}
+
+
+def _loss_attributes(module: cst.Module) -> set[str]:
+    """``self.x`` chains bound anywhere in the file to ``CrossEntropyLoss(...)`` / ``NLLLoss(...)``."""
+    bound: set[str] = set()
+    for node in of_type(module, cst.Assign):
+        if isinstance(node.value, cst.Call) and call_name(node.value) in LOSS_MODULES:
+            for t in node.targets:
+                bound |= {n for n in target_names(t.target) if n.startswith("self.")}
+    return bound
+
+
+def _loss_calls(flow: FunctionFlow, attributes: set[str]) -> Iterator[cst.Call]:
+    """``F.cross_entropy(...)`` / ``nll_loss(...)``, and calls of a loss module: a local name bound
+    to one, a ``self.`` attribute of ``attributes``, or ``nn.CrossEntropyLoss()(...)`` itself."""
+    modules = set(attributes)
+    for a in flow.assignments:
+        if isinstance(a.value, cst.Call) and call_name(a.value) in LOSS_MODULES:
+            modules |= a.targets
+    for node in walk(flow.function.body):
+        if not isinstance(node, cst.Call):
+            continue
+        if call_name(node) in LOSS_FUNCTIONS or dotted(node.func) in modules:
+            yield node
+        elif isinstance(node.func, cst.Call) and call_name(node.func) in LOSS_MODULES:
+            yield node
+
+
+def _indexed_rank(node: cst.Subscript) -> int:
+    """The least rank ``x[...]`` proves of ``x``: its indices when none is ``...`` or ``None``."""
+    elements = [e.slice for e in node.slice]
+    if any(isinstance(e, cst.Index) and (isinstance(e.value, (cst.Ellipsis)) or code(e.value) == "None") for e in elements):
+        return 0
+    return len(elements)
+
+
+def _keeps_rank(value: cst.BaseExpression, source: str) -> bool:
+    """``value`` is ``source`` with the same rank: slices only, or a dtype / device / memory method."""
+    if dotted(value) == source:
+        return True
+    if isinstance(value, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in value.slice):
+        return _keeps_rank(value.value, source)
+    if isinstance(value, cst.Call) and is_method_call(value) and call_name(value) in RANK_KEEPING_METHODS:
+        assert isinstance(value.func, cst.Attribute)
+        return _keeps_rank(value.func.value, source)
+    return False
+
+
+def _proves_3d(node: cst.CSTNode, name: str) -> bool:
+    """One use of ``name`` that proves it at least 3-D (see ``drop_flatten``)."""
+    if isinstance(node, cst.Subscript) and dotted(node.value) == name:
+        return _indexed_rank(node) >= 3
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        if dotted(node.value.value) == name and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            return (int_value(node.slice[0].slice.value) or 0) >= 2
+    if isinstance(node, cst.Call) and is_method_call(node) and dotted(node.func.value) == name:  # type: ignore[union-attr]
+        dims = [int_value(a.value) for a in node.args if a.keyword is None or a.keyword.value in {"dim", "dim0", "dim1"}]
+        if call_name(node) in {"size", "transpose"} and any(d is not None and d >= 2 for d in dims):
+            return True
+    if isinstance(node, cst.Call) and PER_TOKEN_OUTPUTS.match(call_name(node) or ""):
+        return any(a.keyword is not None and a.keyword.value == "logits" and dotted(a.value) == name for a in node.args)
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Tuple):
+        value = node.value
+        shape_of = None
+        if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+            shape_of = value.value
+        elif isinstance(value, cst.Call) and call_name(value) == "size" and not value.args and is_method_call(value):
+            shape_of = value.func.value  # type: ignore[union-attr]
+        elements = node.targets[0].target.elements
+        return shape_of is not None and dotted(shape_of) == name and len(elements) >= 3 and not any(isinstance(e, cst.StarredElement) for e in elements)
+    return False
+
+
+def _per_token(flow: FunctionFlow, name: str | None, depth: int = 0) -> bool:
+    """``name`` is provably at least 3-D in ``flow``'s function (see ``drop_flatten``)."""
+    if name is None or depth > 4:
+        return False
+    assigned = [a for a in flow.assignments if name in a.targets]
+    if any(not _keeps_rank(a.value, name) for a in assigned[1:]):
+        return False  # rebound to something else after its first value: its rank is not one fact
+    if any(_proves_3d(node, name) for node in walk(flow.function.body)):
+        return True
+    if assigned and len(assigned[0].targets) == 1 and not assigned[0].augmented:
+        value = assigned[0].value
+        if isinstance(value, cst.Call) and call_name(value) in {"view", "reshape"} and is_method_call(value):
+            return len(value.args) >= 3 and not any(a.star for a in value.args)
+        source = value
+        while True:
+            if isinstance(source, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in source.slice):
+                source = source.value
+            elif isinstance(source, cst.Call) and is_method_call(source) and call_name(source) in RANK_KEEPING_METHODS:
+                source = source.func.value  # type: ignore[union-attr]
+            else:
+                break
+        if source is not value and dotted(source) not in (None, name):
+            return _per_token(flow, dotted(source), depth + 1)
+    return False
+
+
 @operator("SC602", "drop the flatten before cross_entropy")
 def drop_flatten(module: cst.Module) -> Iterator[Mutation]:
-    for node in of_type(module, cst.Call):
-        if not (isinstance(node, cst.Call) and call_name(node) in {"cross_entropy", "nll_loss"}):
-            continue
-        first = arg(node, 0, "input")
-        if first is None:
-            continue
-        value = first.value
-        if isinstance(value, cst.Call) and call_name(value) in {"view", "reshape"} and is_method_call(value):
-            args = [int_value(a.value) for a in value.args]
-            if len(value.args) == 2 and args[0] == -1:
-                assert isinstance(value.func, cst.Attribute)
-                yield Mutation("SC602", value, [(value, value.func.value)], "logits.view(-1, V) -> logits")
-        elif isinstance(value, cst.Call) and call_name(value) == "flatten" and is_method_call(value):
-            if [int_value(a.value) for a in value.args] == [0, 1]:
-                assert isinstance(value.func, cst.Attribute)
-                yield Mutation("SC602", value, [(value, value.func.value)], "logits.flatten(0, 1) -> logits")
+    """``loss(logits.view(-1, V), targets)`` -> ``loss(logits, targets)``.
+
+    The loss is ``F.cross_entropy`` / ``F.nll_loss`` or a call of a loss module (a local name or a
+    ``self.`` attribute of the file bound to ``CrossEntropyLoss(...)`` / ``NLLLoss(...)``, or
+    ``nn.CrossEntropyLoss()(...)``); the flatten is ``.view(-1, V)`` / ``.reshape(-1, V)`` /
+    ``.flatten(0, 1)`` of a name. Dropping it from 2-D ``(N, C)`` logits changes nothing, so it is
+    planted only where that name is provably at least 3-D in the function (then the mutant gives
+    ``(B, T, V)`` logits with the original targets: flattened ``(B*T,)`` ones make torch raise, and
+    ``(B, T)`` ones read the positions as classes). The proof is one of:
+
+    - a subscript ``x[a, b, c]`` of three or more indices, none ``...`` or ``None``;
+    - ``x.shape[k]`` / ``x.size(k)`` / ``x.transpose(.., k)`` with a literal ``k >= 2``;
+    - ``a, b, c = x.shape`` (or ``x.size()``): three or more targets, none starred;
+    - ``x = y.view(a, b, c)`` / ``reshape`` of three or more arguments;
+    - ``x`` given as ``logits=`` to a Hugging Face output whose logits are documented per token
+      ``(batch_size, sequence_length, V)``: ``*CausalLMOutput*``, ``*MaskedLMOutput``,
+      ``Seq2SeqLMOutput``, ``TokenClassifierOutput`` (``SequenceClassifierOutput``'s are 2-D);
+    - ``x = y[slices]`` / ``y.contiguous()`` / ``y.float()`` ... of a name ``y`` proved so.
+
+    A name rebound in the function to anything but such a rank-keeping form of itself gets none.
+    """
+    text = source_of(module)
+    if not any(word in text for word in (*LOSS_MODULES, *LOSS_FUNCTIONS)):
+        return
+    attributes = _loss_attributes(module)
+    for flow in _flows(module):
+        for node in _loss_calls(flow, attributes):
+            first = arg(node, 0, "input")
+            if first is None:
+                continue
+            value = first.value
+            if not (isinstance(value, cst.Call) and is_method_call(value)):
+                continue
+            assert isinstance(value.func, cst.Attribute)
+            logits = dotted(value.func.value)
+            if call_name(value) in {"view", "reshape"}:
+                args = [int_value(a.value) for a in value.args]
+                if not (len(value.args) == 2 and args[0] == -1 and not any(a.star for a in value.args)):
+                    continue
+                description = f"logits.{call_name(value)}(-1, V) -> logits"
+            elif call_name(value) == "flatten" and [int_value(a.value) for a in value.args] == [0, 1]:
+                description = "logits.flatten(0, 1) -> logits"
+            else:
+                continue
+            if _per_token(flow, logits):
+                yield Mutation("SC602", value, [(value, value.func.value)], description)
 
 
 @operator("SC603", "drop the next-token target shift")

@@ -80,6 +80,13 @@ def _known(shape: Shape | None) -> bool:
 def mismatch(loss: LossCall, assumptions: object) -> tuple[str, str] | None:
     """(message, hint) when the logits and targets cannot fit, or None."""
     logits, target = loss.logits.shape, loss.target.shape
+    if logits is not None and logits.variadic and _known(target) and logits.min_rank >= target.rank + 2:  # type: ignore[union-attr, operator]
+        # logits of unknown rank but at least that of the targets + 2 (``(*, _, _, V)`` with ``(N,)``)
+        return (
+            f"{loss.event.op.replace('module.', '')} gets logits {logits} with targets {target}: the ranks do not fit, "
+            f"logits of at least {logits.min_rank} dims want targets of {logits.min_rank - 1} or more",
+            "flatten both: logits.view(-1, logits.size(-1)) and targets.view(-1)",
+        )
     if not (_known(logits) and _known(target)) or logits.rank == 0:  # type: ignore[union-attr]
         return None
     rank, target_rank = logits.rank, target.rank  # type: ignore[union-attr]

@@ -250,7 +250,7 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
     if ellipses > 1:
         return replace(result, shape=None)
     if shape.variadic and ellipses == 0:
-        return replace(result, shape=None)
+        return replace(result, shape=_sliced_unknown_prefix(shape, parts))
     if shape.variadic:
         # ``x[..., :T]`` style on a shape with an unknown prefix: only trailing parts can be applied.
         head = parts.index(("ellipsis", None))
@@ -275,6 +275,30 @@ def _apply_parts(interp: "Interpreter", base: TensorValue, parts: list[tuple[str
         expanded = parts + [("slice", (None, None, None))] * (rank - consuming)
     dims = _walk(interp, shape.dims, expanded)
     return replace(result, shape=Shape(dims) if dims is not None else None)
+
+
+def _sliced_unknown_prefix(shape: Shape, parts: list[tuple[str, object]]) -> Shape | None:
+    """``x[:, :-1, :]`` on ``x`` of shape ``(*, V)``: slices only, so the rank is kept, and it is at
+    least the number of slices (torch raises on more indices than dims): ``(*, _, _, V)``. A known
+    trailing dim is kept when every slice that may land on it takes the whole axis; the dims known
+    only to exist are of unknown size. None for any other index (ints, ``None``, tensors)."""
+    if not parts or any(kind != "slice" for kind, _ in parts):
+        return None
+    known = len(shape.dims)
+    least = max(len(parts), known)
+    dims: list[Dim] = [fresh_anonymous() for _ in range(least - known)]
+    for j, dim in enumerate(shape.dims):
+        # dim j of the known tail is axis rank - known + j, rank >= least: the parts from index
+        # least - known + j on may land on it.
+        reaching = parts[least - known + j :]
+        dims.append(dim if all(_whole(value) for _, value in reaching) else fresh_anonymous())  # type: ignore[arg-type]
+    return Shape(tuple(dims), variadic=True)
+
+
+def _whole(bounds: tuple[Value | None, Value | None, Value | None]) -> bool:
+    """A slice ``:`` (``0:``, ``::1``) that keeps the whole axis."""
+    lower, upper, step = bounds
+    return upper is None and (lower is None or int_of(lower) == 0) and (step is None or int_of(step) == 1)
 
 
 def _gather(parts: list[tuple[str, object]]) -> TensorValue | None:
