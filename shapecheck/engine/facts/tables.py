@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 import re
 
 import libcst as cst
-import libcst.matchers
 
 from shapecheck.engine.domain.values import UNKNOWN, ClassInfo, ConstValue, TensorValue, Value
+from shapecheck.engine.facts import walk
 from shapecheck.engine.facts.records import AttributeAssignment, FileFacts
 from shapecheck.engine.facts.unread import READS_LOCALS, target_leaves
 
@@ -382,7 +382,7 @@ def table_reads(roots: list[cst.CSTNode], names: frozenset[str], local_names: fr
     module docstring says."""
     visitor = _Visitor(names, local_names)
     for root in roots:
-        root.visit(visitor)
+        walk.visit(root, visitor)
     result = visitor.result
     # ``if self.use_pos_embed:`` where the constructor declared the table under that same test:
     # the block is where the table is there to be used.
@@ -396,10 +396,13 @@ def table_reads(roots: list[cst.CSTNode], names: frozenset[str], local_names: fr
 
 def _guarded_in_text(source: str, name: str) -> bool:
     """``name is not None`` in the text, or ``if <test>:`` right above ``self.name = ...``."""
-    return (
-        re.search(rf"\b{re.escape(name)}\s+is\s+not\s+None", source) is not None
-        or re.search(rf"^\s*if [^\n]+:[ \t]*\n\s+self\.{re.escape(name)}\s*=[^=]", source, re.MULTILINE) is not None
-    )
+    # The name first and its word boundary checked apart: a pattern that starts with ``\b`` cannot
+    # skip through the text to the name's first letter (20x slower on a modeling file).
+    for match in re.finditer(rf"{re.escape(name)}\s+is\s+not\s+None", source):
+        before = source[match.start() - 1] if match.start() > 0 else " "
+        if not (before.isalnum() or before == "_"):
+            return True
+    return re.search(rf"^\s*if [^\n]+:[ \t]*\n\s+self\.{re.escape(name)}\s*=[^=]", source, re.MULTILINE) is not None
 
 
 #: Lines that mention a table and read no value of it, as the text shows them: a declaration or
@@ -423,7 +426,7 @@ def _unread_in_text(source: str, name: str) -> bool:
     return all(
         any(pattern.search(line) for pattern in patterns)
         for line in source.splitlines()
-        if word.search(line)
+        if name in line and word.search(line)
     )
 
 
@@ -545,7 +548,7 @@ def _guard_findings(
 
 
 def _calls_anything(function: cst.FunctionDef) -> bool:
-    return bool(cst.matchers.findall(function.body, cst.matchers.Call()))
+    return walk.contains(function.body, cst.Call)
 
 
 def _bases_seen(info: ClassInfo) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
+from shapecheck.engine.facts import walk
 from shapecheck.engine.facts.records import Assignment, FileFacts, FunctionRun
 
 #: Calls that read a function's locals by name: a function that makes one has no dead stores we can tell.
@@ -53,11 +54,11 @@ class _Names(cst.CSTVisitor):
         self.stores.update(id(leaf) for leaf in target_leaves(target) if isinstance(leaf, cst.Name))
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # ``self.pos_emb``: the attribute's name is no local
+        walk.visit(node.value, self)  # ``self.pos_emb``: the attribute's name is no local
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)  # ``f(pos_emb=...)``: the keyword is no local
+        walk.visit(node.value, self)  # ``f(pos_emb=...)``: the keyword is no local
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -73,7 +74,7 @@ def unread_names(function: cst.FunctionDef) -> frozenset[str]:
     never reads anywhere in its body. Empty when the function reads its locals by name
     (``locals()``, ``vars()``, ``eval``)."""
     visitor = _Names()
-    function.body.visit(visitor)
+    walk.visit(function.body, visitor)
     if visitor.opaque:
         return frozenset()
     stored = {name.value for name in visitor.names if id(name) in visitor.stores}
@@ -86,6 +87,10 @@ def unread_names(function: cst.FunctionDef) -> frozenset[str]:
 _Frame = tuple[int, str]
 
 
+#: The nodes that open a scope of their own: a read inside runs whenever it is called.
+_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
+
+
 class _Flow(cst.CSTVisitor):
     """Where each statement and each read of a function sits: its place in the text (entry and exit
     counters of a pre-order walk) and its frames (the ``if`` branches and loops around it), and
@@ -96,50 +101,56 @@ class _Flow(cst.CSTVisitor):
         self.entry: dict[int, int] = {}
         self.exit: dict[int, int] = {}
         self.frames_of: dict[int, tuple[_Frame, ...]] = {}
-        self.frames: list[_Frame] = []
+        self.frames: tuple[_Frame, ...] = ()  # the frames around the node being visited
         self.scopes = 0
         self._reads = reads
         #: name -> [(entry counter, frames, in a nested scope)]
         self.reads: dict[str, list[tuple[int, tuple[_Frame, ...], bool]]] = {}
 
     def _inside(self, frame: _Frame, *children: cst.CSTNode | None) -> None:
-        self.frames.append(frame)
+        outer = self.frames
+        self.frames = outer + (frame,)
         for child in children:
             if child is not None:
-                child.visit(self)
-        self.frames.pop()
+                walk.visit(child, self)
+        self.frames = outer
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        # Exact classes, not ``isinstance``: libcst's node classes are abstract-base subclasses, slow
+        # to test, and these are final.
         self.counter += 1
         self.entry[id(node)] = self.counter
-        self.frames_of[id(node)] = tuple(self.frames)
-        if isinstance(node, cst.Name) and id(node) in self._reads:
-            self.reads.setdefault(node.value, []).append((self.counter, tuple(self.frames), self.scopes > 0))
-        if isinstance(node, cst.If):
-            node.test.visit(self)
+        self.frames_of[id(node)] = self.frames
+        kind = type(node)
+        if kind is cst.Name:
+            if id(node) in self._reads:
+                self.reads.setdefault(node.value, []).append((self.counter, self.frames, self.scopes > 0))
+            return True
+        if kind is cst.If:
+            walk.visit(node.test, self)
             self._inside((id(node), "body"), node.body)
             self._inside((id(node), "else"), node.orelse)
             return False
-        if isinstance(node, cst.For):
-            node.target.visit(self)
-            node.iter.visit(self)
+        if kind is cst.For:
+            walk.visit(node.target, self)
+            walk.visit(node.iter, self)
             self._inside((id(node), "loop"), node.body)
             if node.orelse is not None:
-                node.orelse.visit(self)
+                walk.visit(node.orelse, self)
             return False
-        if isinstance(node, cst.While):
+        if kind is cst.While:
             self._inside((id(node), "loop"), node.test, node.body)
             if node.orelse is not None:
-                node.orelse.visit(self)
+                walk.visit(node.orelse, self)
             return False
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if kind in _SCOPES:
             self.scopes += 1
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self.counter += 1
         self.exit[id(original_node)] = self.counter
-        if isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if type(original_node) in _SCOPES:
             self.scopes -= 1
 
     def read_after(self, statement: cst.CSTNode, name: str) -> bool:
@@ -187,11 +198,11 @@ def _assigns(statement: cst.CSTNode, name: str) -> bool:
 def _flow(function: cst.FunctionDef) -> _Flow | None:
     """The flow of ``function``'s body, or None when it reads its locals by name."""
     names = _Names()
-    function.body.visit(names)
+    walk.visit(function.body, names)
     if names.opaque:
         return None
     flow = _Flow({id(name) for name in names.names if id(name) not in names.stores})
-    function.body.visit(flow)
+    walk.visit(function.body, flow)
     return flow
 
 

@@ -14,6 +14,7 @@ import libcst as cst
 
 from shapecheck.engine.domain.joins import join_values, unseen_or_size
 from shapecheck.engine.domain.literals import literal_value
+from shapecheck.engine.facts import walk
 from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated
 from shapecheck.engine.domain.values import (
     UNKNOWN,
@@ -404,4 +405,4 @@ def truth_of(value: Value) -> bool | None:
 
 def _calls(node: cst.CSTNode) -> bool:
     """Whether evaluating the expression calls something (two evaluations may give two values)."""
-    return isinstance(node, cst.Call) or any(_calls(child) for child in node.children)
+    return isinstance(node, cst.Call) or any(_calls(child) for child in walk.children(node))
