@@ -7,9 +7,9 @@ facts of ``assert d % h == 0`` and ``if d % h: raise``. Mixed into ``Interpreter
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -161,9 +161,10 @@ class StatementExecutor:
                 frame.not_none.add(id(value.node))
 
     def _exec_small(self, small: cst.BaseSmallStatement, frame: Frame) -> None:
-        if isinstance(small, cst.Assign):
-            target = small.targets[0].target if len(small.targets) == 1 else None
-            self.pending_name = target.value if isinstance(target, cst.Name) else None
+        kind = type(small)  # exact classes: libcst's are final, and isinstance is slow on them
+        if kind is cst.Assign:
+            target = small.targets[0].target if len(small.targets) == 1 else None  # type: ignore[attr-defined]
+            self.pending_name = target.value if type(target) is cst.Name else None  # type: ignore[union-attr]
             given = _given_back(target, small.value, frame)
             value = self.eval(small.value, frame)
             self.pending_name = None
@@ -171,23 +172,23 @@ class StatementExecutor:
                 value = TupleValue(tuple(_updated(self, tensor) for tensor in given))
             for target in small.targets:
                 self.assign(target.target, value, frame, small)
-        elif isinstance(small, cst.AnnAssign):
+        elif kind is cst.AnnAssign:
             if small.value is not None:
                 value = self.eval(small.value, frame)
                 declared = annotation_value(self.imports, small.annotation, self._sizes(frame))
                 if declared is not None and isinstance(value, TensorValue):
                     value = base.check_annotation(self, value, declared, small, frame, f"`{_target_text(small.target)}`")
                 self.assign(small.target, value, frame, small)
-        elif isinstance(small, cst.AugAssign):
+        elif kind is cst.AugAssign:
             current = self.eval(small.target, frame)
             right = self.eval(small.value, frame)
             operator = _AUG_OPERATORS.get(type(small.operator))
             value = dispatch.binary(self, operator, current, right, small, frame) if operator else UNKNOWN
             self.assign(small.target, value, frame, small)
-        elif isinstance(small, cst.Expr):
+        elif kind is cst.Expr:
             if not self._grow_list(small.value, frame):
                 self.eval(small.value, frame)
-        elif isinstance(small, cst.Return):
+        elif kind is cst.Return:
             value = self.eval(small.value, frame) if small.value is not None else ConstValue(None)
             function = frame.run.node
             # Inlined, a wrong return is the echo of wrong arguments, reported at the call.
@@ -651,9 +652,9 @@ class StatementExecutor:
 def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, frame: Frame) -> list[TensorValue]:
     """``k, v = cache.update(k, v, layer)``: the tensors a call is given as its first arguments and
     whose names its result is unpacked into, in order (else empty)."""
-    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Call):
+    if type(target) not in (cst.Tuple, cst.List) or type(value) is not cst.Call:
         return []
-    names = [element.value.value for element in target.elements if isinstance(element.value, cst.Name)]
+    names = [element.value.value for element in target.elements if type(element.value) is cst.Name]  # type: ignore[union-attr]
     if len(names) != len(target.elements) or len(value.args) < len(names):
         return []
     given = []
@@ -783,37 +784,41 @@ def _surely_run_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The sub-expressions that run every time ``node`` does. Only the test of a conditional
     expression and the left side of ``and`` / ``or`` surely run; a lambda's or a comprehension's
     body may never run. Kinds not listed here are not looked into (nothing proven there)."""
-    if isinstance(node, cst.Call):
-        return [node.func, *(arg.value for arg in node.args)]
-    if isinstance(node, cst.Attribute):
-        return [node.value]
-    if isinstance(node, cst.Subscript):
-        return [node.value, *(element.slice.value for element in node.slice if isinstance(element.slice, cst.Index))]
-    if isinstance(node, cst.BinaryOperation):
-        return [node.left, node.right]
-    if isinstance(node, cst.UnaryOperation):
-        return [node.expression]
-    if isinstance(node, cst.Comparison):
-        return [node.left, *(target.comparator for target in node.comparisons)]
-    if isinstance(node, (cst.Tuple, cst.List)):
-        return [element.value for element in node.elements]
-    if isinstance(node, cst.IfExp):
-        return [node.test]
-    if isinstance(node, cst.BooleanOperation):
-        return [node.left]
-    return []
+    parts = _SURELY_RUN.get(type(node))  # exact classes: libcst's are final, and isinstance is slow on them
+    return parts(node) if parts is not None else []
+
+
+#: For each kind of expression, the sub-expressions that run every time it does.
+_SURELY_RUN: dict[type, Callable[[Any], list[cst.CSTNode]]] = {
+    cst.Call: lambda node: [node.func, *(arg.value for arg in node.args)],
+    cst.Attribute: lambda node: [node.value],
+    cst.Subscript: lambda node: [
+        node.value, *(element.slice.value for element in node.slice if type(element.slice) is cst.Index)
+    ],
+    cst.BinaryOperation: lambda node: [node.left, node.right],
+    cst.UnaryOperation: lambda node: [node.expression],
+    cst.Comparison: lambda node: [node.left, *(target.comparator for target in node.comparisons)],
+    cst.Tuple: lambda node: [element.value for element in node.elements],
+    cst.List: lambda node: [element.value for element in node.elements],
+    cst.IfExp: lambda node: [node.test],
+    cst.BooleanOperation: lambda node: [node.left],
+}
+
+
+#: The small statements with one value that runs whenever they do.
+_VALUED_STATEMENTS = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return})
 
 
 def used_unconditionally(small: cst.BaseSmallStatement) -> frozenset[str]:
     """The names whose attribute the statement reads on every path through it (``mask.reshape(...)``,
     ``x.shape``): the statement raises if one of them is None."""
-    if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return)):
+    if type(small) not in _VALUED_STATEMENTS:
         return frozenset()
     found: set[str] = set()
-    pending: list[cst.CSTNode] = [small.value] if small.value is not None else []
+    pending: list[cst.CSTNode] = [small.value] if small.value is not None else []  # type: ignore[attr-defined]
     while pending:
         node = pending.pop()
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
             found.add(node.value.value)
         pending.extend(_surely_run_parts(node))
     return frozenset(found)
