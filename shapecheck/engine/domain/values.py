@@ -477,7 +477,9 @@ TAG_KINDS = (
 
 @dataclass(frozen=True, slots=True)
 class TensorValue(Value):
-    """A tensor: shape (None = unknown), dtype class ("float" | "bool" | "int" | None) and tags."""
+    """A tensor: shape (None = unknown), dtype class ("float" | "bool" | "int" | None) and tags.
+    Final: the ``with_*`` methods build a ``TensorValue`` directly (``dataclasses.replace`` reads
+    the fields anew on each call, and they are called for most ops)."""
 
     shape: Shape | None = None
     dtype: str | None = None
@@ -495,19 +497,19 @@ class TensorValue(Value):
 
     def with_tag(self, item: object) -> "TensorValue":
         kind = type(item)
-        return replace(self, tags=tuple(t for t in self.tags if type(t) is not kind) + (item,))
+        return TensorValue(self.shape, self.dtype, tuple(t for t in self.tags if type(t) is not kind) + (item,), self.node)
 
     def without(self, *kinds: type) -> "TensorValue":
-        return replace(self, tags=tuple(t for t in self.tags if type(t) not in kinds))
+        return TensorValue(self.shape, self.dtype, tuple(t for t in self.tags if type(t) not in kinds), self.node)
 
     def keep_only(self, *kinds: type) -> "TensorValue":
-        return replace(self, tags=tuple(t for t in self.tags if type(t) in kinds))
+        return TensorValue(self.shape, self.dtype, tuple(t for t in self.tags if type(t) in kinds), self.node)
 
     def with_shape(self, shape: Shape | None) -> "TensorValue":
-        return replace(self, shape=shape)
+        return TensorValue(shape, self.dtype, self.tags, self.node)
 
     def with_dtype(self, dtype: str | None) -> "TensorValue":
-        return replace(self, dtype=dtype)
+        return TensorValue(self.shape, dtype, self.tags, self.node)
 
     @property
     def rank(self) -> int | None:
