@@ -31,3 +31,18 @@ def standalone_shapes(source: str, function: str, name: str, path: str = "attent
         for assignment in run.assignments
         if assignment.name == name and getattr(assignment.value, "shape", None) is not None
     ]
+
+
+def findings(source: str, path: str = "snippet.py") -> list[tuple[str, int]]:
+    """The findings of all rules on ``source`` (dedented), as (code, line)."""
+    result = lint_source(textwrap.dedent(source), path)
+    assert result.error is None, result.error
+    return [(d.code, d.line) for d in result.diagnostics]
+
+
+def line_of(source: str, text: str) -> int:
+    """The number of the first line of ``source`` (dedented) that holds ``text``."""
+    for number, line in enumerate(textwrap.dedent(source).splitlines(), start=1):
+        if text in line:
+            return number
+    raise AssertionError(text)

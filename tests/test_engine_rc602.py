@@ -104,7 +104,7 @@ import libcst as cst  # noqa: E402
 
 from shapecheck.engine import analyze  # noqa: E402
 from shapecheck.engine.domain.values import TensorValue  # noqa: E402
-from shapecheck.linter import lint_source  # noqa: E402
+from engine_snippets import findings, line_of  # noqa: E402
 
 
 def shapes(source: str, function: str) -> dict[str, str | None]:
@@ -113,19 +113,6 @@ def shapes(source: str, function: str) -> dict[str, str | None]:
     runs = [run for run in facts.runs if run.qualname == function and not run.inlined]
     assert runs, f"no run of {function}"
     return {a.name: None if a.value.shape is None else str(a.value.shape) for a in runs[0].assignments if isinstance(a.value, TensorValue)}
-
-
-def findings(source: str) -> list[tuple[str, int]]:
-    result = lint_source(textwrap.dedent(source), "snippet.py")
-    assert result.error is None
-    return [(d.code, d.line) for d in result.diagnostics]
-
-
-def line_of(source: str, text: str) -> int:
-    for number, line in enumerate(textwrap.dedent(source).splitlines(), start=1):
-        if text in line:
-            return number
-    raise AssertionError(text)
 
 
 SLICES = '''

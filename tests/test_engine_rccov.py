@@ -24,7 +24,7 @@ import libcst as cst
 
 from shapecheck.engine import analyze
 from shapecheck.engine.domain.values import TensorValue
-from shapecheck.linter import lint_source
+from engine_snippets import findings, line_of
 
 
 def facts_of(source: str):
@@ -42,19 +42,6 @@ def shapes(source: str, function: str, inlined: bool) -> list[tuple[str, str | N
         for a in runs[0].assignments
         if isinstance(a.value, TensorValue)
     ]
-
-
-def findings(source: str) -> list[tuple[str, int]]:
-    result = lint_source(textwrap.dedent(source), "snippet.py")
-    assert result.error is None
-    return [(d.code, d.line) for d in result.diagnostics]
-
-
-def line_of(source: str, text: str) -> int:
-    for number, line in enumerate(textwrap.dedent(source).splitlines(), start=1):
-        if text in line:
-            return number
-    raise AssertionError(text)
 
 
 # --- a float | None parameter given an unreadable value ------------------------------------------
