@@ -10,6 +10,25 @@ import libcst as cst
 from shapecheck.engine import analyze
 from shapecheck.linter import lint_source
 
+#: Hugging Face CTRL's sinusoidal table, built by two module-level helpers from ``arange`` (shared by
+#: the tests of positional tables and of the norms over them).
+CTRL_SINUSOID = """def angle_defn(pos, i, d_model_size):
+    angle_rates = 1 / torch.pow(10000, (2 * (i // 2)) / d_model_size)
+    return pos * angle_rates
+
+
+def positional_encoding(position, d_model_size, dtype):
+    angle_rads = angle_defn(
+        torch.arange(position, dtype=torch.int64).to(dtype).unsqueeze(1),
+        torch.arange(d_model_size, dtype=torch.int64).to(dtype).unsqueeze(0),
+        d_model_size,
+    )
+    sines = torch.sin(angle_rads[:, 0::2])
+    cosines = torch.cos(angle_rads[:, 1::2])
+    pos_encoding = torch.cat([sines, cosines], dim=-1)
+    return pos_encoding
+"""
+
 
 def findings_on_lines(source: str, path: str = "attention.py") -> list[tuple[str, str]]:
     """The findings of all rules on ``source`` (dedented), as (code, the stripped text of its line)."""

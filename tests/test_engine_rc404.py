@@ -22,7 +22,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
-from engine_snippets import findings_on_lines, standalone_shapes
+from engine_snippets import CTRL_SINUSOID, findings_on_lines, standalone_shapes
 
 from shapecheck.engine import analyze
 from shapecheck.engine.domain.values import PositionTag, TensorValue
@@ -74,22 +74,7 @@ import torch
 from torch import nn
 
 
-def angle_defn(pos, i, d_model_size):
-    angle_rates = 1 / torch.pow(10000, (2 * (i // 2)) / d_model_size)
-    return pos * angle_rates
-
-
-def positional_encoding(position, d_model_size, dtype):
-    angle_rads = angle_defn(
-        torch.arange(position, dtype=torch.int64).to(dtype).unsqueeze(1),
-        torch.arange(d_model_size, dtype=torch.int64).to(dtype).unsqueeze(0),
-        d_model_size,
-    )
-    sines = torch.sin(angle_rads[:, 0::2])
-    cosines = torch.cos(angle_rads[:, 1::2])
-    pos_encoding = torch.cat([sines, cosines], dim=-1)
-    return pos_encoding
-
+''' + CTRL_SINUSOID + '''
 
 class CTRLModel(nn.Module):
     def __init__(self, config):

@@ -34,7 +34,7 @@ import textwrap
 
 import libcst as cst
 
-from engine_snippets import findings_on_lines, standalone_shapes
+from engine_snippets import CTRL_SINUSOID, findings_on_lines, standalone_shapes
 from shapecheck.engine import analyze
 from shapecheck.engine.domain.values import PositionTag, TensorValue, positional_features
 
@@ -47,22 +47,7 @@ from torch import nn
 from ...masking_utils import create_causal_mask
 
 
-def angle_defn(pos, i, d_model_size):
-    angle_rates = 1 / torch.pow(10000, (2 * (i // 2)) / d_model_size)
-    return pos * angle_rates
-
-
-def positional_encoding(position, d_model_size, dtype):
-    angle_rads = angle_defn(
-        torch.arange(position, dtype=torch.int64).to(dtype).unsqueeze(1),
-        torch.arange(d_model_size, dtype=torch.int64).to(dtype).unsqueeze(0),
-        d_model_size,
-    )
-    sines = torch.sin(angle_rads[:, 0::2])
-    cosines = torch.cos(angle_rads[:, 1::2])
-    pos_encoding = torch.cat([sines, cosines], dim=-1)
-    return pos_encoding
-
+''' + CTRL_SINUSOID + '''
 
 class Attention(nn.Module):
     def __init__(self, d_model_size, num_heads):
