@@ -86,7 +86,7 @@ class ExpressionEvaluator:
                 # Sizes, whatever the value is (``cache["k"].shape[1]``), named by its text; those of
                 # a call's result are read afresh each time (two calls may differ).
                 text = named if named is not None else " ".join(cst.Module([]).code_for_node(node.value).split())
-                return UnseenSizes(f"{text}.shape", fresh=named is None and _calls(node.value))
+                return UnseenSizes(f"{text}.shape", fresh=named is None and walk.contains(node.value, cst.Call))
             if named is not None:
                 return Opaque(named).attribute(node.attr.value)
         return self.member(base, node.attr.value, node, frame)
@@ -400,9 +400,3 @@ def truth_of(value: Value) -> bool | None:
         truths = {bool(option) for option in value.options}
         return truths.pop() if len(truths) == 1 else None
     return None
-
-
-
-def _calls(node: cst.CSTNode) -> bool:
-    """Whether evaluating the expression calls something (two evaluations may give two values)."""
-    return isinstance(node, cst.Call) or any(_calls(child) for child in walk.children(node))
