@@ -120,3 +120,64 @@ def test_module_level_functions_get_a_smaller_share_of_the_allowance(tmp_path: P
     assert _codes_with(tmp_path, _variants(bad=1, count=1), monkeypatch, floor=0, per_line=10) == []
     monkeypatch.setattr(core, "MODULE_LEVEL_FOREIGN_STEPS_PER_LINE", 10)
     assert _codes_with(tmp_path, _variants(bad=1, count=1), monkeypatch, floor=0, per_line=10) == ["SC505"]
+
+
+HELPERS = """\
+def back_to_training(model):
+    model.train()
+    return model
+"""
+
+TRAIN = """\
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+from helpers import back_to_training
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+def main():
+    model = Net()
+    optimizer = torch.optim.AdamW(model.parameters())
+    model.train()
+    for step in range(100):
+        x, y = torch.randn(8, 16), torch.randint(0, 4, (8,))
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 10 == 0:
+            model.eval()
+            with torch.no_grad():
+                val = F.cross_entropy(model(x), y)
+            back_to_training(model)
+"""
+
+
+def test_an_imported_call_left_unfollowed_may_switch_the_models_it_is_given(tmp_path: Path, monkeypatch) -> None:
+    # The helper puts the model back in train mode. Followed, the loop is correct; once the
+    # allowance is spent the call is opaque, and an opaque call may switch the model (as in
+    # per-file lint): no SC601 either way.
+    from shapecheck.engine.interpreter import core
+
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "train.py").write_text(TRAIN)
+    for floor, per_line in ((300, 5), (0, 0)):
+        monkeypatch.setattr(core, "FOREIGN_STEPS_FLOOR", floor)
+        monkeypatch.setattr(core, "FOREIGN_STEPS_PER_LINE", per_line)
+        report = run(LintOptions(paths=[str(tmp_path)], isolated=True, cache=False)).report
+        assert [d.code for d in report.diagnostics] == [], (floor, per_line)
+    # Without the helper's call, the loop stays in eval mode after the first validation.
+    (tmp_path / "train.py").write_text(TRAIN.replace("            back_to_training(model)\n", ""))
+    report = run(LintOptions(paths=[str(tmp_path)], isolated=True, cache=False)).report
+    assert [d.code for d in report.diagnostics] == ["SC601"]

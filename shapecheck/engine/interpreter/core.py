@@ -606,6 +606,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             scope = self.graph.home.get(node)
             if scope is not None and scope.source.path != self.own_path:
                 if frame.depth >= MAX_FOREIGN_DEPTH or not self._foreign_allowed(node):
+                    forget_modes(frame, call, passed_only=False)  # as any callee not followed
                     return dispatch.unknown_call(call)
                 entering_foreign = self._foreign_entry is None
         if not entering_foreign:
