@@ -3937,7 +3937,7 @@ class M(nn.Module):
         self.rep = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
         self.d = nn.ModuleDict({"a": nn.Linear(4, 8)})
 
-    def forward(self, x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"], m: Float[Tensor, "b s 4"]):
+    def forward(self, x: Float[Tensor, "b t 4"], y: Float[Tensor, "b t 3"], m: Float[Tensor, "b s 4"], keep):
         for layer in self.one:
             o1 = layer(x)
             break
@@ -3966,9 +3966,9 @@ class M(nn.Module):
         for i, a in enumerate((x, x)):
             e1 = a
             break
-        r1 = [layer(x) for layer in self.rep if layer is not None]
-        r2 = [layer(x) for layer in self.two if layer is not None]
-        r3 = [layer(x) for layer in self.one if layer is not None]
+        r1 = [layer(x) for layer in self.rep if keep(layer)]
+        r2 = [layer(x) for layer in self.two if keep(layer)]
+        r3 = [layer(x) for layer in self.one if keep(layer)]
         return x
 """
 
@@ -3976,7 +3976,7 @@ class M(nn.Module):
 def test_loop_elements_of_layer_lists_tuples_and_zips_are_what_every_item_agrees_on() -> None:
     """``known_items`` and ``iteration_element``: a loop of distinct layers without a jump runs each
     one (``(b, t, 4)`` through ``Linear(4, 8)`` then ``Linear(8, 2)``: ``(b, t, 2)``); with a
-    ``break`` (not unrolled) or in a filtered comprehension the element is the one layer of a
+    ``break`` (not unrolled) or in a comprehension whose filter cannot be decided the element is the one layer of a
     one-item list, the same instance listed twice, the template of a repeated list, and unknown for
     two distinct layers; a ``ModuleDict`` gives its keys (unknown); a tuple's element is its item
     when every item is that one value, unknown otherwise; ``zip`` / ``enumerate`` of tuples give

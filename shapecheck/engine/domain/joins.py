@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import libcst as cst
+
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource, joined_moves
-from shapecheck.engine.domain.tags import PathShapeTag, Permuted, Repeated, Reordered
+from shapecheck.engine.domain.tags import OpenTuple, PathShapeTag, Permuted, Repeated, Reordered, leading_items, open_tuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
@@ -23,10 +25,13 @@ from shapecheck.engine.domain.values import (
     FloatValue,
     FunctionValue,
     IntValue,
+    ObjectValue,
     QualifiedValue,
     Opaque,
+    PositionTag,
     ProbsTag,
     ProjectionTag,
+    ShapeValue,
     TensorValue,
     TupleValue,
     Value,
@@ -91,6 +96,9 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
         return TensorValue(None, None, left.tags + built, left.node)
     if isinstance(left, TupleValue) and isinstance(right, TupleValue) and len(left.items) == len(right.items):
         return TupleValue(tuple(join_values(a, b, site) for a, b in zip(left.items, right.items)))
+    prefixes = _join_prefixes(left, right, site)
+    if prefixes is not None:
+        return prefixes
     if is_module_value(left) and is_module_value(right):
         return _either(left, right)
     if _is_function(left) and _is_function(right):
@@ -106,6 +114,10 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
         left, right = right, left
     if isinstance(left, TupleValue) and isinstance(right, Repeated):
         return Repeated(join_all((right.element,) + left.items))
+    if isinstance(left, ShapeValue) and isinstance(right, ShapeValue) and left != right:
+        either = _either_sizes(left, right)
+        if either is not None:
+            return either
     try:
         if left == right:
             return left
@@ -198,6 +210,52 @@ def _either_function(left: Value, right: Value) -> Value:
     if len(options) > EitherFunction.MAX_OPTIONS:
         return UNKNOWN
     return options[0] if len(options) == 1 else EitherFunction(tuple(options))
+
+
+def _join_prefixes(left: Value, right: Value, site: object) -> Value | None:
+    """Tuples of two lengths, or a tuple whose length is open (``OpenTuple``): the items both
+    start with, the rest open. A tuple on one path and, on the other, a value out of view or a
+    record (Hugging Face's ``return (h,) + rest`` if not ``return_dict``, else ``return
+    BaseModelOutput(...)``): the tuple's items, as the path the engine can follow says what the
+    name holds (``outputs[0]`` is the same tensor either way). None: not such a pair."""
+    sides: list[tuple[Value, ...] | None] = []
+    for value in (left, right):
+        items = leading_items(value)
+        if items is None and not (_read_from_the_unseen(value) or _is_record(value) or _made_by_unseen_call(value)):
+            return None
+        sides.append(items)
+    if sides[0] is None or sides[1] is None:
+        known = sides[0] if sides[0] is not None else sides[1]
+        return open_tuple(known) if known is not None else None
+    return open_tuple(tuple(join_values(a, b, site) for a, b in zip(sides[0], sides[1])))
+
+
+def _either_sizes(left: ShapeValue, right: ShapeValue) -> ShapeValue | None:
+    """``input_shape = input_ids.size()`` on one path and ``inputs_embeds.size()[:-1]`` on the
+    other (Hugging Face's either-input idiom), of inputs whose shapes are unknown: the sizes of one
+    or the other, each path's kept (``alternatives``), so that unpacking them (``batch_size,
+    seq_length = input_shape``) says what shape each input had on its own path. None: other sizes."""
+    options = (*(left.alternatives or (left,)), *(right.alternatives or (right,)))
+    if len(options) > 4 or any(
+        option.shape is not None or option.extra or type(option.source) is not cst.Name for option in options
+    ):
+        return None
+    return ShapeValue(None, alternatives=options)
+
+
+def _is_record(value: Value) -> bool:
+    """An instance of a class that is not a module (a dataclass of outputs)."""
+    return isinstance(value, ObjectValue) and not value.cls.is_module
+
+
+def _made_by_unseen_call(value: Value) -> bool:
+    """The result of calling something out of view on tensors (``BaseModelOutput(last_hidden_state=h)``
+    of an imported class): a tensor only maybe, of nothing known but what the call may have done
+    (``unknown_call``'s mark: positions maybe given, on the call's own node; the ops that tag
+    positions on their own node know the shape or the dtype of what they make)."""
+    if not isinstance(value, TensorValue) or value.shape is not None or value.dtype is not None:
+        return False
+    return any(type(tag) is PositionTag and tag.node is value.node for tag in value.tags)
 
 
 def _read_from_the_unseen(value: Value) -> bool:

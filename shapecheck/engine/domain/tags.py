@@ -1,6 +1,6 @@
 """Engine values and tensor tags that the op rules create and the rules read.
 
-Values: ``Repeated`` (a list of like items), ``DictValue``, ``LambdaValue``, ``PartialValue``,
+Values: ``Repeated`` (a list of like items), ``OpenTuple`` (a tuple's first items), ``DictValue``, ``LambdaValue``, ``PartialValue``,
 ``DtypeValue``, ``FinfoValue``, ``SplitTuple``. Tags (attached to a ``TensorValue``):
 ``KeyTransposed``, ``Permuted``, ``KernelLayout``, ``Reordered``, ``AttentionOutputTag``,
 ``ParameterTag``, ``LayerOutputTag``, ``FilledTag``, ``CauseTag``, ``NormalisedTag``, ``StreamTag``, ``ShiftTag``,
@@ -13,7 +13,7 @@ from dataclasses import replace, dataclass, field
 
 import libcst as cst
 
-from shapecheck.engine.domain.values import ClassInfo, ObjectValue, Scale, TensorValue, Value
+from shapecheck.engine.domain.values import UNKNOWN, ClassInfo, ObjectValue, Scale, TensorValue, TupleValue, Value
 from shapecheck.engine.symbolic.dims import Dim
 from shapecheck.engine.symbolic.shapes import Shape
 
@@ -23,6 +23,31 @@ class Repeated(Value):
     """A list built by a comprehension: every item is like ``element``."""
 
     element: Value
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTuple(Value):
+    """A tuple whose first items are known and whose further items, if any, are not: a known tuple
+    extended by one the engine cannot see (``(sequence_output,) + encoder_outputs[1:]``), a filtered
+    comprehension over known items (``tuple(v for v in [h, all_h] if v is not None)``), or the tuple
+    one path returns where another returns a record out of view (Hugging Face's ``return_dict``).
+    Its known items answer ``outputs[0]`` and ``outputs[1:]``; its length is unknown."""
+
+    prefix: tuple[Value, ...]
+
+
+def open_tuple(prefix: tuple[Value, ...]) -> Value:
+    """The tuple that starts with ``prefix`` and may go on; nothing known when no item is."""
+    return OpenTuple(prefix) if prefix else UNKNOWN
+
+
+def leading_items(value: Value) -> tuple[Value, ...] | None:
+    """The items known to start the sequence ``value``: a tuple's, or an open tuple's prefix."""
+    if isinstance(value, TupleValue):
+        return value.items
+    if isinstance(value, OpenTuple):
+        return value.prefix
+    return None
 
 
 @dataclass(frozen=True, slots=True)

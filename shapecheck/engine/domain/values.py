@@ -267,6 +267,9 @@ class ShapeValue(Value):
     base: "Value | None" = field(default=None, compare=False)
     dropped: int = 0
     extra: tuple[Dim, ...] = ()
+    #: The sizes of one input or another, by path (``input_ids.size()`` / ``inputs_embeds.size()[:-1]``
+    #: of Hugging Face's either-input idiom, joined): each path's own sizes.
+    alternatives: tuple["ShapeValue", ...] = ()
 
     def describe(self) -> str:
         return str(self.shape) if self.shape is not None else "size(?)"

@@ -15,7 +15,7 @@ import libcst as cst
 from shapecheck.engine.domain.joins import join_values, unseen_or_size
 from shapecheck.engine.domain.literals import literal_value
 from shapecheck.engine.facts import walk
-from shapecheck.engine.domain.tags import DictValue, LambdaValue, Repeated
+from shapecheck.engine.domain.tags import DictValue, LambdaValue, OpenTuple, Repeated
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
@@ -218,7 +218,7 @@ class ExpressionEvaluator:
 
     def _eval_comprehension(self, node: cst.ListComp | cst.GeneratorExp, frame: Frame) -> Value:
         comp_for = node.for_in
-        if comp_for.inner_for_in is None and not comp_for.ifs:
+        if comp_for.inner_for_in is None:
             iterable = self.eval(comp_for.iter, frame)
             items = base.known_items(iterable)
             if items is not None:
@@ -226,8 +226,17 @@ class ExpressionEvaluator:
                 for item in items:
                     inner = frame.fork()
                     self.assign(comp_for.target, item, inner, node)
-                    results.append(self.eval(node.elt, inner))
-                return TupleValue(tuple(results))
+                    kept = self._kept_by_filters(comp_for.ifs, inner)
+                    if kept is None:
+                        # ``tuple(v for v in [h, all_h] if v is not None)``: the items kept before
+                        # the first one the filters cannot decide start the result.
+                        if results:
+                            return OpenTuple(tuple(results))
+                        break
+                    if kept:
+                        results.append(self.eval(node.elt, inner))
+                else:
+                    return TupleValue(tuple(results))
         inner = frame.fork()
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
@@ -236,6 +245,15 @@ class ExpressionEvaluator:
             comp = comp.inner_for_in
         element = self.eval(node.elt, inner)
         return Repeated(element)
+
+    def _kept_by_filters(self, filters: Sequence[cst.CompIf], frame: Frame) -> bool | None:
+        """Whether a comprehension's ``if`` clauses keep the item bound in ``frame``; None when
+        one of them cannot be decided."""
+        for clause in filters:
+            test = truth_of(self.eval(clause.test, frame))
+            if test is None or not test:
+                return test
+        return True
 
     def _eval_ifexp(self, node: cst.IfExp, frame: Frame) -> Value:
         test = truth_of(self.eval(node.test, frame))

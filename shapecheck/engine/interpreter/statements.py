@@ -639,14 +639,32 @@ class StatementExecutor:
         refined = Shape(dims)
         source = value.source
         if isinstance(source, cst.Name) and not value.extra:
-            # ``batch, seq = x.size()[:-1]``: x has the sliced-off dims after these (unnamed).
-            whole = Shape(dims + tuple(fresh_anonymous() for _ in range(value.dropped)))
-            current = self.lookup(source.value, frame)
-            if isinstance(current, TensorValue):
-                frame.env[source.value] = current.with_shape(whole)
-            elif isinstance(current, Opaque) or current is UNKNOWN:
-                frame.env[source.value] = TensorValue(whole, None, (), source)
+            self._refine_source(source, value.dropped, dims, frame)
+        for option in value.alternatives:
+            # ``input_shape`` of ``input_ids`` on one path, of ``inputs_embeds`` on the other: each
+            # input had these sizes on its path, and was None on the others (a parameter that
+            # defaults to None, given one or the other).
+            if isinstance(option.source, cst.Name) and _defaults_to_none(frame.run.node, option.source.value):
+                self._refine_source(option.source, option.dropped, dims, frame)
         return ShapeValue(refined, source)
+
+    def _refine_source(self, source: cst.Name, dropped: int, dims: tuple[Dim, ...], frame: Frame) -> None:
+        """``batch, seq = x.size()[:-1]``: x has these dims, then the sliced-off dims (unnamed)."""
+        whole = Shape(dims + tuple(fresh_anonymous() for _ in range(dropped)))
+        current = self.lookup(source.value, frame)
+        if isinstance(current, TensorValue):
+            frame.env[source.value] = current.with_shape(whole)
+        elif isinstance(current, Opaque) or current is UNKNOWN:
+            frame.env[source.value] = TensorValue(whole, None, (), source)
+
+
+def _defaults_to_none(function: cst.FunctionDef, name: str) -> bool:
+    """``name`` is a parameter of ``function`` whose default is None."""
+    params = function.params
+    return any(
+        param.name.value == name and isinstance(param.default, cst.Name) and param.default.value == "None"
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+    )
 
 
 def _given_back(target: cst.BaseExpression | None, value: cst.BaseExpression, frame: Frame) -> list[TensorValue]:

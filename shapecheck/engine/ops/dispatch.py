@@ -25,6 +25,7 @@ from shapecheck.engine.domain.tags import (
     DtypeValue,
     FilledTag,
     FinfoValue,
+    OpenTuple,
     ParameterTag,
     Repeated,
     SequenceOriginTag,
@@ -612,7 +613,7 @@ def _is_none(left: Value, right: Value) -> bool | None:
         if isinstance(other, ConstValue) and other.value is None:
             if isinstance(value, ConstValue):
                 return value.value is None
-            if isinstance(value, _NOT_NONE) or isinstance(value, (Repeated, DtypeValue)):
+            if isinstance(value, _NOT_NONE) or isinstance(value, (Repeated, OpenTuple, DtypeValue)):
                 return False
     return None
 

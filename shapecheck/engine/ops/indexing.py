@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import DictValue, ParameterTag, Repeated, ShiftTag, SplitTuple
+from shapecheck.engine.domain.tags import DictValue, OpenTuple, ParameterTag, Repeated, ShiftTag, SplitTuple, open_tuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -47,7 +47,7 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
     if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
         if isinstance(base, ShapeValue) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
             return _slice_shape(interp, base, elements[0].slice, frame)
-        if isinstance(base, (TupleValue, SplitTuple, Repeated)) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
+        if isinstance(base, (TupleValue, OpenTuple, SplitTuple, Repeated)) and len(elements) == 1 and isinstance(elements[0].slice, cst.Slice):
             return _slice_sequence(interp, base, elements[0].slice, frame)
         for element in elements:
             _eval_slice_parts(interp, element.slice, frame)
@@ -75,6 +75,9 @@ def index_value(interp: "Interpreter", base: Value, node: cst.Subscript, frame: 
         if position is not None and -len(base.items) <= position < len(base.items):
             return base.items[position]
         return UNKNOWN
+    if isinstance(base, OpenTuple):
+        # ``outputs[0]``: a leading item; an item counted from the open end is not known.
+        return base.prefix[position] if position is not None and 0 <= position < len(base.prefix) else UNKNOWN
     if isinstance(base, SplitTuple):
         if base.pieces is not None and position is not None and -len(base.pieces) <= position < len(base.pieces):
             return base.pieces[position]
@@ -100,10 +103,25 @@ def _slice_sequence(interp: "Interpreter", base: Value, part: cst.Slice, frame: 
     items = base.items if isinstance(base, TupleValue) else (base.pieces if isinstance(base, SplitTuple) else None)
     if items is not None and known:
         return TupleValue(tuple(items[slice(*bounds)]))
+    if isinstance(base, OpenTuple) and known:
+        return _slice_open(base.prefix, *bounds)
     if isinstance(base, SplitTuple):
         return Repeated(base.template)
     if isinstance(base, Repeated):
         return base
+    return UNKNOWN
+
+
+def _slice_open(prefix: tuple[Value, ...], lower: int | None, upper: int | None, step: int | None) -> Value:
+    """``outputs[1:]`` / ``outputs[:2]`` of a tuple whose first items are known: what the known
+    items say. Bounds counted from the end, or past the known items, are not known."""
+    lower = 0 if lower is None else lower
+    if lower < 0 or step not in (None, 1):
+        return UNKNOWN
+    if upper is None:
+        return open_tuple(prefix[lower:])
+    if 0 <= upper <= len(prefix):
+        return TupleValue(prefix[lower:upper])
     return UNKNOWN
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from shapecheck.engine.domain.tags import FinfoValue, Repeated, SuperValue
+from shapecheck.engine.domain.tags import FinfoValue, OpenTuple, Repeated, SuperValue, leading_items, open_tuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassInfo,
@@ -178,6 +178,8 @@ def _finfo(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
 def scalar_binary(operator: str, left: Value, right: Value, frame: "Frame") -> Value:
     if operator == "add":
         joined = _concat_sizes(left, right)
+        if joined is None:
+            joined = _concat_sequences(left, right)
         if joined is not None:
             return joined
     a, b = dim_of(left), dim_of(right)
@@ -259,6 +261,18 @@ def _concat_sizes(left: Value, right: Value) -> Value | None:
         return UNKNOWN
     shape = Shape(left.shape.dims + tuple(extra), left.shape.variadic) if left.shape is not None else None  # type: ignore[arg-type]
     return ShapeValue(shape, left.source, left.base, left.dropped, left.extra + tuple(extra))  # type: ignore[arg-type]
+
+
+def _concat_sequences(left: Value, right: Value) -> Value | None:
+    """``(sequence_output, pooled_output) + encoder_outputs[1:]``: two known tuples are one; a
+    known tuple followed by a sequence the engine cannot see starts with the known items (the
+    ``+`` ran, so the right side is a sequence). None: not a concatenation of sequences."""
+    if isinstance(left, TupleValue) and isinstance(right, TupleValue):
+        return TupleValue(left.items + right.items)
+    items = leading_items(left)
+    if items is not None and (right is UNKNOWN or isinstance(right, (TupleValue, OpenTuple, Repeated))):
+        return open_tuple(items)
+    return None
 
 
 # ------------------------------------------------------------------------------------ registration

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from shapecheck.engine.domain.tags import DictValue, Repeated
+from shapecheck.engine.domain.tags import DictValue, OpenTuple, Repeated
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ConstValue,
@@ -66,7 +66,7 @@ def _sequence(interp: "Interpreter", call: Call, frame: "Frame") -> Value:
     items = known_items(value)
     if items is not None:
         return TupleValue(items)
-    if isinstance(value, Repeated):
+    if isinstance(value, (Repeated, OpenTuple)):
         return value
     return UNKNOWN
 
