@@ -150,3 +150,46 @@ def test_the_same_input_read_on_both_paths_is_refined_whatever_its_default() -> 
         y = x
     '''
     assert standalone_shapes(source, "f", "y") == ["(n, m)"]
+
+
+def test_sizes_of_either_input_read_otherwise_than_unpacked_stay_unknown() -> None:
+    """OpenAI GPT's ``position_ids = self.position_ids[None, : input_shape[-1]]``: the sizes of one
+    input or the other read by index are not one size of either (the table is cut to the sequence
+    whichever input came), so nothing is concluded from them: no SC302 on the sum."""
+    source = '''
+    import torch
+    from torch import nn
+
+
+    class Model(nn.Module):
+        def __init__(self, vocab: int = 100, n_positions: int = 512, n_embd: int = 16):
+            super().__init__()
+            self.tokens_embed = nn.Embedding(vocab, n_embd)
+            self.positions_embed = nn.Embedding(n_positions, n_embd)
+            self.position_ids = nn.Buffer(torch.arange(n_positions), persistent=False)
+
+        def forward(
+            self,
+            input_ids: torch.Tensor | None = None,
+            position_ids: torch.Tensor | None = None,
+            inputs_embeds: torch.Tensor | None = None,
+        ):
+            if input_ids is not None and inputs_embeds is not None:
+                raise ValueError("one or the other")
+            elif input_ids is not None:
+                input_shape = input_ids.size()
+                input_ids = input_ids.view(-1, input_shape[-1])
+            elif inputs_embeds is not None:
+                input_shape = inputs_embeds.size()[:-1]
+            else:
+                raise ValueError("one of them")
+            if position_ids is None:
+                position_ids = self.position_ids[None, : input_shape[-1]]
+            if inputs_embeds is None:
+                inputs_embeds = self.tokens_embed(input_ids)
+            position_embeds = self.positions_embed(position_ids)
+            hidden_states = inputs_embeds + position_embeds
+            output_shape = input_shape + (hidden_states.size(-1),)
+            return hidden_states.view(*output_shape)
+    '''
+    assert findings(source) == []

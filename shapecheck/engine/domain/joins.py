@@ -22,6 +22,7 @@ from shapecheck.engine.domain.values import (
     either_string,
     string_options,
     EitherModule,
+    EitherSizes,
     FloatValue,
     FunctionValue,
     IntValue,
@@ -114,7 +115,7 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
         left, right = right, left
     if isinstance(left, TupleValue) and isinstance(right, Repeated):
         return Repeated(join_all((right.element,) + left.items))
-    if isinstance(left, ShapeValue) and isinstance(right, ShapeValue) and left != right:
+    if isinstance(left, (ShapeValue, EitherSizes)) and isinstance(right, (ShapeValue, EitherSizes)) and left != right:
         either = _either_sizes(left, right)
         if either is not None:
             return either
@@ -230,17 +231,19 @@ def _join_prefixes(left: Value, right: Value, site: object) -> Value | None:
     return open_tuple(tuple(join_values(a, b, site) for a, b in zip(sides[0], sides[1])))
 
 
-def _either_sizes(left: ShapeValue, right: ShapeValue) -> ShapeValue | None:
+def _either_sizes(left: ShapeValue | EitherSizes, right: ShapeValue | EitherSizes) -> EitherSizes | None:
     """``input_shape = input_ids.size()`` on one path and ``inputs_embeds.size()[:-1]`` on the
     other (Hugging Face's either-input idiom), of inputs whose shapes are unknown: the sizes of one
-    or the other, each path's kept (``alternatives``), so that unpacking them (``batch_size,
-    seq_length = input_shape``) says what shape each input had on its own path. None: other sizes."""
-    options = (*(left.alternatives or (left,)), *(right.alternatives or (right,)))
+    or the other, each path's kept, so that unpacking them (``batch_size, seq_length =
+    input_shape``) says what shape each input had on its own path. None: other sizes."""
+    options = tuple(
+        option for side in (left, right) for option in (side.options if isinstance(side, EitherSizes) else (side,))
+    )
     if len(options) > 4 or any(
         option.shape is not None or option.extra or type(option.source) is not cst.Name for option in options
     ):
         return None
-    return ShapeValue(None, alternatives=options)
+    return EitherSizes(options)
 
 
 def _is_record(value: Value) -> bool:

@@ -267,12 +267,19 @@ class ShapeValue(Value):
     base: "Value | None" = field(default=None, compare=False)
     dropped: int = 0
     extra: tuple[Dim, ...] = ()
-    #: The sizes of one input or another, by path (``input_ids.size()`` / ``inputs_embeds.size()[:-1]``
-    #: of Hugging Face's either-input idiom, joined): each path's own sizes.
-    alternatives: tuple["ShapeValue", ...] = ()
 
     def describe(self) -> str:
         return str(self.shape) if self.shape is not None else "size(?)"
+
+
+@dataclass(frozen=True, slots=True)
+class EitherSizes(Value):
+    """The sizes of one input or another, by path: ``input_ids.size()`` on one and
+    ``inputs_embeds.size()[:-1]`` on the other (Hugging Face's either-input idiom), joined. Only
+    unpacking reads it (``batch_size, seq_length = input_shape`` says each input's shape on its own
+    path); anything else sees an unknown value, as before the join kept the options."""
+
+    options: tuple[ShapeValue, ...]
 
 
 class ModuleIdent:

@@ -19,6 +19,7 @@ from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
     ConstValue,
+    EitherSizes,
     FunctionValue,
     IntValue,
     ModuleIdent,
@@ -576,7 +577,9 @@ class StatementExecutor:
             frame.env[target.value] = value
             frame.run.assignments.append(Assignment(statement, target.value, value))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            if isinstance(value, ShapeValue):
+            if isinstance(value, EitherSizes):
+                value = self._name_unknown_sizes(target, ShapeValue(None), frame, value.options)
+            elif isinstance(value, ShapeValue):
                 value = self._name_unknown_sizes(target, value, frame)
             items = base.unpack(value, len(target.elements))
             starred = [i for i, e in enumerate(target.elements) if isinstance(e, cst.StarredElement)]
@@ -620,9 +623,12 @@ class StatementExecutor:
         tied = ModuleValue(module.kind, module.params, parameter.ident, module.node, module.items, module.named, module.repeated)
         self.assign(target.value, tied, frame, statement)
 
-    def _name_unknown_sizes(self, target: cst.Tuple | cst.List, value: ShapeValue, frame: Frame) -> ShapeValue:
+    def _name_unknown_sizes(
+        self, target: cst.Tuple | cst.List, value: ShapeValue, frame: Frame, options: tuple[ShapeValue, ...] = ()
+    ) -> ShapeValue:
         """``B, T, C = x.shape`` on a tensor of unknown shape: the rank is 3 and the sizes are named
-        B, T and C (the tensor itself is refined to ``(B, T, C)``)."""
+        B, T and C (the tensor itself is refined to ``(B, T, C)``). ``options``: the sizes of one
+        input or another by path (``EitherSizes``), each refined on its own path."""
         elements = target.elements
         if any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in elements):
             return value
@@ -640,7 +646,7 @@ class StatementExecutor:
         source = value.source
         if isinstance(source, cst.Name) and not value.extra:
             self._refine_source(source, value.dropped, dims, frame)
-        for option in value.alternatives:
+        for option in options:
             # ``input_shape`` of ``input_ids`` on one path, of ``inputs_embeds`` on the other: each
             # input had these sizes on its path, and was None on the others (a parameter that
             # defaults to None, given one or the other).
