@@ -193,3 +193,43 @@ def test_sizes_of_either_input_read_otherwise_than_unpacked_stay_unknown() -> No
             return hidden_states.view(*output_shape)
     '''
     assert findings(source) == []
+
+
+PROCESSOR = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int = 64, heads: int = 8):
+        super().__init__()
+        self.heads = heads
+        self.to_q = nn.Linear(dim, dim)
+        self.to_k = nn.Linear(dim, dim)
+        self.to_v = nn.Linear(dim, dim)
+
+    def forward(self, hidden_states: torch.Tensor, {context}, cross=None):
+        batch_size, sequence_length, _ = (
+            hidden_states.shape if {test} else encoder_hidden_states.shape
+        )
+        context = encoder_hidden_states
+        if encoder_hidden_states is None:
+            encoder_hidden_states = hidden_states
+        key = self.to_k(encoder_hidden_states)
+        return key
+'''
+
+
+def test_sizes_read_off_the_context_on_its_own_path_refine_the_context() -> None:
+    """diffusers' ``batch_size, sequence_length, _ = (hidden_states.shape if encoder_hidden_states is
+    None else encoder_hidden_states.shape)``: the context (a parameter defaulting to None) is 3-D
+    where it is given, so the keys projected from it are too. A context without a None default is
+    not refined where the test cannot be decided (it may be given on the path that read the hidden
+    states)."""
+    optional = PROCESSOR.format(context="encoder_hidden_states: torch.Tensor | None = None", test="encoder_hidden_states is None")
+    context = standalone_shapes(optional, "Attention.forward", "context")
+    assert len(context) == 1 and context[0].startswith("(batch_size, sequence_length, ")
+    assert standalone_shapes(optional, "Attention.forward", "key") == ["(batch_size, sequence_length, 64)"]
+    required = PROCESSOR.format(context="encoder_hidden_states: torch.Tensor", test="cross")
+    assert standalone_shapes(required, "Attention.forward", "context") == []

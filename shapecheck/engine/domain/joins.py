@@ -115,10 +115,13 @@ def join_values(left: Value, right: Value, site: object = None) -> Value:
         left, right = right, left
     if isinstance(left, TupleValue) and isinstance(right, Repeated):
         return Repeated(join_all((right.element,) + left.items))
-    if isinstance(left, (ShapeValue, EitherSizes)) and isinstance(right, (ShapeValue, EitherSizes)) and left != right:
-        either = _either_sizes(left, right)
-        if either is not None:
-            return either
+    if isinstance(left, (ShapeValue, EitherSizes)) and isinstance(right, (ShapeValue, EitherSizes)):
+        if left != right:
+            either = _either_sizes(left, right)
+            if either is not None:
+                return either
+        elif type(left) is ShapeValue and type(right) is ShapeValue:
+            return _also_sizes(left, right)
     try:
         if left == right:
             return left
@@ -244,6 +247,17 @@ def _either_sizes(left: ShapeValue | EitherSizes, right: ShapeValue | EitherSize
     ):
         return None
     return EitherSizes(options)
+
+
+def _also_sizes(left: ShapeValue, right: ShapeValue) -> ShapeValue:
+    """Sizes of unknown shape that compare equal but were read off two inputs (``hidden_states.shape
+    if encoder_hidden_states is None else encoder_hidden_states.shape``): the first input's, as
+    before, with the second's kept beside (``also``) for unpacking to refine it on its own path."""
+    if type(left.source) is not cst.Name or type(right.source) is not cst.Name or left.source.value == right.source.value:
+        return left
+    if left.shape is not None or right.shape is not None or left.extra or right.extra:
+        return left
+    return replace(left, also=left.also + (right,) + right.also)
 
 
 def _is_record(value: Value) -> bool:

@@ -267,6 +267,10 @@ class ShapeValue(Value):
     base: "Value | None" = field(default=None, compare=False)
     dropped: int = 0
     extra: tuple[Dim, ...] = ()
+    #: The sizes of other inputs that equal these on other paths, joined into them
+    #: (``hidden_states.shape if encoder_hidden_states is None else encoder_hidden_states.shape``):
+    #: read as these, unpacked each input's own (``EitherSizes``).
+    also: tuple["ShapeValue", ...] = field(default=(), compare=False)
 
     def describe(self) -> str:
         return str(self.shape) if self.shape is not None else "size(?)"

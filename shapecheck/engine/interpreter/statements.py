@@ -646,7 +646,7 @@ class StatementExecutor:
         source = value.source
         if isinstance(source, cst.Name) and not value.extra:
             self._refine_source(source, value.dropped, dims, frame)
-        for option in options:
+        for option in (*options, *value.also):
             # ``input_shape`` of ``input_ids`` on one path, of ``inputs_embeds`` on the other: each
             # input had these sizes on its path, and was None on the others (a parameter that
             # defaults to None, given one or the other).
