@@ -181,3 +181,85 @@ def test_an_imported_call_left_unfollowed_may_switch_the_models_it_is_given(tmp_
     (tmp_path / "train.py").write_text(TRAIN.replace("            back_to_training(model)\n", ""))
     report = run(LintOptions(paths=[str(tmp_path)], isolated=True, cache=False)).report
     assert [d.code for d in report.diagnostics] == ["SC601"]
+
+
+BUILDER = """\
+def build(cls, **kwargs):
+    return cls(**kwargs)
+"""
+
+PATCHES = """\
+import torch
+from torch import nn
+
+from builder import build
+
+
+class Model(nn.Module):
+    def __init__(self, dim=64, num_patches=16, use_pos_embed=True):
+        super().__init__()
+        self.use_pos_embed = use_pos_embed
+        self.patch_embed = nn.Conv2d(3, dim, 4, 4)
+        if self.use_pos_embed:
+            self.pos_embed = nn.Parameter(torch.zeros(1, num_patches, dim))
+        self.attn = nn.MultiheadAttention(dim, 4, batch_first=True)
+
+    def forward(self, x):
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)
+        if self.use_pos_embed:
+            x = {positions}
+        return self.attn(x, x, x)[0]
+
+
+def model_small(**kwargs):
+    return build(Model, **kwargs)
+"""
+
+
+def test_a_class_built_by_another_modules_factory_runs_with_its_own_files_names(tmp_path: Path) -> None:
+    """timm's ``build_model_with_cfg(ConVit, ...)``: the factory's module imports no ``torch``, yet
+    the constructor it calls back is this file's code and reads this file's names. Run with the
+    factory's names, ``torch.zeros(1, n, d)`` was unknown there, the table was not a table in that
+    context, and the table checked for and dropped was reported as bare tokens instead of where the
+    fix goes."""
+    (tmp_path / "builder.py").write_text(BUILDER)
+    (tmp_path / "model.py").write_text(PATCHES.format(positions="x"))
+    report = run(LintOptions(paths=[str(tmp_path)], isolated=True, cache=False)).report
+    guard = PATCHES.splitlines().index("        if self.use_pos_embed:", 15) + 1
+    assert [(d.code, d.span.line) for d in report.diagnostics] == [("SC303", guard)]
+    (tmp_path / "model.py").write_text(PATCHES.format(positions="x + self.pos_embed"))
+    assert run(LintOptions(paths=[str(tmp_path)], isolated=True, cache=False)).report.diagnostics == []
+
+
+NESTED_LAYERS = """\
+import torch
+
+
+def project(x, width):
+    def weight_of(size):
+        return torch.zeros(size, 16)
+
+    return x @ weight_of(width)
+"""
+
+ALIASED_MODEL = """\
+import torch as th
+from torch import nn
+
+from layers import project
+
+
+class Head(nn.Module):
+    def forward(self, x):
+        return project(th.zeros(2, 8), {width})
+"""
+
+
+def test_a_function_nested_in_another_modules_function_keeps_that_modules_names(tmp_path: Path) -> None:
+    """Only this file's own definitions switch back to its names: a helper nested in a function of
+    ``layers.py`` reads ``layers.py``'s ``torch`` (this file calls it ``th``)."""
+    (tmp_path / "layers.py").write_text(NESTED_LAYERS)
+    for width, expected in ((5, ["SC505"]), (8, [])):
+        (tmp_path / "model.py").write_text(ALIASED_MODEL.format(width=width))
+        report = run(LintOptions(paths=[str(tmp_path)], isolated=True, cache=False)).report
+        assert [d.code for d in report.diagnostics] == expected

@@ -69,7 +69,7 @@ from shapecheck.engine.symbolic.dims import Assumptions, Dim
 from shapecheck.engine.domain.values import Scale
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
+    from shapecheck.engine.interpreter.project import ModuleGraph, ModuleScope, SourceModule
 
 MAX_INLINE_DEPTH = 6
 #: Calls into another project module are inlined up to this depth: each importer analyses imported
@@ -170,6 +170,10 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         self.graph = graph
         self.home_path = self.own_path = facts.path
         self.home_module: "SourceModule | None" = None
+        #: this file's names (globals, imports, path, module) and definitions, for its code called
+        #: back from another module's (set by the driver in a project)
+        self.own_names: tuple | None = None
+        self.own_definitions: set[cst.CSTNode] = set()
         self.run_main_guard = True
         self.budget = budget
         self.globals: dict[str, Value] = {}
@@ -327,13 +331,13 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                 # instance's constructor facts (``d_model % n_heads == 0``) both hold here.
                 frame.assumptions.include(self_value.context)
         self.call_stack.append(node)
-        scope = self.graph.home.get(node) if self.graph is not None else None
+        names = self.names_of(self.graph.home.get(node) if self.graph is not None else None, node)
         saved = None
-        if scope is not None and scope.source.path != self.home_path:
-            # A function of another project module: its names are that module's names.
+        if names is not None and names[2] != self.home_path:
+            # A function of another project module (or of this file, called back from one): its
+            # names are that module's names.
             saved = (self.globals, self.imports, self.home_path, self.home_module)
-            self.globals, self.imports = scope.globals, scope.imports
-            self.home_path, self.home_module = scope.source.path, scope.source
+            self.globals, self.imports, self.home_path, self.home_module = names
         try:
             self.exec_block(_body_of(node), frame)
         except RecursionError:
@@ -356,6 +360,17 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
                 result = join_values(result, other)
         run.returns = result
         return result
+
+    def names_of(self, scope: "ModuleScope | None", node: cst.CSTNode) -> tuple | None:
+        """The top-level names a definition's code sees, as (globals, imports, path, module): its
+        project module's (``scope``), or this file's own for a definition of this file (a class of
+        the file built by another module's factory, ``build_model_with_cfg(ConVit, ...)``, runs
+        with this file's ``torch``, not the factory's names). None: the current names."""
+        if scope is not None:
+            return scope.globals, scope.imports, scope.source.path, scope.source
+        if self.own_names is not None and node in self.own_definitions:
+            return self.own_names
+        return None
 
     def bind_parameters(
         self,
@@ -775,12 +790,11 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
         value = literal_value(node)
         if value is not None:
             return value
-        scope = self.graph.class_home.get(info.node) if self.graph is not None else None
+        names = self.names_of(self.graph.class_home.get(info.node) if self.graph is not None else None, info.node)
         saved = None
-        if scope is not None and scope.source.path != self.home_path:
+        if names is not None and names[2] != self.home_path:
             saved = (self.globals, self.imports, self.home_path, self.home_module)
-            self.globals, self.imports = scope.globals, scope.imports
-            self.home_path, self.home_module = scope.source.path, scope.source
+            self.globals, self.imports, self.home_path, self.home_module = names
         try:
             return self.eval(node, self._module_frame())
         except RecursionError:

@@ -27,7 +27,7 @@ from shapecheck.engine.interpreter.core import (
     module_level_foreign_allowance,
 )
 from shapecheck.engine.interpreter.imports import ImportTable
-from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule
+from shapecheck.engine.interpreter.project import ModuleGraph, SourceModule, definitions
 
 
 def analyze_module(
@@ -64,6 +64,9 @@ def _analyze(
         interpreter.own_path = this.path
         interpreter.foreign_allowance = foreign_allowance(lines)
     interpreter.load_module(module)
+    if graph is not None and this is not None:
+        interpreter.own_names = (interpreter.globals, interpreter.imports, interpreter.own_path, this)
+        interpreter.own_definitions = set(definitions(module))
     classes = [v.info for v in interpreter.globals.values() if isinstance(v, ClassValue) and v.info.is_module]
     instances = {info.qualname: _construct_standalone(interpreter, info) for info in classes}
     for info in classes:
