@@ -91,9 +91,11 @@ def forward_result(interp: "Interpreter", model: object, call: "Call", result: V
     cls = getattr(model, "cls", None)
     if cls is None or not getattr(cls, "is_module", False):
         return result
-    if isinstance(result, TensorValue) and result.has(PositionTag):
+    positions = result.tag(PositionTag) if isinstance(result, TensorValue) else None
+    if positions is not None and positions.kind != "unknown":
         # Positions, or a table looked up by them (``self.pos_emb(x)`` returning ``emb(arange(n))``),
-        # are no tokens: they stay positions alone (``base._positions_alone``).
+        # are no tokens: they stay positions alone (``base._positions_alone``). Positions that
+        # only may have been given on the way (an unseen call inside) say nothing of the kind.
         return result
     return unseen_call_result(interp, call, result)
 
