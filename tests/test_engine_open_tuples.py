@@ -146,6 +146,7 @@ def f(x: "torch.Tensor", y: "torch.Tensor", flag, keep, w):
     extended = (x, y) + fetch()
     after = extended[1:]
     first = extended[0]
+    decided = x if extended is not None else y
     second = after[0]
     last = extended[-1]
     window = extended[:2]
@@ -179,6 +180,7 @@ def test_tuples_whose_first_items_are_known_answer_for_those_items_only() -> Non
     assert values["extended"] == OpenTuple((x, y))
     assert values["after"] == OpenTuple((y,))
     assert values["first"] is x and values["second"] is y
+    assert values["decided"] is x  # an open tuple is not None
     assert values["last"] is UNKNOWN  # counted from the open end
     assert values["window"] == TupleValue((x, y))
     assert values["beyond"] is UNKNOWN  # past the known items

@@ -13,7 +13,7 @@ from dataclasses import replace
 import libcst as cst
 
 from shapecheck.engine.domain.tags import SequenceOriginTag, SequenceSource, joined_moves
-from shapecheck.engine.domain.tags import OpenTuple, PathShapeTag, Permuted, Repeated, Reordered, leading_items, open_tuple
+from shapecheck.engine.domain.tags import PathShapeTag, Permuted, Repeated, Reordered, leading_items, open_tuple
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     BoundMethod,
