@@ -233,3 +233,20 @@ def test_sizes_read_off_the_context_on_its_own_path_refine_the_context() -> None
     assert standalone_shapes(optional, "Attention.forward", "key") == ["(batch_size, sequence_length, 64)"]
     required = PROCESSOR.format(context="encoder_hidden_states: torch.Tensor", test="cross")
     assert standalone_shapes(required, "Attention.forward", "context") == []
+
+
+def test_either_sizes_unpacked_at_module_level_are_named_without_a_crash() -> None:
+    """At module level the run has no function whose parameters could default to None: the sizes
+    are named, nothing is refined, and the file is checked (an internal error before)."""
+    source = '''
+    import torch
+
+    x = torch.load("a.pt")
+    y = torch.load("b.pt")
+    cond = torch.load("c.pt")
+    input_shape = x.size() if cond else y.size()[:-1]
+    batch_size, seq_length = input_shape
+    shape = x.shape if cond else y.shape
+    b, t, d = shape
+    '''
+    assert findings(source) == []

@@ -84,3 +84,8 @@ def literal_value(node: cst.BaseExpression | None) -> Value | None:
             items.append(item)
         return TupleValue(tuple(items))
     return None
+
+
+def defaults_to_none(param: cst.Param) -> bool:
+    """A parameter written with ``= None``."""
+    return isinstance(param.default, cst.Name) and param.default.value == "None"

@@ -20,7 +20,7 @@ import libcst as cst
 
 from shapecheck.engine.domain import modes
 from shapecheck.engine.domain.joins import join_all, join_values, path_sizes
-from shapecheck.engine.domain.literals import literal_value
+from shapecheck.engine.domain.literals import defaults_to_none, literal_value
 from shapecheck.engine.domain.tags import DictValue, LambdaValue, PartialValue
 from shapecheck.engine.domain.values import (
     Origin,
@@ -432,21 +432,21 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
 
     def _default_binding(self, param: cst.Param, standalone: bool, is_init: bool, names: dict[str, Dim]) -> Value:
         name = param.name.value
-        defaults_to_none = isinstance(param.default, cst.Name) and param.default.value == "None"
-        if defaults_to_none and not standalone:
+        optional = defaults_to_none(param)
+        if optional and not standalone:
             return ConstValue(None)  # left out by the caller: the default, whatever the annotation says
         if standalone:
             instance = self._annotated_instance(param)
             if instance is not None:
                 return instance
-        if defaults_to_none and standalone and annotated_class_name(self.imports, param.annotation) == "int":
+        if optional and standalone and annotated_class_name(self.imports, param.annotation) == "int":
             # ``attn_head_dim: int | None = None`` read standalone: a size callers may give (a
             # symbol of its own), or None (``interp.maybe_none``): ``is None`` stays undecided.
             self.optional_sizes.add(name)
             return IntValue(Dim.sym(name))
         annotated = annotation_value(self.imports, param.annotation, names)
         if annotated is not None:
-            if defaults_to_none and isinstance(annotated, TensorValue):
+            if optional and isinstance(annotated, TensorValue):
                 self.optional_annotations.add(id(annotated.node))
             return annotated
         if param.default is not None:
@@ -464,7 +464,7 @@ class Interpreter(StatementExecutor, ExpressionEvaluator):
             if not standalone:
                 return default if default is not None else UNKNOWN
         length = int_tuple_length(self.imports, param.annotation)
-        if length is not None and not defaults_to_none:
+        if length is not None and not optional:
             # ``img_size: Tuple[int, int]``: a tuple of sizes named after it, the same whether
             # indexed (``img_size[0]``) or unpacked (``H, W = img_size``)
             return TupleValue(tuple(Opaque(name).item(i) for i in range(length)))
@@ -840,7 +840,7 @@ def _number_fallbacks(node: cst.FunctionDef) -> list[str]:
     params = list(node.params.posonly_params) + list(node.params.params) + list(node.params.kwonly_params)
     optional = {
         param.name.value for param in params
-        if isinstance(param.default, cst.Name) and param.default.value == "None"
+        if defaults_to_none(param)
     }
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     found = []
@@ -921,15 +921,14 @@ def _declares_a_real_number(imports: ImportTable, param: cst.Param) -> bool:
     ``None`` default (``softcap: float | None = None`` may be None: ``is not None`` stays open)."""
     if isinstance(literal_value(param.default), FloatValue):
         return True
-    if isinstance(param.default, cst.Name) and param.default.value == "None":
+    if defaults_to_none(param):
         return False
     return annotated_class_name(imports, param.annotation) == "float"
 
 
 def _declares_an_optional_real_number(imports: ImportTable, param: cst.Param) -> bool:
     """A parameter annotated ``float`` with a ``None`` default (``softcap: float | None = None``)."""
-    defaults_to_none = isinstance(param.default, cst.Name) and param.default.value == "None"
-    return defaults_to_none and annotated_class_name(imports, param.annotation) == "float"
+    return defaults_to_none(param) and annotated_class_name(imports, param.annotation) == "float"
 
 
 def unread_number(name: str) -> FloatValue:

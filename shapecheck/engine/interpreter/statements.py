@@ -15,6 +15,7 @@ import libcst as cst
 
 from shapecheck.engine.domain import modes
 from shapecheck.engine.domain.joins import join_all, join_values
+from shapecheck.engine.domain.literals import defaults_to_none
 from shapecheck.engine.domain.values import (
     UNKNOWN,
     ClassValue,
@@ -664,11 +665,14 @@ class StatementExecutor:
             frame.env[source.value] = TensorValue(whole, None, (), source)
 
 
-def _defaults_to_none(function: cst.FunctionDef, name: str) -> bool:
-    """``name`` is a parameter of ``function`` whose default is None."""
+def _defaults_to_none(function: cst.FunctionDef | None, name: str) -> bool:
+    """``name`` is a parameter of ``function`` whose default is None (never at module level,
+    where the run has no function)."""
+    if not isinstance(function, cst.FunctionDef):
+        return False
     params = function.params
     return any(
-        param.name.value == name and isinstance(param.default, cst.Name) and param.default.value == "None"
+        param.name.value == name and defaults_to_none(param)
         for param in (*params.posonly_params, *params.params, *params.kwonly_params)
     )
 
